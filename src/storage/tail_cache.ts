@@ -1,0 +1,121 @@
+// Recently written batches kept in memory so consumers at the tail never touch the disk.
+// Each partition has a TailWindow: a contiguous run of batches ending at the partition's written
+// end. One TailCache bounds the bytes of all windows together and evicts oldest-first across
+// partitions, which keeps every window a contiguous suffix of its log.
+import { assert } from './errors.ts';
+
+export interface CachedBatch {
+  readonly buffer: Buffer;
+  readonly base_offset: number;
+  readonly last_offset: number;
+  alive: boolean;
+}
+
+/** A buffer whose backing memory is this much larger than the batch is copied before caching. */
+const BACKING_BYTES_SLACK = 4096;
+
+export class TailCache {
+  private readonly order: Array<{ window: TailWindow; batch: CachedBatch }> = [];
+  private order_head = 0;
+  bytes = 0;
+
+  constructor(readonly bytes_max: number) {}
+
+  window(): TailWindow {
+    return new TailWindow(this);
+  }
+
+  /** @internal called by TailWindow */
+  admitted(window: TailWindow, batch: CachedBatch): void {
+    this.order.push({ window, batch });
+    this.bytes += batch.buffer.length;
+    while (this.bytes > this.bytes_max && this.order_head < this.order.length) {
+      const oldest = this.order[this.order_head]!;
+      this.order[this.order_head] = undefined as never;
+      this.order_head++;
+      if (oldest.batch.alive) oldest.window.evict_oldest(oldest.batch);
+    }
+    if (this.order_head > 1024 && this.order_head * 2 > this.order.length) {
+      this.order.splice(0, this.order_head);
+      this.order_head = 0;
+    }
+  }
+
+  /** @internal */
+  released(bytes: number): void {
+    this.bytes -= bytes;
+    assert(this.bytes >= 0, 'tail cache byte count went negative');
+  }
+}
+
+export class TailWindow {
+  private batches: CachedBatch[] = [];
+  private head = 0;
+
+  constructor(private readonly cache: TailCache) {}
+
+  get first_offset(): number {
+    return this.head < this.batches.length ? this.batches[this.head]!.base_offset : -1;
+  }
+
+  add(buffer: Buffer, base_offset: number, last_offset: number): void {
+    if (this.cache.bytes_max === 0) return;
+    const last = this.head < this.batches.length ? this.batches[this.batches.length - 1]! : null;
+    assert(last === null || base_offset > last.last_offset, 'tail cache batches must be contiguous and increasing');
+    // Keep only this batch's bytes alive, not a whole request or read buffer around it.
+    const owned = buffer.buffer.byteLength > buffer.length + BACKING_BYTES_SLACK ? Buffer.from(buffer) : buffer;
+    const batch: CachedBatch = { buffer: owned, base_offset, last_offset, alive: true };
+    this.batches.push(batch);
+    this.cache.admitted(this, batch);
+  }
+
+  /** @internal */
+  evict_oldest(batch: CachedBatch): void {
+    assert(this.batches[this.head] === batch, 'tail cache eviction out of order');
+    this.drop(batch);
+    this.batches[this.head] = undefined as never;
+    this.head++;
+    if (this.head > 64 && this.head * 2 > this.batches.length) {
+      this.batches = this.batches.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  private drop(batch: CachedBatch): void {
+    batch.alive = false;
+    this.cache.released(batch.buffer.length);
+  }
+
+  /** Forgets everything (the log was truncated or closed). */
+  clear(): void {
+    for (let i = this.head; i < this.batches.length; i++) this.drop(this.batches[i]!);
+    this.batches = [];
+    this.head = 0;
+  }
+
+  /**
+   * Whole batches starting with the one that holds `offset`, up to `bytes_max` (at least one),
+   * none reaching `offset_limit`; null when the window does not reach back to `offset`.
+   */
+  read(offset: number, bytes_max: number, offset_limit: number): Buffer[] | null {
+    if (this.head >= this.batches.length || offset < this.batches[this.head]!.base_offset) return null;
+    let low = this.head;
+    let high = this.batches.length - 1;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.batches[middle]!.last_offset < offset) low = middle + 1;
+      else high = middle;
+    }
+    const out: Buffer[] = [];
+    let bytes = 0;
+    for (let i = low; i < this.batches.length; i++) {
+      const batch = this.batches[i]!;
+      if (batch.last_offset < offset) continue;
+      if (batch.last_offset >= offset_limit) break;
+      if (out.length > 0 && bytes + batch.buffer.length > bytes_max) break;
+      out.push(batch.buffer);
+      bytes += batch.buffer.length;
+    }
+    return out;
+  }
+}
