@@ -57,6 +57,7 @@ export class SimFileIO implements FileIO {
 
   bytes_written = 0;
   writes = 0;
+  reads = 0;
   fdatasyncs = 0;
   dir_fsyncs = 0;
   open_fds_max = 0;
@@ -178,6 +179,7 @@ export class SimFileIO implements FileIO {
   async read(fd: Fd, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
     const { file, path: name } = this.file_of(fd);
     this.fail_unless_write(await this.begin('read', name), 'read', name);
+    this.reads++;
     if (position >= file.length) return 0;
     const count = Math.min(length, file.length - position);
     file.data.copy(buffer, offset, position, position + count);
@@ -211,8 +213,10 @@ export class SimFileIO implements FileIO {
     this.write_bytes(file, buffers, position, allowed);
     this.writes++;
     this.bytes_written += allowed;
-    if (error && (allowed === 0 || error instanceof SimulatedCrash)) throw error;
-    return allowed; // a short count; the next call reports the error, as write(2) does
+    // An injected fault or a stop throws after its torn prefix landed. A full disk returns a short
+    // count first and fails on the next call, as write(2) does.
+    if (error && (allowed === 0 || fault !== null || error instanceof SimulatedCrash)) throw error;
+    return allowed;
   }
 
   private write_bytes(file: SimFile, buffers: readonly Buffer[], position: number, count: number): void {
