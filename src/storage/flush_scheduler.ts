@@ -7,7 +7,7 @@ import type { FileIO } from './file_io.ts';
 import type { HandleCache } from './handle_cache.ts';
 import type { DurabilityPolicy } from './config.ts';
 import { os_error_code } from './errors.ts';
-import { run_bounded } from './run_bounded.ts';
+import { run_bounded } from './concurrency.ts';
 
 export interface FlushWork {
   files: string[];

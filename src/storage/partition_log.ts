@@ -701,7 +701,7 @@ export class PartitionLog implements FlushTarget {
     await this.drain_writes();
     if (!was_offline) {
       await this.ctx.flusher.flush_all();
-      if (this.active.indexes_loaded && !this.active.indexes_saved) await this.seal(this.active);
+      if (this.active.indexes_loaded && !this.active.indexes_saved) await this.seal_quietly(this.active);
     }
     this.state = was_offline ? 'offline' : 'closed';
     this.tail.clear();

@@ -25,6 +25,8 @@ export interface SimFault {
   op: SimOp;
   /** Only paths containing this text; any path when absent. */
   path_includes?: string;
+  /** Only this exact (resolved) path. */
+  path_exact?: string;
   code: 'EIO' | 'ENOSPC';
   /** For writev: write this many bytes before failing (a torn write). */
   after_bytes?: number;
@@ -131,7 +133,12 @@ export class SimFileIO implements FileIO {
   private async begin(op: SimOp, file: string): Promise<SimFault | null> {
     await new Promise<void>((resolve) => setImmediate(resolve));
     if (this.stopped) throw new SimulatedCrash();
-    const index = this.faults.findIndex((f) => f.op === op && (f.path_includes === undefined || file.includes(f.path_includes)));
+    const index = this.faults.findIndex(
+      (f) =>
+        f.op === op &&
+        (f.path_includes === undefined || file.includes(f.path_includes)) &&
+        (f.path_exact === undefined || path.resolve(f.path_exact) === file),
+    );
     if (index < 0) return null;
     const fault = this.faults[index]!;
     fault.times = (fault.times ?? 1) - 1;

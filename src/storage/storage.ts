@@ -19,7 +19,7 @@ import { CheckpointFile } from './checkpoint.ts';
 import { type Clock, type Logger, SILENT_LOGGER, SYSTEM_CLOCK } from './clock.ts';
 import { LOG_CONFIG_DEFAULT, type LogConfig, type StorageConfig } from './config.ts';
 import { InvalidArgumentError, LogClosedError, PartitionExistsError, UnknownPartitionError, assert } from './errors.ts';
-import { run_bounded } from './run_bounded.ts';
+import { DirectorySync, Semaphore, run_bounded } from './concurrency.ts';
 import { type LogContext, PartitionLog } from './partition_log.ts';
 import { replace_file_atomically } from './file_util.ts';
 
@@ -50,8 +50,12 @@ export class Storage {
   private readonly recovery_points: CheckpointFile;
   private readonly log_starts: CheckpointFile;
   private timers: NodeJS.Timeout[] = [];
+  /** Bounds partition creations and deletions in flight (each briefly opens directories). */
+  private readonly admin_slots: Semaphore;
+  private readonly data_dir_sync: DirectorySync;
   private closed = false;
   private deleted_count = 0;
+  private readonly creating = new Set<string>();
 
   private constructor(
     readonly config: StorageConfig,
@@ -65,6 +69,8 @@ export class Storage {
   ) {
     this.recovery_points = new CheckpointFile(io, config.data_dir, RECOVERY_POINTS_FILE);
     this.log_starts = new CheckpointFile(io, config.data_dir, LOG_STARTS_FILE);
+    this.admin_slots = new Semaphore(config.open_parallelism_max);
+    this.data_dir_sync = new DirectorySync((dir) => io.fsync_dir(dir));
     this.ctx = {
       io,
       handles,
@@ -169,20 +175,26 @@ export class Storage {
   }
 
   async create_partition(name: string, config: Partial<LogConfig> = {}): Promise<PartitionLog> {
-    if (this.closed) throw new LogClosedError(name);
     validate_partition_name(name);
-    if (this.logs.has(name)) throw new PartitionExistsError(name);
-    const dir = path.join(this.config.data_dir, name);
-    await this.io.mkdir(dir);
-    await this.io.fsync_dir(this.config.data_dir);
-    if (this.logs.has(name)) throw new PartitionExistsError(name);
-    const log = await PartitionLog.open(this.ctx, name, { ...LOG_CONFIG_DEFAULT, ...config }, {
-      recovery_point: 0,
-      log_start_offset: undefined,
-      clean_shutdown: false,
+    return this.admin_slots.with(async () => {
+      if (this.closed) throw new LogClosedError(name);
+      if (this.logs.has(name) || this.creating.has(name)) throw new PartitionExistsError(name);
+      this.creating.add(name);
+      try {
+        const dir = path.join(this.config.data_dir, name);
+        await this.io.mkdir(dir);
+        await this.data_dir_sync.request(this.config.data_dir);
+        const log = await PartitionLog.open(this.ctx, name, { ...LOG_CONFIG_DEFAULT, ...config }, {
+          recovery_point: 0,
+          log_start_offset: undefined,
+          clean_shutdown: false,
+        });
+        this.logs.set(name, log);
+        return log;
+      } finally {
+        this.creating.delete(name);
+      }
     });
-    this.logs.set(name, log);
-    return log;
   }
 
   /**
@@ -192,12 +204,14 @@ export class Storage {
   async delete_partition(name: string): Promise<void> {
     const log = this.require(name);
     this.logs.delete(name);
-    await log.close();
-    const doomed = path.join(this.config.data_dir, `${name}.${Date.now()}-${this.deleted_count++}${DELETED_SUFFIX}`);
-    await this.io.rename(log.dir, doomed);
-    await this.io.fsync_dir(this.config.data_dir);
-    await Promise.all([this.write_log_starts(), this.write_recovery_points()]);
-    await this.io.remove_tree(doomed);
+    await this.admin_slots.with(async () => {
+      await log.close();
+      const doomed = path.join(this.config.data_dir, `${name}.${Date.now()}-${this.deleted_count++}${DELETED_SUFFIX}`);
+      await this.io.rename(log.dir, doomed);
+      await this.data_dir_sync.request(this.config.data_dir);
+      await Promise.all([this.write_log_starts(), this.write_recovery_points()]);
+      await this.io.remove_tree(doomed);
+    });
   }
 
   /** Flushes what is written and records each partition's flushed offset as its recovery point. */
