@@ -23,7 +23,10 @@ export interface FlushTarget {
 
 export class FlushScheduler {
   private dirty = new Set<FlushTarget>();
-  private round: Promise<void> | null = null;
+  /** The end of the chain of rounds; rounds never overlap. */
+  private chain: Promise<void> = Promise.resolve();
+  /** A round that has been requested but has not taken its snapshot yet; new requests join it. */
+  private queued: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   rounds = 0;
   /** Duration of the most recent rounds, for metrics (bounded ring). */
@@ -38,7 +41,10 @@ export class FlushScheduler {
 
   start(): void {
     if (this.policy.kind === 'interval') {
-      this.timer = setInterval(() => void this.flush_all().catch(() => undefined), this.policy.interval_ms);
+      // One round per tick: under load the timer joins the queued round instead of piling up.
+      this.timer = setInterval(() => {
+        if (this.dirty.size > 0) void this.request_round().catch(() => undefined);
+      }, this.policy.interval_ms);
       this.timer.unref();
     }
   }
@@ -50,25 +56,35 @@ export class FlushScheduler {
 
   mark_dirty(target: FlushTarget): void {
     this.dirty.add(target);
-    if (this.policy.kind === 'fsync' && this.round === null) this.schedule();
+    if (this.policy.kind === 'fsync') void this.request_round().catch(() => undefined);
   }
 
-  private schedule(): void {
-    // setImmediate lets every write completion of the current I/O phase join this round.
-    this.round = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.run_rounds());
+  /**
+   * Flushes everything written before the call, whatever the policy (interval timer, checkpoints,
+   * close). It waits for at most the running round and one more: the queued round starts after
+   * the running one and takes every dirty partition at that moment.
+   */
+  flush_all(): Promise<void> {
+    return this.request_round();
   }
 
-  private async run_rounds(): Promise<void> {
-    try {
-      while (this.dirty.size > 0) await this.run_round();
-    } finally {
-      this.round = null;
-    }
+  private request_round(): Promise<void> {
+    if (this.queued) return this.queued;
+    const queued = this.chain
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve))) // let this I/O phase's completions join
+      .then(() => {
+        this.queued = null;
+        return this.run_round();
+      });
+    this.queued = queued;
+    this.chain = queued.catch(() => undefined);
+    return queued;
   }
 
   private async run_round(): Promise<void> {
     const targets = [...this.dirty];
     this.dirty.clear();
+    if (targets.length === 0) return;
     const started_ms = performance.now();
     const jobs: Array<{ target: FlushTarget; work: FlushWork; error: unknown }> = [];
     const tasks: Array<() => Promise<void>> = [];
@@ -91,13 +107,5 @@ export class FlushScheduler {
     if (this.round_durations_ms.length >= 1024) this.round_durations_ms.shift();
     this.round_durations_ms.push(performance.now() - started_ms);
     for (const job of jobs) job.target.end_flush(job.work, job.error);
-  }
-
-  /** Flushes everything written so far, whatever the policy (interval timer, checkpoints, close). */
-  async flush_all(): Promise<void> {
-    while (this.round) await this.round;
-    if (this.dirty.size === 0) return;
-    this.round = this.run_rounds();
-    await this.round;
   }
 }

@@ -257,6 +257,14 @@ export class PartitionLog implements FlushTarget {
    * The log keeps `records` (it is written and cached as is): callers must not reuse the buffer.
    */
   append(records: Buffer, options: AppendOptions = {}): Promise<AppendResult> {
+    try {
+      return this.enqueue(records, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private enqueue(records: Buffer, options: AppendOptions): Promise<AppendResult> {
     this.check_writable();
     const limits = { message_bytes_max: this.config.message_bytes_max, client_batch: true };
     let position = 0;

@@ -55,7 +55,7 @@ test('close is clean: appends queued before it are written, later ones refused',
   const log = await storage.create_partition('e-0');
   const queued = [log.append(make_batch('q', 1)), log.append(make_batch('r', 1))];
   const closing = storage.close();
-  assert.throws(() => log.append(make_batch('late', 1)), /closed/);
+  await assert.rejects(log.append(make_batch('late', 1)), /closed/);
   await Promise.all(queued);
   await closing;
   await settle();
