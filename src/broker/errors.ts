@@ -1,0 +1,40 @@
+// Errors of the broker core, by kind. Front ends map kinds to their protocol's codes (the Kafka
+// front end in server/kafka/error_map.ts). Storage errors pass through unchanged.
+
+export type BrokerErrorKind =
+  | 'unknown_topic_or_partition'
+  | 'topic_already_exists'
+  | 'invalid_topic'
+  | 'invalid_partitions'
+  | 'invalid_replication_factor'
+  | 'invalid_config'
+  | 'invalid_request'
+  | 'invalid_record'
+  | 'invalid_required_acks'
+  | 'out_of_order_sequence'
+  | 'invalid_producer_epoch'
+  | 'unknown_producer_id'
+  | 'invalid_group_id'
+  | 'unknown_member_id'
+  | 'illegal_generation'
+  | 'rebalance_in_progress'
+  | 'inconsistent_group_protocol'
+  | 'invalid_session_timeout'
+  | 'member_id_required'
+  | 'fenced_instance_id'
+  | 'group_id_not_found'
+  | 'non_empty_group'
+  | 'coordinator_not_available'
+  | 'offset_metadata_too_large'
+  | 'policy_violation'
+  | 'unsupported_version';
+
+export class BrokerError extends Error {
+  constructor(
+    readonly kind: BrokerErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BrokerError';
+  }
+}

@@ -1,0 +1,114 @@
+// Committed consumer-group offsets, kept durably in the internal topic __consumer_offsets (one
+// partition) as ordinary record batches: key {"g","t","p"} and value {"o","m","e"}, or a null value
+// when a group's offsets are deleted. The whole topic is replayed into memory at start.
+import { decode_record_batch, encode_record_batch, type BatchRecord } from '../protocol/record_batch.ts';
+import type { PartitionLog } from '../storage/index.ts';
+
+export const OFFSETS_TOPIC = '__consumer_offsets';
+const READ_BYTES = 1024 * 1024;
+
+export interface CommittedOffset {
+  offset: number;
+  metadata: string | null;
+  leader_epoch: number;
+  commit_timestamp_ms: number;
+}
+
+export interface OffsetCommitEntry {
+  topic: string;
+  partition: number;
+  offset: number;
+  metadata: string | null;
+  leader_epoch: number;
+}
+
+function key_of(topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`;
+}
+
+export class OffsetStore {
+  private readonly groups = new Map<string, Map<string, CommittedOffset & { topic: string; partition: number }>>();
+
+  constructor(private readonly log: PartitionLog) {}
+
+  async load(): Promise<void> {
+    let offset = this.log.log_start_offset;
+    while (offset < this.log.high_watermark) {
+      const { batches } = await this.log.read(offset, READ_BYTES);
+      if (batches.length === 0) break;
+      for (const batch of batches) {
+        for (const record of decode_record_batch(batch)) {
+          if (record.offset >= offset) this.apply(record.key!, record.value, record.timestamp_ms);
+        }
+        offset = Number(batch.readBigInt64BE(0)) + batch.readInt32BE(23) + 1;
+      }
+    }
+  }
+
+  private apply(key_bytes: Buffer, value: Buffer | null, timestamp_ms: number): void {
+    const key = JSON.parse(key_bytes.toString('utf8')) as { g: string; t?: string; p?: number };
+    if (key.t === undefined) {
+      if (value === null) this.groups.delete(key.g);
+      return;
+    }
+    let offsets = this.groups.get(key.g);
+    if (value === null) {
+      offsets?.delete(key_of(key.t, key.p!));
+      return;
+    }
+    const parsed = JSON.parse(value.toString('utf8')) as { o: number; m: string | null; e: number };
+    if (!offsets) {
+      offsets = new Map();
+      this.groups.set(key.g, offsets);
+    }
+    offsets.set(key_of(key.t, key.p!), { topic: key.t, partition: key.p!, offset: parsed.o, metadata: parsed.m, leader_epoch: parsed.e, commit_timestamp_ms: timestamp_ms });
+  }
+
+  /** Appends the commits durably, then makes them visible. */
+  async commit(group: string, entries: OffsetCommitEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const now = Date.now();
+    const records: BatchRecord[] = entries.map((e) => ({
+      key: Buffer.from(JSON.stringify({ g: group, t: e.topic, p: e.partition })),
+      value: Buffer.from(JSON.stringify({ o: e.offset, m: e.metadata, e: e.leader_epoch })),
+      timestamp_ms: now,
+    }));
+    await this.log.append(encode_record_batch(records));
+    for (const record of records) this.apply(record.key!, record.value, now);
+  }
+
+  /** Deletes every offset of a group (DeleteGroups). */
+  async delete_group(group: string): Promise<void> {
+    await this.log.append(encode_record_batch([{ key: Buffer.from(JSON.stringify({ g: group })), value: null, timestamp_ms: Date.now() }]));
+    this.groups.delete(group);
+  }
+
+  /** Deletes the offsets of one topic from every group (DeleteTopics). */
+  async delete_topic(topic: string): Promise<void> {
+    const records: BatchRecord[] = [];
+    for (const [group, offsets] of this.groups) {
+      for (const entry of offsets.values()) {
+        if (entry.topic === topic) records.push({ key: Buffer.from(JSON.stringify({ g: group, t: topic, p: entry.partition })), value: null, timestamp_ms: Date.now() });
+      }
+    }
+    if (records.length === 0) return;
+    await this.log.append(encode_record_batch(records));
+    for (const record of records) this.apply(record.key!, null, 0);
+  }
+
+  get(group: string, topic: string, partition: number): CommittedOffset | undefined {
+    return this.groups.get(group)?.get(key_of(topic, partition));
+  }
+
+  all(group: string): Array<CommittedOffset & { topic: string; partition: number }> {
+    return [...(this.groups.get(group)?.values() ?? [])];
+  }
+
+  has_group(group: string): boolean {
+    return (this.groups.get(group)?.size ?? 0) > 0;
+  }
+
+  group_ids(): string[] {
+    return [...this.groups.keys()].filter((g) => this.has_group(g));
+  }
+}

@@ -1,0 +1,95 @@
+// Idempotent producers: per partition and producer id, the epoch and the last five batches
+// (sequence range and offsets). A retried batch that matches one of them is answered with its
+// original offsets; a gap in sequence numbers is refused. Entries are recorded when the log assigns
+// offsets and removed again if that append fails, so only appended batches count.
+import { BrokerError } from './errors.ts';
+
+export const BATCHES_RETAINED = 5;
+const SEQUENCE_MAX = 0x7fffffff;
+
+export interface BatchEntry {
+  first_sequence: number;
+  last_sequence: number;
+  base_offset: number;
+  last_offset: number;
+  /** Resolves when the append is acknowledged; a duplicate is answered only after it. */
+  settled: Promise<unknown>;
+}
+
+interface ProducerEntry {
+  epoch: number;
+  batches: BatchEntry[];
+}
+
+export function last_sequence_of(first_sequence: number, last_offset_delta: number): number {
+  const last = first_sequence + last_offset_delta;
+  return last > SEQUENCE_MAX ? last - SEQUENCE_MAX - 1 : last;
+}
+
+function next_sequence(sequence: number): number {
+  return sequence === SEQUENCE_MAX ? 0 : sequence + 1;
+}
+
+export class PartitionProducers {
+  readonly producers = new Map<number, ProducerEntry>();
+
+  /** The retained batch this one duplicates, or null when it is new; throws on a gap or old epoch. */
+  check(producer_id: number, epoch: number, first_sequence: number, last_sequence: number): BatchEntry | null {
+    const entry = this.producers.get(producer_id);
+    if (!entry) return null; // no state (new producer, or state expired): any sequence starts it
+    if (epoch < entry.epoch) {
+      throw new BrokerError('invalid_producer_epoch', `producer ${producer_id} epoch ${epoch} is older than ${entry.epoch}`);
+    }
+    if (epoch > entry.epoch) {
+      if (first_sequence !== 0) {
+        throw new BrokerError('out_of_order_sequence', `producer ${producer_id} new epoch ${epoch} must start at sequence 0, not ${first_sequence}`);
+      }
+      return null;
+    }
+    for (const batch of entry.batches) {
+      if (batch.first_sequence === first_sequence && batch.last_sequence === last_sequence) return batch;
+    }
+    const last = entry.batches[entry.batches.length - 1];
+    if (last && first_sequence !== next_sequence(last.last_sequence)) {
+      throw new BrokerError(
+        'out_of_order_sequence',
+        `producer ${producer_id} sent sequence ${first_sequence}, expected ${next_sequence(last.last_sequence)}`,
+      );
+    }
+    return null;
+  }
+
+  record(producer_id: number, epoch: number, batch: BatchEntry): void {
+    let entry = this.producers.get(producer_id);
+    if (!entry || epoch > entry.epoch) {
+      entry = { epoch, batches: [] };
+      this.producers.set(producer_id, entry);
+    }
+    entry.batches.push(batch);
+    if (entry.batches.length > BATCHES_RETAINED) entry.batches.shift();
+  }
+
+  /** Undoes record() for an append that failed (its offsets were handed out again). */
+  forget(producer_id: number, batch: BatchEntry): void {
+    const entry = this.producers.get(producer_id);
+    if (!entry) return;
+    entry.batches = entry.batches.filter((b) => b !== batch);
+    if (entry.batches.length === 0) this.producers.delete(producer_id);
+  }
+
+  to_json(): unknown {
+    return [...this.producers].map(([id, entry]) => ({
+      id,
+      epoch: entry.epoch,
+      batches: entry.batches.map(({ first_sequence, last_sequence, base_offset, last_offset }) => ({ first_sequence, last_sequence, base_offset, last_offset })),
+    }));
+  }
+
+  static from_json(json: unknown): PartitionProducers {
+    const state = new PartitionProducers();
+    for (const item of json as Array<{ id: number; epoch: number; batches: Omit<BatchEntry, 'settled'>[] }>) {
+      state.producers.set(item.id, { epoch: item.epoch, batches: item.batches.map((b) => ({ ...b, settled: Promise.resolve() })) });
+    }
+    return state;
+  }
+}

@@ -1,0 +1,150 @@
+// Topics and their partitions: names, ids, partition counts and configs, backed by storage
+// partitions named <topic>-<partition>. Changes are made in storage first, then recorded in the
+// metadata store, one at a time.
+import type { PartitionLog, Storage } from '../storage/index.ts';
+import { BrokerError } from './errors.ts';
+import { type LocalMetadataStore, type MetadataState, type TopicRecord, new_uuid } from './metadata_store.ts';
+import { type TopicConfigs, log_config_of, validate_configs } from './topic_config.ts';
+
+const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
+export const PARTITIONS_MAX = 10_000;
+
+export function partition_name(topic: string, partition: number): string {
+  return `${topic}-${partition}`;
+}
+
+export function is_internal_topic(name: string): boolean {
+  return name.startsWith('__');
+}
+
+export class TopicManager {
+  private readonly by_name = new Map<string, TopicRecord>();
+  private readonly by_id = new Map<string, TopicRecord>();
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly store: LocalMetadataStore,
+    private readonly state: MetadataState,
+  ) {
+    for (const topic of state.topics) this.index(topic);
+  }
+
+  private index(topic: TopicRecord): void {
+    this.by_name.set(topic.name, topic);
+    this.by_id.set(topic.id, topic);
+  }
+
+  /** Log settings of a storage partition, from its topic's configs (used when storage opens). */
+  static log_config_for(state: MetadataState, partition: string) {
+    const dash = partition.lastIndexOf('-');
+    const topic = state.topics.find((t) => t.name === partition.slice(0, dash));
+    return topic ? log_config_of(topic.configs) : undefined;
+  }
+
+  get(name: string): TopicRecord | undefined {
+    return this.by_name.get(name);
+  }
+
+  get_by_id(id: string): TopicRecord | undefined {
+    return this.by_id.get(id);
+  }
+
+  list(): TopicRecord[] {
+    return [...this.by_name.values()];
+  }
+
+  /** The log of a partition; unknown_topic_or_partition when either does not exist. */
+  log(topic: string, partition: number): PartitionLog {
+    const record = this.by_name.get(topic);
+    if (!record || !Number.isInteger(partition) || partition < 0 || partition >= record.partitions) {
+      throw new BrokerError('unknown_topic_or_partition', `unknown topic or partition ${topic}-${partition}`);
+    }
+    return this.storage.require(partition_name(topic, partition));
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(work);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  static validate_name(name: string): void {
+    if (!TOPIC_NAME.test(name) || name === '.' || name === '..') {
+      throw new BrokerError('invalid_topic', `invalid topic name ${JSON.stringify(name)}: use 1-249 of a-z A-Z 0-9 . _ -`);
+    }
+  }
+
+  static validate_partition_count(partitions: number): void {
+    if (!Number.isInteger(partitions) || partitions < 1 || partitions > PARTITIONS_MAX) {
+      throw new BrokerError('invalid_partitions', `partition count ${partitions} must be between 1 and ${PARTITIONS_MAX}`);
+    }
+  }
+
+  async create(name: string, partitions: number, configs: TopicConfigs = {}, options: { validate_only?: boolean } = {}): Promise<TopicRecord> {
+    TopicManager.validate_name(name);
+    TopicManager.validate_partition_count(partitions);
+    validate_configs(configs);
+    return this.serial(async () => {
+      if (this.by_name.has(name)) throw new BrokerError('topic_already_exists', `topic ${name} already exists`);
+      const record: TopicRecord = { name, id: new_uuid(), partitions, configs: { ...configs }, created_ms: Date.now() };
+      if (options.validate_only) return record;
+      const log_config = log_config_of(record.configs);
+      for (let p = 0; p < partitions; p++) {
+        // A leftover partition of a deleted topic of the same name is removed first.
+        if (this.storage.partition(partition_name(name, p))) await this.storage.delete_partition(partition_name(name, p));
+        await this.storage.create_partition(partition_name(name, p), log_config);
+      }
+      this.index(record);
+      this.state.topics.push(record);
+      await this.store.save(this.state);
+      return record;
+    });
+  }
+
+  async delete(name: string): Promise<void> {
+    return this.serial(async () => {
+      const record = this.by_name.get(name);
+      if (!record) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${name}`);
+      this.by_name.delete(name);
+      this.by_id.delete(record.id);
+      this.state.topics = this.state.topics.filter((t) => t.name !== name);
+      await this.store.save(this.state);
+      for (let p = 0; p < record.partitions; p++) {
+        if (this.storage.partition(partition_name(name, p))) await this.storage.delete_partition(partition_name(name, p));
+      }
+    });
+  }
+
+  async add_partitions(name: string, total: number, options: { validate_only?: boolean } = {}): Promise<void> {
+    return this.serial(async () => {
+      const record = this.by_name.get(name);
+      if (!record) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${name}`);
+      TopicManager.validate_partition_count(total);
+      if (total <= record.partitions) {
+        throw new BrokerError('invalid_partitions', `topic ${name} has ${record.partitions} partitions; the new count must be larger`);
+      }
+      if (options.validate_only) return;
+      const log_config = log_config_of(record.configs);
+      for (let p = record.partitions; p < total; p++) await this.storage.create_partition(partition_name(name, p), log_config);
+      record.partitions = total;
+      await this.store.save(this.state);
+    });
+  }
+
+  /** Replaces (or, with `merge`, updates) a topic's configs and applies them to its partitions. */
+  async set_configs(name: string, configs: TopicConfigs, options: { validate_only?: boolean; merge?: boolean; remove?: string[] } = {}): Promise<void> {
+    return this.serial(async () => {
+      const record = this.by_name.get(name);
+      if (!record) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${name}`);
+      const next: TopicConfigs = options.merge ? { ...record.configs, ...configs } : { ...configs };
+      for (const key of options.remove ?? []) delete next[key];
+      validate_configs(next);
+      if (options.validate_only) return;
+      record.configs = next;
+      const log_config = log_config_of(next);
+      for (let p = 0; p < record.partitions; p++) this.storage.require(partition_name(name, p)).config = log_config;
+      await this.store.save(this.state);
+    });
+  }
+}

@@ -1,0 +1,243 @@
+// One client connection: a small state machine that frames requests, decodes them, runs their
+// handlers concurrently and writes responses strictly in request order. Bounded everywhere: frame
+// size, requests in flight, request bytes in flight, and response bytes waiting for a slow reader
+// (the socket stops being read until they drain). A malformed frame closes only this connection.
+import type net from 'node:net';
+import { Reader, Writer, ProtocolDecodeError } from '../../protocol/kafka/wire.ts';
+import { message_codec } from '../../protocol/kafka/codec.ts';
+import { API_VERSIONS_KEY, read_request_header, response_header_flexible, skip_header_tags, write_response_header, type RequestHeader } from '../../protocol/kafka/header.ts';
+import { in_range } from '../../protocol/kafka/schema.ts';
+import { ErrorCode } from '../../protocol/kafka/error_codes.ts';
+import type { Logger } from '../../storage/index.ts';
+import type { KafkaHandler, RequestContext } from './handler.ts';
+
+export interface ConnectionLimits {
+  /** Largest request frame accepted; a larger size prefix closes the connection. */
+  request_bytes_max: number;
+  /** Requests decoded and not yet answered; reading pauses at the limit. */
+  inflight_requests_max: number;
+  /** Bytes of those requests; reading pauses at the limit. */
+  inflight_bytes_max: number;
+  /** Response bytes queued in the socket before reading pauses (slow reader). */
+  unsent_bytes_max: number;
+}
+
+export const CONNECTION_LIMITS_DEFAULT: ConnectionLimits = {
+  request_bytes_max: 100 * 1024 * 1024,
+  inflight_requests_max: 64,
+  inflight_bytes_max: 128 * 1024 * 1024,
+  unsent_bytes_max: 64 * 1024 * 1024,
+};
+
+interface Pending {
+  done: boolean;
+  response: Buffer[] | null;
+}
+
+type State = 'open' | 'closing' | 'closed';
+
+export class KafkaConnection {
+  private state: State = 'open';
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private readonly pending: Pending[] = [];
+  private inflight_bytes = 0;
+  private paused = false;
+  private idle_waiters: Array<() => void> = [];
+
+  constructor(
+    private readonly socket: net.Socket,
+    private readonly handlers: ReadonlyMap<number, KafkaHandler>,
+    private readonly context: Omit<RequestContext, 'header' | 'version' | 'client_host'>,
+    private readonly limits: ConnectionLimits,
+    private readonly logger: Logger,
+  ) {
+    socket.setNoDelay(true);
+    socket.on('data', (data: Buffer) => this.on_data(data));
+    socket.on('drain', () => this.update_flow());
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      this.state = 'closed';
+      this.notify_idle();
+    });
+  }
+
+  get client_host(): string {
+    return this.socket.remoteAddress ?? '';
+  }
+
+  private on_data(data: Buffer): void {
+    if (this.state !== 'open') return;
+    this.chunks.push(data);
+    this.buffered += data.length;
+    while (this.state === 'open' && this.buffered >= 4) {
+      const head = this.peek(4);
+      const size = head.readInt32BE(0);
+      if (size < 12 || size > this.limits.request_bytes_max) {
+        this.fail(`request size ${size} outside [12, ${this.limits.request_bytes_max}]`);
+        return;
+      }
+      if (this.buffered < 4 + size) break;
+      const frame = this.take(4 + size).subarray(4);
+      this.dispatch(frame);
+    }
+    this.update_flow();
+  }
+
+  private peek(bytes: number): Buffer {
+    if (this.chunks[0]!.length >= bytes) return this.chunks[0]!;
+    const joined = Buffer.concat(this.chunks);
+    this.chunks = [joined];
+    return joined;
+  }
+
+  private take(bytes: number): Buffer {
+    const first = this.peek(bytes);
+    const frame = first.subarray(0, bytes);
+    if (first.length === bytes) this.chunks.shift();
+    else this.chunks[0] = first.subarray(bytes);
+    this.buffered -= bytes;
+    return frame;
+  }
+
+  private dispatch(frame: Buffer): void {
+    const reader = new Reader(frame);
+    let header: RequestHeader;
+    try {
+      header = read_request_header(reader);
+    } catch (error) {
+      this.fail(`unreadable request header: ${String(error)}`);
+      return;
+    }
+    const handler = this.handlers.get(header.api_key);
+    const supported = handler !== undefined && header.api_version >= handler.min_version && header.api_version <= handler.max_version;
+    if (!supported) {
+      if (header.api_key === API_VERSIONS_KEY) {
+        // Kafka's rule: an unknown ApiVersions version is answered in the v0 layout with error 35
+        // and the supported range of ApiVersions itself, so the client can retry lower.
+        this.enqueue(frame.length, Promise.resolve(this.unsupported_api_versions(header)));
+        return;
+      }
+      this.fail(`unsupported API ${header.api_key} version ${header.api_version}`);
+      return;
+    }
+    const spec = handler.api;
+    let body;
+    try {
+      const request_codec = message_codec(spec.request, header.api_version);
+      if (request_codec.flexible) skip_header_tags(reader);
+      body = request_codec.decode(reader);
+    } catch (error) {
+      this.fail(`malformed ${spec.name} v${header.api_version} request: ${error instanceof ProtocolDecodeError ? error.message : String(error)}`);
+      return;
+    }
+    const ctx: RequestContext = { ...this.context, header, version: header.api_version, client_host: this.client_host };
+    const work = Promise.resolve()
+      .then(() => handler.handle(body, ctx))
+      .then((response) => (response === null ? null : this.encode(header, spec.response, response)));
+    this.enqueue(frame.length, work);
+  }
+
+  private unsupported_api_versions(header: RequestHeader): Buffer[] {
+    const handler = this.handlers.get(API_VERSIONS_KEY)!;
+    const writer = new Writer();
+    const set_size = writer.reserve_int32();
+    write_response_header(writer, header.correlation_id, false);
+    message_codec(handler.api.response, 0).encode(writer, {
+      error_code: ErrorCode.UNSUPPORTED_VERSION,
+      api_keys: [{ api_key: API_VERSIONS_KEY, min_version: handler.min_version, max_version: handler.max_version }],
+    });
+    set_size(writer.length - 4);
+    return writer.finish();
+  }
+
+  private encode(header: RequestHeader, spec: KafkaHandler['api']['response'], body: Record<string, unknown>): Buffer[] {
+    const codec = message_codec(spec, header.api_version);
+    const writer = new Writer();
+    const set_size = writer.reserve_int32();
+    write_response_header(writer, header.correlation_id, response_header_flexible(header.api_key, in_range(spec.flexible_versions, header.api_version)));
+    codec.encode(writer, body);
+    set_size(writer.length - 4);
+    return writer.finish();
+  }
+
+  private enqueue(request_bytes: number, work: Promise<Buffer[] | null>): void {
+    const entry: Pending = { done: false, response: null };
+    this.pending.push(entry);
+    this.inflight_bytes += request_bytes;
+    work.then(
+      (response) => {
+        entry.done = true;
+        entry.response = response;
+        this.inflight_bytes -= request_bytes;
+        this.flush();
+      },
+      (error: unknown) => {
+        this.inflight_bytes -= request_bytes;
+        this.logger.error({ error: String(error), stack: error instanceof Error ? error.stack : undefined }, 'request handler failed');
+        this.fail('internal error while handling a request');
+      },
+    );
+  }
+
+  /** Writes every finished response at the head of the queue, in request order. */
+  private flush(): void {
+    if (this.state === 'closed') return;
+    let wrote = false;
+    while (this.pending.length > 0 && this.pending[0]!.done) {
+      const { response } = this.pending.shift()!;
+      if (response === null) continue;
+      if (!wrote) this.socket.cork();
+      wrote = true;
+      for (const chunk of response) this.socket.write(chunk);
+    }
+    if (wrote) this.socket.uncork();
+    this.update_flow();
+    this.notify_idle();
+  }
+
+  /** Pauses reading while too much is in flight or unsent, resumes when it drains. */
+  private update_flow(): void {
+    if (this.state === 'closed') return;
+    const busy =
+      this.pending.length >= this.limits.inflight_requests_max ||
+      this.inflight_bytes >= this.limits.inflight_bytes_max ||
+      this.socket.writableLength >= this.limits.unsent_bytes_max ||
+      this.state === 'closing';
+    if (busy && !this.paused) {
+      this.socket.pause();
+      this.paused = true;
+    } else if (!busy && this.paused) {
+      this.paused = false;
+      this.socket.resume();
+    }
+  }
+
+  private fail(reason: string): void {
+    if (this.state === 'closed') return;
+    this.logger.warn({ client: this.client_host, reason }, 'closing Kafka connection');
+    this.state = 'closed';
+    this.socket.destroy();
+    this.notify_idle();
+  }
+
+  private notify_idle(): void {
+    if (this.pending.length > 0 && this.state !== 'closed') return;
+    for (const resolve of this.idle_waiters.splice(0)) resolve();
+  }
+
+  /** Stops reading new requests, answers those in flight, then closes. */
+  async shutdown(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'closing';
+    this.update_flow();
+    if (this.pending.length > 0) await new Promise<void>((resolve) => this.idle_waiters.push(resolve));
+    await new Promise<void>((resolve) => {
+      if (this.socket.destroyed) return resolve();
+      this.socket.end(() => resolve());
+      setTimeout(resolve, 1000).unref();
+    });
+    this.socket.destroy();
+    this.state = 'closed';
+  }
+}

@@ -1,0 +1,62 @@
+// Maps broker-core and storage errors to Kafka error codes, in one place.
+import { BrokerError, type BrokerErrorKind } from '../../broker/errors.ts';
+import { StorageError, type StorageErrorCode } from '../../storage/index.ts';
+import { ErrorCode } from '../../protocol/kafka/error_codes.ts';
+
+const BROKER_CODES: Record<BrokerErrorKind, number> = {
+  unknown_topic_or_partition: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  topic_already_exists: ErrorCode.TOPIC_ALREADY_EXISTS,
+  invalid_topic: ErrorCode.INVALID_TOPIC_EXCEPTION,
+  invalid_partitions: ErrorCode.INVALID_PARTITIONS,
+  invalid_replication_factor: ErrorCode.INVALID_REPLICATION_FACTOR,
+  invalid_config: ErrorCode.INVALID_CONFIG,
+  invalid_request: ErrorCode.INVALID_REQUEST,
+  invalid_record: ErrorCode.INVALID_RECORD,
+  invalid_required_acks: ErrorCode.INVALID_REQUIRED_ACKS,
+  out_of_order_sequence: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+  invalid_producer_epoch: ErrorCode.INVALID_PRODUCER_EPOCH,
+  unknown_producer_id: ErrorCode.UNKNOWN_PRODUCER_ID,
+  invalid_group_id: ErrorCode.INVALID_GROUP_ID,
+  unknown_member_id: ErrorCode.UNKNOWN_MEMBER_ID,
+  illegal_generation: ErrorCode.ILLEGAL_GENERATION,
+  rebalance_in_progress: ErrorCode.REBALANCE_IN_PROGRESS,
+  inconsistent_group_protocol: ErrorCode.INCONSISTENT_GROUP_PROTOCOL,
+  invalid_session_timeout: ErrorCode.INVALID_SESSION_TIMEOUT,
+  member_id_required: ErrorCode.MEMBER_ID_REQUIRED,
+  fenced_instance_id: ErrorCode.FENCED_INSTANCE_ID,
+  group_id_not_found: ErrorCode.GROUP_ID_NOT_FOUND,
+  non_empty_group: ErrorCode.NON_EMPTY_GROUP,
+  coordinator_not_available: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+  offset_metadata_too_large: ErrorCode.OFFSET_METADATA_TOO_LARGE,
+  policy_violation: ErrorCode.POLICY_VIOLATION,
+  unsupported_version: ErrorCode.UNSUPPORTED_VERSION,
+};
+
+const STORAGE_CODES: Record<StorageErrorCode, number> = {
+  invalid_batch: ErrorCode.CORRUPT_MESSAGE,
+  message_too_large: ErrorCode.MESSAGE_TOO_LARGE,
+  corrupt_data: ErrorCode.KAFKA_STORAGE_ERROR,
+  disk_full: ErrorCode.KAFKA_STORAGE_ERROR,
+  io_error: ErrorCode.KAFKA_STORAGE_ERROR,
+  partition_offline: ErrorCode.KAFKA_STORAGE_ERROR,
+  offset_out_of_range: ErrorCode.OFFSET_OUT_OF_RANGE,
+  log_closed: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  backpressure: ErrorCode.REQUEST_TIMED_OUT,
+  unknown_partition: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  partition_exists: ErrorCode.TOPIC_ALREADY_EXISTS,
+  invalid_argument: ErrorCode.INVALID_REQUEST,
+};
+
+export function kafka_error_code(error: unknown): number {
+  if (error instanceof BrokerError) return BROKER_CODES[error.kind];
+  if (error instanceof StorageError) {
+    // A refused batch whose reason is structural, not a checksum, is an invalid record.
+    if (error.code === 'invalid_batch' && (error as { reason?: string }).reason !== 'crc') return ErrorCode.INVALID_RECORD;
+    return STORAGE_CODES[error.code];
+  }
+  return ErrorCode.UNKNOWN_SERVER_ERROR;
+}
+
+export function error_message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,30 @@
+// What a Kafka API handler is: the API it serves, the versions it supports (the only source of the
+// ranges ApiVersions advertises), and a function from a decoded request to a response body.
+import type { ApiSpec } from '../../protocol/kafka/schema.ts';
+import type { Value } from '../../protocol/kafka/codec.ts';
+import type { RequestHeader } from '../../protocol/kafka/header.ts';
+import type { Broker } from '../../broker/broker.ts';
+
+export interface ListenerInfo {
+  /** Host and port that Metadata and FindCoordinator tell clients to connect to. */
+  advertised_host: string;
+  advertised_port: number;
+}
+
+export interface RequestContext {
+  broker: Broker;
+  listener: ListenerInfo;
+  header: RequestHeader;
+  version: number;
+  client_host: string;
+  /** Resolves when the server starts shutting down (long polls answer early). */
+  closing: Promise<void>;
+}
+
+export interface KafkaHandler {
+  api: ApiSpec;
+  min_version: number;
+  max_version: number;
+  /** The response body, or null for a request that gets no response (Produce with acks=0). */
+  handle(request: Value, ctx: RequestContext): Promise<Value | null> | Value | null;
+}

@@ -1,0 +1,67 @@
+// Metadata 0-12: this node as the only broker, controller and leader of every partition; topic ids
+// from v10. Auto-creates requested topics when the request and the broker both allow it.
+import { METADATA } from '../../../protocol/kafka/messages/03_metadata.ts';
+import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
+import { is_internal_topic } from '../../../broker/topics.ts';
+import type { KafkaHandler, RequestContext } from '../handler.ts';
+import { kafka_error_code } from '../error_map.ts';
+import { type Row, rows, versions } from './util.ts';
+
+export function describe_topic(ctx: RequestContext, name: string): Row {
+  const topic = ctx.broker.topics.get(name)!;
+  const node = ctx.broker.node_id;
+  return {
+    error_code: 0,
+    name,
+    topic_id: topic.id,
+    is_internal: is_internal_topic(name),
+    partitions: Array.from({ length: topic.partitions }, (_, p) => ({
+      error_code: 0,
+      partition_index: p,
+      leader_id: node,
+      leader_epoch: 0,
+      replica_nodes: [node],
+      isr_nodes: [node],
+      offline_replicas: [],
+    })),
+    topic_authorized_operations: -2147483648,
+  };
+}
+
+export const metadata_handler: KafkaHandler = {
+  api: METADATA,
+  ...versions(METADATA, 0, 12),
+  async handle(request, ctx) {
+    const requested = request.topics as Row[] | null;
+    const all = requested === null || (ctx.version === 0 && requested.length === 0);
+    const allow_auto_create = ctx.version < 4 ? true : Boolean(request.allow_auto_topic_creation);
+    const topics: Row[] = [];
+    if (all) {
+      for (const topic of ctx.broker.topics.list()) topics.push(describe_topic(ctx, topic.name));
+    } else {
+      for (const entry of rows(requested)) {
+        let name = entry.name as string | null;
+        if (name === null && entry.topic_id) name = ctx.broker.topics.get_by_id(entry.topic_id as string)?.name ?? null;
+        if (name === null) {
+          topics.push({ error_code: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topic_id: entry.topic_id, is_internal: false, partitions: [] });
+          continue;
+        }
+        try {
+          await ctx.broker.ensure_topic(name, allow_auto_create);
+          topics.push(describe_topic(ctx, name));
+        } catch (error) {
+          topics.push({ error_code: kafka_error_code(error), name, is_internal: false, partitions: [] });
+        }
+      }
+    }
+    const node = ctx.broker.node_id;
+    return {
+      throttle_time_ms: 0,
+      brokers: [{ node_id: node, host: ctx.listener.advertised_host, port: ctx.listener.advertised_port, rack: null }],
+      cluster_id: ctx.broker.cluster_id,
+      controller_id: node,
+      topics,
+      cluster_authorized_operations: -2147483648,
+    };
+  },
+};

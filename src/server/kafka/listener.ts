@@ -1,0 +1,73 @@
+// The Kafka listener: accepts connections and hands each to a KafkaConnection. close() stops
+// accepting, lets every connection answer what it has in flight, and then closes them.
+import net from 'node:net';
+import type { Broker } from '../../broker/broker.ts';
+import type { Logger } from '../../storage/index.ts';
+import { CONNECTION_LIMITS_DEFAULT, type ConnectionLimits, KafkaConnection } from './connection.ts';
+import type { KafkaHandler, ListenerInfo } from './handler.ts';
+import { handler_table } from './handlers/index.ts';
+
+export interface KafkaListenerOptions {
+  host: string;
+  port: number;
+  advertised_host?: string;
+  advertised_port?: number;
+  limits?: Partial<ConnectionLimits>;
+  /** Connections accepted at once; more are refused until some close. */
+  connections_max?: number;
+  logger: Logger;
+}
+
+export class KafkaListener {
+  private readonly server: net.Server;
+  private readonly connections = new Set<KafkaConnection>();
+  private readonly handlers: ReadonlyMap<number, KafkaHandler> = handler_table();
+  private readonly info: ListenerInfo = { advertised_host: '127.0.0.1', advertised_port: 0 };
+  private closing_resolve!: () => void;
+  private readonly closing = new Promise<void>((resolve) => (this.closing_resolve = resolve));
+
+  constructor(
+    private readonly broker: Broker,
+    private readonly options: KafkaListenerOptions,
+  ) {
+    this.server = net.createServer((socket) => this.accept(socket));
+    this.server.maxConnections = options.connections_max ?? 10_000;
+  }
+
+  private accept(socket: net.Socket): void {
+    const connection = new KafkaConnection(
+      socket,
+      this.handlers,
+      { broker: this.broker, listener: this.info, closing: this.closing },
+      { ...CONNECTION_LIMITS_DEFAULT, ...this.options.limits },
+      this.options.logger,
+    );
+    this.connections.add(connection);
+    socket.on('close', () => this.connections.delete(connection));
+  }
+
+  async listen(): Promise<{ host: string; port: number }> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.options.port, this.options.host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    const address = this.server.address() as net.AddressInfo;
+    this.info.advertised_host = this.options.advertised_host ?? this.options.host;
+    this.info.advertised_port = this.options.advertised_port ?? address.port;
+    return { host: this.options.host, port: address.port };
+  }
+
+  get address(): { host: string; port: number } {
+    return { host: this.info.advertised_host, port: this.info.advertised_port };
+  }
+
+  async close(): Promise<void> {
+    this.closing_resolve();
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await Promise.all([...this.connections].map((connection) => connection.shutdown()));
+    await closed;
+  }
+}

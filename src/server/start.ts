@@ -1,0 +1,59 @@
+// The composition root: a broker core plus its listeners, started and stopped together. Used by
+// `sluice start` and by tests and applications that embed a broker.
+import { Broker, type BrokerOptions } from '../broker/broker.ts';
+import { KafkaListener } from './kafka/listener.ts';
+import type { ConnectionLimits } from './kafka/connection.ts';
+import { SILENT_LOGGER, type Logger } from '../storage/index.ts';
+
+export interface StartOptions extends Omit<BrokerOptions, 'node_id'> {
+  node_id?: number;
+  kafka?: { host: string; port: number };
+  advertise?: { host: string; port: number };
+  limits?: Partial<ConnectionLimits>;
+  logger?: Logger;
+}
+
+export interface RunningBroker {
+  broker: Broker;
+  kafka: KafkaListener;
+  /** Host and port of the Kafka listener as clients should use them. */
+  kafka_address: { host: string; port: number };
+  /** Stop accepting, answer requests in flight, flush and close storage. */
+  close(): Promise<void>;
+}
+
+export async function start_broker(options: StartOptions): Promise<RunningBroker> {
+  const logger = options.logger ?? SILENT_LOGGER;
+  const broker = await Broker.start({ ...options, node_id: options.node_id ?? 1, logger });
+  const bind = options.kafka ?? { host: '127.0.0.1', port: 9092 };
+  const kafka = new KafkaListener(broker, {
+    host: bind.host,
+    port: bind.port,
+    advertised_host: options.advertise?.host,
+    advertised_port: options.advertise?.port,
+    limits: options.limits,
+    logger,
+  });
+  try {
+    await kafka.listen();
+  } catch (error) {
+    await broker.close();
+    throw error;
+  }
+  let closing: Promise<void> | null = null;
+  return {
+    broker,
+    kafka,
+    kafka_address: kafka.address,
+    close: () => {
+      closing ??= (async () => {
+        await kafka.close();
+        await broker.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The in-process API for embedding, in the SDK's naming style. */
+export const startBroker = start_broker;
