@@ -1,0 +1,73 @@
+// The `sluice` command line.
+import { Command } from 'commander';
+import { run_start } from './start.ts';
+import * as client from './client_commands.ts';
+
+const BOOTSTRAP_DEFAULT = '127.0.0.1:9092';
+
+export function build_program(): Command {
+  const program = new Command('sluice').description('Sluice: a durable message broker speaking the Kafka protocol').showHelpAfterError();
+
+  program
+    .command('start')
+    .description('run a broker (single node, data in ./sluice-data, Kafka on 127.0.0.1:9092)')
+    .option('--data <dir>', 'data directory (SLUICE_DATA)')
+    .option('--kafka <host:port>', 'Kafka listener (SLUICE_KAFKA)')
+    .option('--http <host:port>', 'HTTP admin API, metrics and console (SLUICE_HTTP; not available yet)')
+    .option('--amqp <host:port>', 'AMQP 0-9-1 listener (SLUICE_AMQP; not available yet)')
+    .option('--node-id <n>', 'node id (SLUICE_NODE_ID)')
+    .option('--etcd <urls>', 'etcd endpoints for cluster mode (SLUICE_ETCD; not available yet)')
+    .option('--advertise <host:port>', 'address Metadata gives clients (SLUICE_ADVERTISE)')
+    .option('--config <file>', 'JSON file with any of these settings (SLUICE_CONFIG)')
+    .option('--durability <policy>', 'fsync (default), interval:MS or none (SLUICE_DURABILITY)')
+    .option('--partitions <n>', 'partitions of auto-created topics (SLUICE_PARTITIONS)')
+    .option('--no-auto-create', 'refuse unknown topics instead of creating them (SLUICE_AUTO_CREATE=false)')
+    .option('--log-level <level>', 'trace, debug, info, warn, error (SLUICE_LOG_LEVEL)')
+    .action((flags) => run_start(flags));
+
+  const bootstrap = (command: Command) =>
+    command.option('--bootstrap <host:port>', 'a broker to connect to', process.env.SLUICE_BOOTSTRAP ?? BOOTSTRAP_DEFAULT).option('--json', 'machine-readable output');
+
+  const topic = program.command('topic').description('create, list, describe, delete topics');
+  bootstrap(topic.command('create <name>').option('--partitions <n>', 'partition count', '1').option('--config <name=value...>', 'topic configs'))
+    .action((name, options) => client.topic_create(name, options));
+  bootstrap(topic.command('list')).action((options) => client.topic_list(options));
+  bootstrap(topic.command('describe <name>')).action((name, options) => client.topic_describe(name, options));
+  bootstrap(topic.command('delete <name>')).action((name, options) => client.topic_delete(name, options));
+  bootstrap(topic.command('add-partitions <name>').requiredOption('--count <n>', 'the new total partition count'))
+    .action((name, options) => client.topic_add_partitions(name, options));
+
+  bootstrap(
+    program
+      .command('produce <topic>')
+      .description('send --value, or each line of standard input as a message')
+      .option('--key <key>', 'message key')
+      .option('--value <value>', 'a single message value')
+      .option('--acks <acks>', '-1 (all), 1 or 0', '-1'),
+  ).action((name, options) => client.produce(name, options));
+
+  bootstrap(
+    program
+      .command('consume <topic>')
+      .description('print messages, one value per line (JSON lines with --json)')
+      .option('--group <id>', 'consumer group (default: a fresh one)')
+      .option('--from-beginning', 'start at the earliest offset when the group has no commit')
+      .option('--max <n>', 'stop after this many messages')
+      .option('--timeout-ms <ms>', 'stop after this long without a message', '10000'),
+  ).action((name, options) => client.consume(name, options));
+
+  const group = program.command('group').description('list, describe and reset consumer groups');
+  bootstrap(group.command('list')).action((options) => client.group_list(options));
+  bootstrap(group.command('describe <group>')).action((name, options) => client.group_describe(name, options));
+  bootstrap(group.command('reset-offsets <group>').requiredOption('--topic <topic>', 'topic').requiredOption('--to <where>', 'earliest, latest or an offset'))
+    .action((name, options) => client.group_reset_offsets(name, options));
+
+  return program;
+}
+
+build_program()
+  .parseAsync(process.argv)
+  .catch((error: unknown) => {
+    process.stderr.write(`sluice: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });

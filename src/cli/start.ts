@@ -1,0 +1,111 @@
+// `sluice start`: settings from flags, SLUICE_* environment variables and an optional JSON config
+// file (in that order of precedence), then a broker until SIGTERM or SIGINT.
+import fs from 'node:fs';
+import path from 'node:path';
+import pino from 'pino';
+import { start_broker } from '../server/start.ts';
+import type { DurabilityPolicy } from '../storage/index.ts';
+
+export interface StartFlags {
+  data?: string;
+  kafka?: string;
+  http?: string;
+  amqp?: string;
+  nodeId?: string;
+  etcd?: string;
+  advertise?: string;
+  config?: string;
+  durability?: string;
+  partitions?: string;
+  autoCreate?: boolean;
+  logLevel?: string;
+}
+
+const SETTINGS = ['data', 'kafka', 'http', 'amqp', 'nodeId', 'etcd', 'advertise', 'durability', 'partitions', 'logLevel'] as const;
+
+function env_name(setting: string): string {
+  return `SLUICE_${setting.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+}
+
+/** Merges flags over environment over config file over defaults. */
+export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = process.env): Required<Omit<StartFlags, 'config' | 'etcd'>> & { etcd?: string } {
+  const file: Record<string, unknown> = flags.config ?? env.SLUICE_CONFIG ? JSON.parse(fs.readFileSync((flags.config ?? env.SLUICE_CONFIG)!, 'utf8')) : {};
+  const pick = (setting: (typeof SETTINGS)[number], fallback: string | undefined) =>
+    (flags[setting] as string | undefined) ?? env[env_name(setting)] ?? (file[setting] as string | undefined) ?? fallback;
+  const auto_env = env.SLUICE_AUTO_CREATE;
+  return {
+    data: pick('data', './sluice-data')!,
+    kafka: pick('kafka', '127.0.0.1:9092')!,
+    http: pick('http', '127.0.0.1:8080')!,
+    amqp: pick('amqp', '127.0.0.1:5672')!,
+    nodeId: pick('nodeId', '1')!,
+    etcd: pick('etcd', undefined),
+    advertise: pick('advertise', '')!,
+    durability: pick('durability', 'fsync')!,
+    partitions: pick('partitions', '1')!,
+    logLevel: pick('logLevel', 'info')!,
+    autoCreate: flags.autoCreate === false ? false : auto_env !== undefined ? auto_env !== 'false' : (file.autoCreate as boolean | undefined) ?? true,
+  };
+}
+
+export function parse_host_port(text: string, what: string): { host: string; port: number } {
+  const at = text.lastIndexOf(':');
+  const host = text.slice(0, at).replace(/^\[|\]$/g, '');
+  const port = Number(text.slice(at + 1));
+  if (at <= 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${what}: expected HOST:PORT, got ${JSON.stringify(text)}`);
+  return { host, port };
+}
+
+export function parse_durability(text: string): DurabilityPolicy {
+  if (text === 'fsync') return { kind: 'fsync' };
+  if (text === 'none') return { kind: 'none' };
+  const match = /^interval:(\d+)$/.exec(text);
+  if (match) return { kind: 'interval', interval_ms: Number(match[1]) };
+  throw new Error(`--durability: expected fsync, interval:MS or none, got ${JSON.stringify(text)}`);
+}
+
+export async function run_start(flags: StartFlags): Promise<void> {
+  const settings = resolve_settings(flags);
+  if (settings.etcd) {
+    throw new Error('--etcd: cluster mode is not available yet; run without it for a single node');
+  }
+  const logger = pino({ level: settings.logLevel }, pino.destination(2));
+  const durability = parse_durability(settings.durability);
+  if (durability.kind !== 'fsync') logger.warn({ durability }, 'acknowledgements do not wait for fsync: see docs/guarantees.md');
+  const kafka = parse_host_port(settings.kafka, '--kafka');
+  const advertise = settings.advertise ? parse_host_port(settings.advertise, '--advertise') : undefined;
+  const node_id = Number(settings.nodeId);
+  const running = await start_broker({
+    data_dir: path.resolve(settings.data),
+    node_id,
+    durability,
+    kafka,
+    advertise,
+    default_partitions: Number(settings.partitions),
+    auto_create_topics: settings.autoCreate,
+    logger,
+  });
+  const address = running.kafka_address;
+  process.stdout.write(
+    `sluice ready kafka=${address.host}:${address.port} data=${path.resolve(settings.data)} node=${node_id} durability=${settings.durability}` +
+      ` (http ${settings.http} and amqp ${settings.amqp}: not available yet)\n`,
+  );
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    running.close().then(
+      () => {
+        process.stdout.write('sluice stopped\n');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ error: String(error) }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
