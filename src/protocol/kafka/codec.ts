@@ -93,7 +93,7 @@ function struct_codec(fields: FieldSpec[], version: number, flexible: boolean, p
         codec.encode(writer, v === undefined ? fallback : v);
       }
       if (!flexible) return;
-      const to_write = tags.filter(([, t]) => object[t.name] !== undefined && object[t.name] !== t.fallback);
+      const to_write = tags.filter(([, t]) => !is_default(object[t.name], t.fallback));
       writer.uvarint(to_write.length);
       for (const [tag, t] of to_write) {
         const inner = new Writer();
@@ -132,8 +132,16 @@ function struct_codec(fields: FieldSpec[], version: number, flexible: boolean, p
   };
 }
 
+/** Each decoded message gets its own copy of a default array or struct. */
 function clone_default(value: unknown): unknown {
-  return Array.isArray(value) ? [] : value;
+  if (Array.isArray(value)) return [];
+  if (value !== null && typeof value === 'object' && !Buffer.isBuffer(value)) return structuredClone(value);
+  return value;
+}
+
+function is_default(value: unknown, fallback: unknown): boolean {
+  if (value === undefined || value === fallback) return true;
+  return Array.isArray(value) && Array.isArray(fallback) && value.length === 0 && fallback.length === 0;
 }
 
 function type_codec(field: FieldSpec, version: number, flexible: boolean, path: string): Codec {

@@ -10,6 +10,7 @@ export class ProtocolDecodeError extends Error {
 }
 
 const TWO_POW_32 = 0x1_0000_0000;
+const INT64_MAX_AS_NUMBER = 2 ** 63;
 
 export class Reader {
   position: number;
@@ -154,6 +155,12 @@ export class Writer {
   }
   int64(value: number): void {
     this.room(8);
+    if (value >= INT64_MAX_AS_NUMBER) {
+      // Long.MAX_VALUE has no exact double; 2^63 is what decoding it gives, so write it back as such.
+      this.scratch.writeBigInt64BE(0x7fffffffffffffffn, this.at);
+      this.at += 8;
+      return;
+    }
     const high = Math.floor(value / TWO_POW_32);
     this.scratch.writeInt32BE(high, this.at);
     this.scratch.writeUInt32BE(value - high * TWO_POW_32, this.at + 4);

@@ -44,7 +44,7 @@ export const FETCH: ApiSpec = {
               field('log_start_offset', 'int64', '5+', { default: -1 }),
               field('partition_max_bytes', 'int32', '0+'),
               field('replica_directory_id', 'uuid', '17+', { tag: 0 }),
-              field('high_watermark', 'int64', '18+', { tag: 2, default: INT64_MAX }),
+              field('high_watermark', 'int64', '18+', { tag: 1, default: INT64_MAX }),
             ),
             '0+',
           ),

@@ -31,7 +31,7 @@ function response_samples(v: number) {
     },
     {
       throttle_time_ms: 30,
-      error_code: 29, // CLUSTER_AUTHORIZATION_FAILED
+      error_code: 31, // CLUSTER_AUTHORIZATION_FAILED
       error_message: 'Cluster authorization failed.',
       endpoint_type: v >= 1 ? CONTROLLERS : BROKERS,
       cluster_id: '',
