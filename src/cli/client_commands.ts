@@ -42,8 +42,8 @@ export async function topic_create(name: string, options: ClientFlags & { partit
   print(options, { topic: name, partitions: Number(options.partitions) }, () => `created topic ${name} with ${options.partitions} partition(s)`);
 }
 
-export async function topic_list(options: ClientFlags): Promise<void> {
-  const topics = (await with_admin(options, (admin) => admin.listTopics())).sort();
+export async function topic_list(options: ClientFlags & { internal?: boolean }): Promise<void> {
+  const topics = (await with_admin(options, (admin) => admin.listTopics())).filter((name) => options.internal || !name.startsWith('__')).sort();
   print(options, topics, () => topics.join('\n'));
 }
 
@@ -169,15 +169,21 @@ export async function group_describe(group: string, options: ClientFlags): Promi
 }
 
 export async function group_reset_offsets(group: string, options: ClientFlags & { topic: string; to: string }): Promise<void> {
-  await with_admin(options, async (admin) => {
-    if (options.to === 'earliest' || options.to === 'latest') {
-      await admin.resetOffsets({ groupId: group, topic: options.topic, earliest: options.to === 'earliest' });
-      return;
-    }
-    const offset = Number(options.to);
-    if (!Number.isInteger(offset) || offset < 0) throw new Error(`--to expects earliest, latest or an offset, got ${JSON.stringify(options.to)}`);
-    const partitions = await admin.fetchTopicOffsets(options.topic);
-    await admin.setOffsets({ groupId: group, topic: options.topic, partitions: partitions.map((p) => ({ partition: p.partition, offset: String(offset) })) });
+  const partitions = await with_admin(options, async (admin) => {
+    const bounds = await admin.fetchTopicOffsets(options.topic);
+    const target = (p: { low: string; high: string }) => {
+      if (options.to === 'earliest') return p.low;
+      if (options.to === 'latest') return p.high;
+      const offset = Number(options.to);
+      if (!Number.isInteger(offset) || offset < 0) throw new Error(`--to expects earliest, latest or an offset, got ${JSON.stringify(options.to)}`);
+      return String(Math.min(Math.max(offset, Number(p.low)), Number(p.high)));
+    };
+    // Concrete offsets, so the group's committed positions say where it really is.
+    const chosen = bounds.map((p) => ({ partition: p.partition, offset: target(p) }));
+    await admin.setOffsets({ groupId: group, topic: options.topic, partitions: chosen });
+    return chosen;
   });
-  print(options, { group, topic: options.topic, to: options.to }, () => `reset ${group} on ${options.topic} to ${options.to}`);
+  print(options, { group, topic: options.topic, partitions: partitions.map((p) => ({ partition: p.partition, offset: Number(p.offset) })) }, () =>
+    [`reset ${group} on ${options.topic}:`, ...partitions.map((p) => `  partition ${p.partition} -> ${p.offset}`)].join('\n'),
+  );
 }

@@ -31,7 +31,7 @@ export function build_program(): Command {
   const topic = program.command('topic').description('create, list, describe, delete topics');
   bootstrap(topic.command('create <name>').option('--partitions <n>', 'partition count', '1').option('--config <name=value...>', 'topic configs'))
     .action((name, options) => client.topic_create(name, options));
-  bootstrap(topic.command('list')).action((options) => client.topic_list(options));
+  bootstrap(topic.command('list').option('--internal', 'include internal topics such as __consumer_offsets')).action((options) => client.topic_list(options));
   bootstrap(topic.command('describe <name>')).action((name, options) => client.topic_describe(name, options));
   bootstrap(topic.command('delete <name>')).action((name, options) => client.topic_delete(name, options));
   bootstrap(topic.command('add-partitions <name>').requiredOption('--count <n>', 'the new total partition count'))
