@@ -47,6 +47,8 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     kafka_address: kafka.address,
     close: () => {
       closing ??= (async () => {
+        // Pending joins and syncs would otherwise hold their connections for a rebalance timeout.
+        broker.groups.close();
         await kafka.close();
         await broker.close();
       })();
