@@ -138,3 +138,39 @@ test('kafkajs: topics, idempotent gzip producer, a growing consumer group, and a
     fs.rmSync(broker.data_dir, { recursive: true, force: true });
   }
 });
+
+test('kafkajs sees Kafka errors for bad requests, and the broker carries on', { timeout: 120_000 }, async () => {
+  const broker = await start_broker_process({ args: ['--no-auto-create'] });
+  try {
+    const kafka = new Kafka({ brokers: [broker.bootstrap], clientId: 'kafkajs-errors', logLevel: logLevel.NOTHING, retry: { retries: 1, initialRetryTime: 50 } });
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: 'small', numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '1000' }] }] });
+    await assert.rejects(
+      admin.createTopics({ topics: [{ topic: 'bad/name', numPartitions: 1 }] }),
+      (error: { type?: string; errors?: Array<{ type: string }> }) => JSON.stringify(error).includes('INVALID_TOPIC_EXCEPTION'),
+    );
+    await assert.rejects(
+      admin.createTopics({ topics: [{ topic: 'replicated', numPartitions: 1, replicationFactor: 3 }] }),
+      (error: unknown) => JSON.stringify(error).includes('INVALID_REPLICATION_FACTOR'),
+    );
+    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    await assert.rejects(producer.send({ topic: 'missing', messages: [{ value: 'x' }] }), (error: Error) =>
+      /does not host this topic-partition|UNKNOWN_TOPIC/.test(`${error.message} ${JSON.stringify(error)}`),
+    );
+    await assert.rejects(producer.send({ topic: 'small', messages: [{ value: 'y'.repeat(5000) }] }), (error: Error) =>
+      /larger than|MESSAGE_TOO_LARGE/i.test(`${error.message} ${JSON.stringify(error)}`),
+    );
+    // Nothing was stored by the refused sends, and the same producer still works.
+    await producer.send({ topic: 'small', messages: [{ value: 'fits' }] });
+    const offsets = await admin.fetchTopicOffsets('small');
+    assert.equal(offsets[0]!.high, '1');
+    assert.deepEqual((await admin.listTopics()).filter((t) => !t.startsWith('__')).sort(), ['small']);
+    await producer.disconnect();
+    await admin.disconnect();
+  } finally {
+    await broker.stop();
+    fs.rmSync(broker.data_dir, { recursive: true, force: true });
+  }
+});
