@@ -12,7 +12,7 @@ import {
   type StorageConfig,
   storage_config_default,
 } from '../storage/index.ts';
-import { batch_size_at, read_int64, OFFSET_PRODUCER_ID, OFFSET_PRODUCER_EPOCH, OFFSET_BASE_SEQUENCE, OFFSET_LAST_OFFSET_DELTA, ATTRIBUTE_TRANSACTIONAL, batch_attributes } from '../storage/batch.ts';
+import { batch_size_at, check_batch, read_int64, OFFSET_PRODUCER_ID, OFFSET_PRODUCER_EPOCH, OFFSET_BASE_SEQUENCE, OFFSET_LAST_OFFSET_DELTA, ATTRIBUTE_TRANSACTIONAL, batch_attributes } from '../storage/batch.ts';
 import { read_whole_file, replace_file_atomically } from '../storage/file_util.ts';
 import { BrokerError } from './errors.ts';
 import { LocalMetadataStore, type MetadataState } from './metadata_store.ts';
@@ -141,6 +141,9 @@ export class Broker {
     const producer_id = records.length >= 61 ? read_int64(records, OFFSET_PRODUCER_ID) : -1;
     const sequence = records.length >= 61 ? records.readInt32BE(OFFSET_BASE_SEQUENCE) : -1;
     if (producer_id < 0 || sequence < 0) return this.result(await log.append(records));
+    // Check the batch (CRC, size) before trusting its producer fields: a corrupt retry must be
+    // refused as corrupt, not answered as a duplicate or a sequence error.
+    check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
     const epoch = records.readInt16BE(OFFSET_PRODUCER_EPOCH);
     const last_sequence = last_sequence_of(sequence, records.readInt32BE(OFFSET_LAST_OFFSET_DELTA));
     const producers = this.producers_of(log.name);

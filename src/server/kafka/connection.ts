@@ -9,7 +9,7 @@ import { API_VERSIONS_KEY, read_request_header, response_header_flexible, skip_h
 import { in_range } from '../../protocol/kafka/schema.ts';
 import { ErrorCode } from '../../protocol/kafka/error_codes.ts';
 import type { Logger } from '../../storage/index.ts';
-import type { KafkaHandler, RequestContext } from './handler.ts';
+import { CloseConnection, type KafkaHandler, type RequestContext } from './handler.ts';
 
 export interface ConnectionLimits {
   /** Largest request frame accepted; a larger size prefix closes the connection. */
@@ -54,7 +54,7 @@ export class KafkaConnection {
   ) {
     socket.setNoDelay(true);
     socket.on('data', (data: Buffer) => this.on_data(data));
-    socket.on('drain', () => this.update_flow());
+    socket.on('drain', () => this.process());
     socket.on('error', () => undefined);
     socket.on('close', () => {
       this.state = 'closed';
@@ -70,7 +70,16 @@ export class KafkaConnection {
     if (this.state !== 'open') return;
     this.chunks.push(data);
     this.buffered += data.length;
-    while (this.state === 'open' && this.buffered >= 4) {
+    this.process();
+  }
+
+  /**
+   * Frames and dispatches buffered requests while under the limits. One read can hold many
+   * requests, so the limits are checked per frame, not only by pausing the socket; what is left
+   * stays buffered until a response or a drain makes room (flush and 'drain' call this again).
+   */
+  private process(): void {
+    while (this.state === 'open' && this.buffered >= 4 && !this.saturated()) {
       const head = this.peek(4);
       const size = head.readInt32BE(0);
       if (size < 12 || size > this.limits.request_bytes_max) {
@@ -82,6 +91,14 @@ export class KafkaConnection {
       this.dispatch(frame);
     }
     this.update_flow();
+  }
+
+  private saturated(): boolean {
+    return (
+      this.pending.length >= this.limits.inflight_requests_max ||
+      this.inflight_bytes >= this.limits.inflight_bytes_max ||
+      this.socket.writableLength >= this.limits.unsent_bytes_max
+    );
   }
 
   private peek(bytes: number): Buffer {
@@ -174,6 +191,7 @@ export class KafkaConnection {
       },
       (error: unknown) => {
         this.inflight_bytes -= request_bytes;
+        if (error instanceof CloseConnection) return this.fail(error.reason);
         this.logger.error({ error: String(error), stack: error instanceof Error ? error.stack : undefined }, 'request handler failed');
         this.fail('internal error while handling a request');
       },
@@ -192,18 +210,14 @@ export class KafkaConnection {
       for (const chunk of response) this.socket.write(chunk);
     }
     if (wrote) this.socket.uncork();
-    this.update_flow();
+    this.process();
     this.notify_idle();
   }
 
   /** Pauses reading while too much is in flight or unsent, resumes when it drains. */
   private update_flow(): void {
     if (this.state === 'closed') return;
-    const busy =
-      this.pending.length >= this.limits.inflight_requests_max ||
-      this.inflight_bytes >= this.limits.inflight_bytes_max ||
-      this.socket.writableLength >= this.limits.unsent_bytes_max ||
-      this.state === 'closing';
+    const busy = this.saturated() || this.state === 'closing';
     if (busy && !this.paused) {
       this.socket.pause();
       this.paused = true;

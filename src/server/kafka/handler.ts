@@ -28,3 +28,11 @@ export interface KafkaHandler {
   /** The response body, or null for a request that gets no response (Produce with acks=0). */
   handle(request: Value, ctx: RequestContext): Promise<Value | null> | Value | null;
 }
+
+/** Thrown by a handler to end the connection instead of answering (Kafka's behaviour for some errors). */
+export class CloseConnection extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'CloseConnection';
+  }
+}

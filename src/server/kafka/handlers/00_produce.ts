@@ -3,7 +3,7 @@
 // acknowledged under the storage durability policy.
 import { PRODUCE } from '../../../protocol/kafka/messages/00_produce.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
-import type { KafkaHandler } from '../handler.ts';
+import { CloseConnection, type KafkaHandler } from '../handler.ts';
 import { kafka_error_code, error_message } from '../error_map.ts';
 import { type Row, rows, versions } from './util.ts';
 
@@ -34,7 +34,12 @@ export const produce_handler: KafkaHandler = {
         return { name, partition_responses: partitions };
       }),
     );
-    if (acks === 0) return null;
+    if (acks === 0) {
+      // No response to carry the error: like Kafka, close the connection so the client notices.
+      const refused = responses.some((t) => t.partition_responses.some((p) => p.error_code !== 0));
+      if (refused) throw new CloseConnection('a produce with acks=0 was refused');
+      return null;
+    }
     return { responses, throttle_time_ms: 0 };
   },
 };
