@@ -12,6 +12,8 @@ import { type Row, rows, versions } from './util.ts';
 const FETCH_WAIT_MS_MAX = 30_000;
 /** Bytes returned by one fetch at most, whatever the client asks. */
 const FETCH_BYTES_MAX = 64 * 1024 * 1024;
+/** No batches is an empty record set, never null: Kafka sends size 0 and librdkafka rejects -1. */
+const EMPTY_RECORDS = Buffer.alloc(0);
 
 interface Wanted {
   topic: string;
@@ -49,7 +51,7 @@ async function read_once(wanted: Wanted[], total_max: number): Promise<{ rows: R
   let bytes = 0;
   const out: Row[] = [];
   for (const entry of wanted) {
-    const row: Row = { partition_index: entry.partition, error_code: entry.error_code, high_watermark: -1, last_stable_offset: -1, log_start_offset: -1, aborted_transactions: [], preferred_read_replica: -1, records: null };
+    const row: Row = { partition_index: entry.partition, error_code: entry.error_code, high_watermark: -1, last_stable_offset: -1, log_start_offset: -1, aborted_transactions: [], preferred_read_replica: -1, records: EMPTY_RECORDS };
     out.push(row);
     const log = entry.log;
     if (!log || entry.error_code !== 0) continue;

@@ -1,4 +1,5 @@
-// The table of Kafka handlers, keyed by API key. ApiVersions advertises exactly these ranges.
+// The table of Kafka handlers, keyed by API key. ApiVersions advertises these ranges (with the one
+// exception documented in 18_api_versions.ts).
 import type { KafkaHandler } from '../handler.ts';
 import { api_versions_handler } from './18_api_versions.ts';
 import { metadata_handler } from './03_metadata.ts';
