@@ -30,7 +30,7 @@ function configs_of(list: unknown): TopicConfigs {
 
 export const create_topics_handler: KafkaHandler = {
   api: CREATE_TOPICS,
-  ...versions(CREATE_TOPICS, 0, 5),
+  ...versions(CREATE_TOPICS, 0, 7),
   async handle(request, ctx) {
     const topics = [];
     for (const topic of rows(request.topics)) {
