@@ -1,7 +1,13 @@
 // The `sluice` command line.
 import { Command } from 'commander';
-import { run_start } from './start.ts';
-import * as client from './client_commands.ts';
+// Commands load their modules on use, so `sluice start` does not pay for client libraries.
+const client = new Proxy({} as typeof import('./client_commands.ts'), {
+  get: (_target, name: string) => async (...args: unknown[]) => {
+    const commands = (await import('./client_commands.ts')) as unknown as Record<string, (...a: unknown[]) => Promise<void>>;
+    return commands[name]!(...args);
+  },
+});
+const run_start = async (flags: import('./start.ts').StartFlags) => (await import('./start.ts')).run_start(flags);
 
 const BOOTSTRAP_DEFAULT = '127.0.0.1:9092';
 
@@ -61,6 +67,23 @@ export function build_program(): Command {
   bootstrap(group.command('describe <group>')).action((name, options) => client.group_describe(name, options));
   bootstrap(group.command('reset-offsets <group>').requiredOption('--topic <topic>', 'topic').requiredOption('--to <where>', 'earliest, latest or an offset'))
     .action((name, options) => client.group_reset_offsets(name, options));
+
+  program
+    .command('bench')
+    .description('run the side-by-side benchmark (see docs/benchmarks.md); options: --profile smoke|standard|full, --systems a,b, --out DIR')
+    .allowUnknownOption()
+    .helpOption(false)
+    .argument('[options...]')
+    .action(async (options: string[]) => {
+      const { spawn } = await import('node:child_process');
+      const path = await import('node:path');
+      const root = path.resolve(import.meta.dirname, '..', '..');
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench', 'harness', 'run.ts'), ...options], { cwd: root, stdio: 'inherit' });
+      await new Promise<void>((resolve) => child.once('exit', (code) => {
+        process.exitCode = code ?? 1;
+        resolve();
+      }));
+    });
 
   return program;
 }
