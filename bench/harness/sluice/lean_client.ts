@@ -1,0 +1,619 @@
+// The project's own lean Kafka client, built on Sluice's protocol codecs (no kafkajs): one TCP
+// connection per producer with pipelined requests (a bounded number in flight, matched to
+// responses by correlation id, responses read by frame), a producer that sends one uncompressed
+// record batch per partition per request, and a consumer that counts records from batch headers
+// without decoding them. Written for the benchmarks; it is the seed of the SDK's low-level client.
+//
+// Every wait is bounded: connects, each request (request_timeout_ms), and every run (time_limit_ms).
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { message_codec, type MessageCodec, type Value } from '../../../src/protocol/kafka/codec.ts';
+import { ErrorCode } from '../../../src/protocol/kafka/error_codes.ts';
+import { response_header_flexible, skip_header_tags, write_request_header } from '../../../src/protocol/kafka/header.ts';
+import type { ApiSpec } from '../../../src/protocol/kafka/schema.ts';
+import { Reader, Writer } from '../../../src/protocol/kafka/wire.ts';
+import { PRODUCE } from '../../../src/protocol/kafka/messages/00_produce.ts';
+import { FETCH } from '../../../src/protocol/kafka/messages/01_fetch.ts';
+import { LIST_OFFSETS } from '../../../src/protocol/kafka/messages/02_list_offsets.ts';
+import { CREATE_TOPICS } from '../../../src/protocol/kafka/messages/19_create_topics.ts';
+import { encode_record_batch, type BatchRecord } from '../../../src/protocol/record_batch.ts';
+
+export const VERSIONS = { produce: 9, fetch: 12, list_offsets: 5, create_topics: 5 } as const;
+
+const CONNECT_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+const FRAME_BYTES_MAX = 256 * 1024 * 1024;
+/** Record batch v2 header: size, and where the fields read here sit. */
+const BATCH_HEADER_BYTES = 61;
+const BATCH_LENGTH_AT = 8;
+const BATCH_ATTRIBUTES_AT = 21;
+const BATCH_LAST_OFFSET_DELTA_AT = 23;
+const BATCH_RECORDS_COUNT_AT = 57;
+const CONTROL_BATCH_BIT = 0x20;
+const TWO_POW_32 = 0x1_0000_0000;
+
+const ERROR_NAMES = new Map<number, string>(Object.entries(ErrorCode).map(([name, code]) => [code, name]));
+
+export class KafkaError extends Error {
+  constructor(
+    readonly what: string,
+    readonly error_code: number,
+    detail?: string | null,
+  ) {
+    super(`${what}: ${ERROR_NAMES.get(error_code) ?? 'error'} (${error_code})${detail ? `: ${detail}` : ''}`);
+    this.name = 'KafkaError';
+  }
+}
+
+// ------------------------------------------------------------------ connection
+
+/** A request body encoded once, sendable many times (only the header changes per request). */
+export interface PreparedRequest {
+  api: ApiSpec;
+  version: number;
+  request_flexible: boolean;
+  response_codec: MessageCodec;
+  chunks: Buffer[];
+  length: number;
+}
+
+export function prepare(api: ApiSpec, version: number, body: Value): PreparedRequest {
+  const codec = message_codec(api.request, version);
+  const writer = new Writer();
+  codec.encode(writer, body);
+  const length = writer.length;
+  // Small chunks are slices of the writer's 8 KiB scratch buffer: copied so a request kept for
+  // reuse holds only its own bytes (large byte fields stay references to the caller's buffers).
+  const chunks = writer.finish().map((chunk) => (chunk.length < 1024 ? Buffer.from(chunk) : chunk));
+  return { api, version, request_flexible: codec.flexible, response_codec: message_codec(api.response, version), chunks, length };
+}
+
+interface Pending {
+  correlation_id: number;
+  request: PreparedRequest;
+  sent_at: number;
+  resolve: (body: Value) => void;
+  reject: (error: Error) => void;
+}
+
+export interface ConnectionOptions {
+  client_id?: string;
+  /** Requests outstanding at once; request() waits for a slot beyond this. */
+  max_in_flight?: number;
+  request_timeout_ms?: number;
+}
+
+/** One TCP connection: pipelined requests, responses matched in order by correlation id. */
+export class Connection {
+  readonly max_in_flight: number;
+  private readonly request_timeout_ms: number;
+  private readonly client_id: string;
+  private readonly header_templates = new Map<number, Buffer>();
+  private readonly pending: Pending[] = [];
+  private readonly slot_waiters: Array<() => void> = [];
+  private next_correlation = 1;
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private failure: Error | null = null;
+  private readonly watchdog: NodeJS.Timeout;
+
+  private constructor(
+    private readonly socket: net.Socket,
+    options: ConnectionOptions,
+  ) {
+    this.max_in_flight = options.max_in_flight ?? 16;
+    this.request_timeout_ms = options.request_timeout_ms ?? REQUEST_TIMEOUT_MS;
+    this.client_id = options.client_id ?? 'sluice-lean';
+    socket.setNoDelay(true);
+    socket.on('data', (data: Buffer) => this.on_data(data));
+    socket.on('error', (error) => this.fail(error));
+    socket.on('close', () => this.fail(new Error('connection closed')));
+    this.watchdog = setInterval(() => {
+      const oldest = this.pending[0];
+      if (oldest && performance.now() - oldest.sent_at > this.request_timeout_ms) {
+        this.fail(new Error(`no response to ${oldest.request.api.name} within ${this.request_timeout_ms} ms`));
+      }
+    }, 1000);
+    this.watchdog.unref();
+  }
+
+  static connect(host: string, port: number, options: ConnectionOptions = {}): Promise<Connection> {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ host, port });
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`connect to ${host}:${port} timed out after ${CONNECT_TIMEOUT_MS} ms`));
+      }, CONNECT_TIMEOUT_MS);
+      socket.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        socket.removeAllListeners('error');
+        resolve(new Connection(socket, options));
+      });
+    });
+  }
+
+  get in_flight(): number {
+    return this.pending.length;
+  }
+
+  /** Sends a request (waiting for a free slot first) and resolves with the decoded response body. */
+  async request(request: PreparedRequest): Promise<Value> {
+    while (this.pending.length >= this.max_in_flight && this.failure === null) {
+      await new Promise<void>((resolve) => this.slot_waiters.push(resolve));
+    }
+    if (this.failure) throw this.failure;
+    const correlation_id = this.next_correlation;
+    this.next_correlation = (this.next_correlation % 0x7fffffff) + 1;
+    // The header (size prefix included) is encoded once per API and version; each request copies
+    // it and fills in its size and correlation id.
+    const template = this.header_template(request);
+    const prefix = Buffer.allocUnsafe(template.length);
+    template.copy(prefix);
+    prefix.writeInt32BE(template.length - 4 + request.length, 0);
+    prefix.writeInt32BE(correlation_id, 8);
+    return new Promise<Value>((resolve, reject) => {
+      this.pending.push({ correlation_id, request, sent_at: performance.now(), resolve, reject });
+      this.socket.cork();
+      this.socket.write(prefix);
+      for (const chunk of request.chunks) this.socket.write(chunk);
+      this.socket.uncork();
+    });
+  }
+
+  private header_template(request: PreparedRequest): Buffer {
+    const key = request.api.api_key * 1000 + request.version;
+    let template = this.header_templates.get(key);
+    if (!template) {
+      const writer = new Writer();
+      writer.int32(0);
+      write_request_header(writer, { api_key: request.api.api_key, api_version: request.version, correlation_id: 0, client_id: this.client_id }, request.request_flexible);
+      template = writer.to_buffer();
+      this.header_templates.set(key, template);
+    }
+    return template;
+  }
+
+  /** One-off request: encodes `body` and sends it. */
+  call(api: ApiSpec, version: number, body: Value): Promise<Value> {
+    return this.request(prepare(api, version, body));
+  }
+
+  close(): void {
+    clearInterval(this.watchdog);
+    if (!this.failure) this.failure = new Error('connection closed by the client');
+    this.socket.destroy();
+    this.reject_all(this.failure);
+  }
+
+  private fail(error: Error): void {
+    clearInterval(this.watchdog);
+    if (this.failure) return;
+    this.failure = error;
+    this.socket.destroy();
+    this.reject_all(error);
+  }
+
+  private reject_all(error: Error): void {
+    for (const pending of this.pending.splice(0)) pending.reject(error);
+    for (const wake of this.slot_waiters.splice(0)) wake();
+  }
+
+  /** Splits the stream into frames; a frame spread over several chunks is joined once. */
+  private on_data(data: Buffer): void {
+    if (this.buffered > 0) {
+      this.chunks.push(data);
+      this.buffered += data.length;
+      if (this.buffered < 4) return;
+      if (this.chunks[0]!.length < 4) this.chunks = [Buffer.concat(this.chunks)];
+      const size = this.chunks[0]!.readInt32BE(0);
+      if (this.buffered < 4 + size) return;
+      data = Buffer.concat(this.chunks, this.buffered);
+      this.chunks = [];
+      this.buffered = 0;
+    }
+    let at = 0;
+    while (data.length - at >= 4) {
+      const size = data.readInt32BE(at);
+      if (size < 4 || size > FRAME_BYTES_MAX) return this.fail(new Error(`response frame size ${size} out of range`));
+      if (data.length - at - 4 < size) break;
+      this.on_frame(data.subarray(at + 4, at + 4 + size));
+      if (this.failure) return;
+      at += 4 + size;
+    }
+    if (at < data.length) {
+      this.chunks.push(at === 0 ? data : data.subarray(at));
+      this.buffered = data.length - at;
+    }
+  }
+
+  private on_frame(frame: Buffer): void {
+    const pending = this.pending.shift();
+    const correlation_id = frame.readInt32BE(0);
+    if (!pending || pending.correlation_id !== correlation_id) {
+      if (pending) this.pending.unshift(pending);
+      return this.fail(new Error(`response with correlation id ${correlation_id}, expected ${pending?.correlation_id ?? 'none'}`));
+    }
+    let body: Value;
+    try {
+      const reader = new Reader(frame, 4);
+      if (response_header_flexible(pending.request.api.api_key, pending.request.response_codec.flexible)) skip_header_tags(reader);
+      body = pending.request.response_codec.decode(reader);
+    } catch (error) {
+      pending.reject(error as Error);
+      return this.fail(error as Error);
+    }
+    this.slot_waiters.shift()?.();
+    pending.resolve(body);
+  }
+}
+
+type Row = Record<string, unknown>;
+const rows = (value: unknown): Row[] => (value ?? []) as Row[];
+
+// ------------------------------------------------------------------ admin
+
+/** Creates a topic (CreateTopics v5); fails on any error, including "already exists". */
+export async function create_topic(connection: Connection, topic: string, partitions: number): Promise<void> {
+  const response = await connection.call(CREATE_TOPICS, VERSIONS.create_topics, {
+    topics: [{ name: topic, num_partitions: partitions, replication_factor: 1, assignments: [], configs: [] }],
+    timeout_ms: 30_000,
+    validate_only: false,
+  });
+  for (const row of rows(response.topics)) {
+    const code = row.error_code as number;
+    if (code !== ErrorCode.NONE) throw new KafkaError(`create topic ${topic}`, code, row.error_message as string | null);
+  }
+}
+
+/** The end offset (next offset) of each partition, via ListOffsets with timestamp -1. */
+export async function end_offsets(connection: Connection, topic: string, partitions: number): Promise<number[]> {
+  const response = await connection.call(LIST_OFFSETS, VERSIONS.list_offsets, {
+    replica_id: -1,
+    isolation_level: 0,
+    topics: [{ name: topic, partitions: Array.from({ length: partitions }, (_, p) => ({ partition_index: p, current_leader_epoch: -1, timestamp: -1 })) }],
+  });
+  const offsets = new Array<number>(partitions).fill(-1);
+  for (const t of rows(response.topics)) {
+    for (const p of rows(t.partitions)) {
+      const code = p.error_code as number;
+      if (code !== ErrorCode.NONE) throw new KafkaError(`list offsets ${topic}-${p.partition_index as number}`, code);
+      offsets[p.partition_index as number] = p.offset as number;
+    }
+  }
+  if (offsets.includes(-1)) throw new Error(`list offsets ${topic}: some partitions missing from the response`);
+  return offsets;
+}
+
+// ------------------------------------------------------------------ producer
+
+export interface ProduceOptions {
+  /** Most messages in one record batch. */
+  batch_messages_max?: number;
+  /** Most bytes in one record batch (the records section and header). */
+  batch_bytes_max?: number;
+  /** Requests outstanding per connection. */
+  max_in_flight?: number;
+  /** Most bytes of batches in one request (at least one batch); Kafka's max.request.size is 1 MB. */
+  request_bytes_max?: number;
+}
+
+export const PRODUCE_DEFAULTS: Required<ProduceOptions> = { batch_messages_max: 1000, batch_bytes_max: 16 * 1024, max_in_flight: 16, request_bytes_max: 1024 * 1024 };
+
+/** Size of one record in a batch with a null key, no headers and a value of `payload_bytes`. */
+function record_bytes(payload_bytes: number, offset_delta: number): number {
+  const varint = (v: number) => {
+    let u = v >= 0 ? v * 2 : -v * 2 - 1;
+    let n = 1;
+    while (u >= 128) {
+      u = Math.floor(u / 128);
+      n++;
+    }
+    return n;
+  };
+  const body = 1 + 1 + varint(offset_delta) + 1 + varint(payload_bytes) + payload_bytes + 1;
+  return varint(body) + body;
+}
+
+/** Messages per batch so that a batch stays within both limits. */
+export function messages_per_batch(payload_bytes: number, options: ProduceOptions = {}): number {
+  const { batch_messages_max, batch_bytes_max } = { ...PRODUCE_DEFAULTS, ...options };
+  let bytes = BATCH_HEADER_BYTES;
+  let count = 0;
+  while (count < batch_messages_max) {
+    const next = record_bytes(payload_bytes, count);
+    if (count > 0 && bytes + next > batch_bytes_max) break;
+    bytes += next;
+    count++;
+  }
+  return count;
+}
+
+/** One batch of `count` copies of `value`, all with the same timestamp. */
+export function build_batch(value: Buffer, count: number, timestamp_ms = Date.now()): Buffer {
+  const records: BatchRecord[] = new Array(count);
+  for (let i = 0; i < count; i++) records[i] = { key: null, value, timestamp_ms };
+  return encode_record_batch(records);
+}
+
+export function produce_request(topic: string, batches: ReadonlyArray<{ partition: number; batch: Buffer }>): PreparedRequest {
+  return prepare(PRODUCE, VERSIONS.produce, {
+    transactional_id: null,
+    acks: -1,
+    timeout_ms: 30_000,
+    topic_data: [{ name: topic, partition_data: batches.map(({ partition, batch }) => ({ index: partition, records: batch })) }],
+  });
+}
+
+/** Checks a Produce response: every partition sent answered, without error. */
+export function check_produce_response(response: Value, topic: string, partitions_sent: number): void {
+  let answered = 0;
+  for (const t of rows(response.responses)) {
+    for (const p of rows(t.partition_responses)) {
+      const code = p.error_code as number;
+      if (code !== ErrorCode.NONE) throw new KafkaError(`produce ${topic}-${p.index as number}`, code, p.error_message as string | null);
+      answered++;
+    }
+  }
+  if (answered !== partitions_sent) throw new Error(`produce ${topic}: ${answered} partitions answered, ${partitions_sent} sent`);
+}
+
+export interface PublishRun {
+  host: string;
+  port: number;
+  topic: string;
+  partitions: number;
+  /** Connections, each sending its share of the messages to every partition. */
+  producers: number;
+  messages: number;
+  payload_bytes: number;
+  time_limit_ms: number;
+  options?: ProduceOptions;
+  progress?: (acknowledged: number) => void;
+  /** Called once everything is prepared, just before the clock starts (e.g. to sample CPU). */
+  on_start?: () => void;
+}
+
+export interface PublishOutcome {
+  acknowledged: number;
+  elapsed_ms: number;
+  truncated: boolean;
+}
+
+/**
+ * What one producer sends, request by request: its share of the messages spread evenly over the
+ * partitions, cut into batches of `per_batch`; each request takes the next batch of consecutive
+ * partitions (round robin, at most one batch per partition) up to `request_bytes_max`.
+ */
+class RequestPlan {
+  private readonly left: number[];
+  private next_partition = 0;
+  unsent: number;
+
+  constructor(
+    share: number,
+    partitions: number,
+    private readonly per_batch: number,
+    private readonly batch_bytes: (count: number) => number,
+    private readonly request_bytes_max: number,
+  ) {
+    this.left = split(share, partitions);
+    this.unsent = share;
+  }
+
+  /** The next request's batches as [partition, count] pairs; empty when everything is planned. */
+  next(): Array<[number, number]> {
+    const batches: Array<[number, number]> = [];
+    const partitions = this.left.length;
+    let bytes = 0;
+    for (let i = 0; i < partitions && this.unsent > 0; i++) {
+      const partition = (this.next_partition + i) % partitions;
+      const count = Math.min(this.per_batch, this.left[partition]!);
+      if (count === 0) continue;
+      const size = this.batch_bytes(count);
+      if (batches.length > 0 && bytes + size > this.request_bytes_max) break;
+      batches.push([partition, count]);
+      bytes += size;
+      this.left[partition]! -= count;
+      this.unsent -= count;
+    }
+    if (batches.length > 0) this.next_partition = (batches[batches.length - 1]![0] + 1) % partitions;
+    return batches;
+  }
+}
+
+/** Prepared requests kept for reuse, by their batches (one or a few shapes per run in practice). */
+const REQUEST_CACHE_MAX = 1024;
+
+/**
+ * Publishes `messages` copies of one payload and resolves when every request is acknowledged (or
+ * the time limit stops new requests; those in flight are still awaited). The topic must exist.
+ * Batches (one per distinct message count) are built before the clock starts, all with the same
+ * timestamp; a request is a prepared body (reused while its shape repeats) and a new header.
+ */
+export async function publish(run: PublishRun): Promise<PublishOutcome> {
+  const options = { ...PRODUCE_DEFAULTS, ...run.options };
+  const per_batch = messages_per_batch(run.payload_bytes, options);
+  const value = Buffer.alloc(run.payload_bytes, 0x61);
+  const shares = split(run.messages, run.producers);
+  const connections = await Promise.all(shares.map(() => Connection.connect(run.host, run.port, { max_in_flight: options.max_in_flight })));
+  try {
+    const timestamp = Date.now();
+    const batch_cache = new Map<number, Buffer>();
+    const batch_of = (count: number) => {
+      let batch = batch_cache.get(count);
+      if (!batch) batch_cache.set(count, (batch = build_batch(value, count, timestamp)));
+      return batch;
+    };
+    const request_cache = new Map<string, PreparedRequest>();
+    const request_of = (batches: Array<[number, number]>) => {
+      const key = batches.length === 1 ? `${batches[0]![0]}:${batches[0]![1]}` : batches.join(';');
+      let request = request_cache.get(key);
+      if (!request) {
+        request = produce_request(run.topic, batches.map(([partition, count]) => ({ partition, batch: batch_of(count) })));
+        if (request_cache.size < REQUEST_CACHE_MAX) request_cache.set(key, request);
+      }
+      return request;
+    };
+    const plans = shares.map((share) => new RequestPlan(share, run.partitions, per_batch, (count) => batch_of(count).length, options.request_bytes_max));
+    // Build the batches of full size and of each partition's remainder before timing.
+    for (const share of shares) for (const count of split(share, run.partitions)) if (count > 0) batch_of(count % per_batch || per_batch);
+
+    let acknowledged = 0;
+    let stopped = false;
+    run.on_start?.();
+    const started = performance.now();
+    const deadline = started + run.time_limit_ms;
+    const limit = setTimeout(() => (stopped = true), run.time_limit_ms);
+    const produce_share = (connection: Connection, plan: RequestPlan) =>
+      new Promise<void>((resolve, reject) => {
+        let in_flight = 0;
+        let failed = false;
+        const pump = () => {
+          if (failed) return;
+          if (!stopped && performance.now() > deadline) stopped = true;
+          while (in_flight < options.max_in_flight && plan.unsent > 0 && !stopped) {
+            const batches = plan.next();
+            let count = 0;
+            for (const [, n] of batches) count += n;
+            in_flight++;
+            connection.request(request_of(batches)).then(
+              (response) => {
+                try {
+                  check_produce_response(response, run.topic, batches.length);
+                } catch (error) {
+                  failed = true;
+                  return reject(error);
+                }
+                in_flight--;
+                acknowledged += count;
+                run.progress?.(acknowledged);
+                pump();
+              },
+              (error: Error) => {
+                failed = true;
+                reject(error);
+              },
+            );
+          }
+          if (in_flight === 0 && (plan.unsent === 0 || stopped)) resolve();
+        };
+        pump();
+      });
+    try {
+      await Promise.all(connections.map((connection, i) => produce_share(connection, plans[i]!)));
+    } finally {
+      clearTimeout(limit);
+    }
+    return { acknowledged, elapsed_ms: performance.now() - started, truncated: acknowledged < run.messages };
+  } finally {
+    for (const connection of connections) connection.close();
+  }
+}
+
+/** `total` split into `parts` near-equal shares. */
+export function split(total: number, parts: number): number[] {
+  const n = Math.max(1, parts);
+  return Array.from({ length: n }, (_, i) => Math.floor(total / n) + (i < total % n ? 1 : 0));
+}
+
+// ------------------------------------------------------------------ consumer
+
+export interface ConsumeRun {
+  host: string;
+  port: number;
+  topic: string;
+  partitions: number;
+  /** Stop once this many records were received. */
+  expected: number;
+  time_limit_ms: number;
+  max_wait_ms?: number;
+  partition_max_bytes?: number;
+  max_bytes?: number;
+  progress?: (received: number) => void;
+  /** Each record batch as received (the fetch frame and the batch's position in it). */
+  on_batch?: (frame: Buffer, position: number, received_at: number) => void;
+  /** Resolves when the consumer should stop early (e.g. the producer failed). */
+  cancel?: Promise<unknown>;
+  /** Called after the first fetch request was sent (the consumer is polling). */
+  on_polling?: () => void;
+}
+
+export interface ConsumeOutcome {
+  received: number;
+  /** Bytes of record batches received (headers included). */
+  batch_bytes: number;
+  elapsed_ms: number;
+  truncated: boolean;
+}
+
+/** Fetches every partition from offset 0 until `expected` records arrived or time runs out. */
+export async function consume(run: ConsumeRun): Promise<ConsumeOutcome> {
+  const connection = await Connection.connect(run.host, run.port, { max_in_flight: 1 });
+  const offsets = new Array<number>(run.partitions).fill(0);
+  let received = 0;
+  let batch_bytes = 0;
+  let cancelled = false;
+  void run.cancel?.then(() => (cancelled = true));
+  let on_polling = run.on_polling;
+  const started = performance.now();
+  const deadline = started + run.time_limit_ms;
+  try {
+    while (received < run.expected && !cancelled && performance.now() < deadline) {
+      const fetching = connection.call(FETCH, VERSIONS.fetch, {
+        replica_id: -1,
+        max_wait_ms: run.max_wait_ms ?? 100,
+        min_bytes: 1,
+        max_bytes: run.max_bytes ?? 8 * 1024 * 1024,
+        isolation_level: 0,
+        session_id: 0,
+        session_epoch: -1,
+        topics: [
+          {
+            topic: run.topic,
+            partitions: offsets.map((fetch_offset, partition) => ({ partition, current_leader_epoch: -1, fetch_offset, last_fetched_epoch: -1, log_start_offset: -1, partition_max_bytes: run.partition_max_bytes ?? 1024 * 1024 })),
+          },
+        ],
+        forgotten_topics_data: [],
+        rack_id: '',
+      });
+      if (on_polling) {
+        on_polling();
+        on_polling = undefined;
+      }
+      const response = await fetching;
+      const received_at = performance.now();
+      if ((response.error_code as number) !== ErrorCode.NONE) throw new KafkaError(`fetch ${run.topic}`, response.error_code as number);
+      for (const t of rows(response.responses)) {
+        for (const p of rows(t.partitions)) {
+          const partition = p.partition_index as number;
+          const code = p.error_code as number;
+          if (code !== ErrorCode.NONE) throw new KafkaError(`fetch ${run.topic}-${partition}`, code);
+          const records = p.records as Buffer | null;
+          if (!records) continue;
+          // Whole batches only; a trailing partial batch (Kafka may send one) is fetched again.
+          let at = 0;
+          while (records.length - at >= BATCH_HEADER_BYTES) {
+            const size = records.readInt32BE(at + BATCH_LENGTH_AT) + 12;
+            if (records.length - at < size) break;
+            const base_offset = records.readInt32BE(at) * TWO_POW_32 + records.readUInt32BE(at + 4);
+            offsets[partition] = base_offset + records.readInt32BE(at + BATCH_LAST_OFFSET_DELTA_AT) + 1;
+            if ((records.readInt16BE(at + BATCH_ATTRIBUTES_AT) & CONTROL_BATCH_BIT) === 0) {
+              received += records.readInt32BE(at + BATCH_RECORDS_COUNT_AT);
+              batch_bytes += size;
+              run.on_batch?.(records, at, received_at);
+            }
+            at += size;
+          }
+        }
+      }
+      run.progress?.(received);
+    }
+    return { received, batch_bytes, elapsed_ms: performance.now() - started, truncated: received < run.expected };
+  } finally {
+    connection.close();
+  }
+}

@@ -1,0 +1,74 @@
+// The contract between the benchmark harness and the systems it drives. Each system (Sluice with
+// one of its clients, or a peer broker with its usual Node client) implements SystemUnderTest; the
+// harness (bench/harness/run.ts) starts it, runs workloads, samples the server's CPU and memory,
+// and reports everything side by side, grouped by durability.
+
+/** How durable an acknowledgement is, for grouping the comparison. */
+export type DurabilityClass = 'fsync' | 'periodic' | 'none';
+
+export interface PublishParams {
+  /** Messages to publish in total (the run may stop earlier at time_limit_ms). */
+  messages: number;
+  payload_bytes: number;
+  /** Partitions (Sluice), or queues/streams/subjects for peers; 1 when the system has no such notion. */
+  partitions: number;
+  /** Concurrent producers (connections). */
+  producers: number;
+  time_limit_ms: number;
+}
+
+export interface ThroughputResult {
+  messages: number;
+  bytes: number;
+  elapsed_ms: number;
+  /** Set when the run hit time_limit_ms before publishing every message. */
+  truncated?: boolean;
+}
+
+export interface LatencyParams {
+  rate_per_s: number;
+  duration_ms: number;
+  payload_bytes: number;
+}
+
+export interface LatencyResult {
+  /** End-to-end latency (publish call to consumer receipt) of every message, in milliseconds. */
+  samples_ms: Float64Array;
+  sent: number;
+  received: number;
+}
+
+export interface SystemUnderTest {
+  /** Short unique id, e.g. 'sluice-lean-fsync', 'rabbitmq-quorum', 'redis-always'. */
+  id: string;
+  /** Human label for reports, e.g. 'Sluice (lean client)', 'RabbitMQ quorum queue'. */
+  label: string;
+  durability: DurabilityClass;
+  /** What exactly an acknowledgement means here, printed beside the figures. */
+  durability_detail: string;
+  /** The client library (and version) used to drive it. */
+  client: string;
+  /** Starts the server(s) on loopback with a fresh directory under workdir. */
+  start(workdir: string): Promise<void>;
+  stop(): Promise<void>;
+  /** Process ids whose CPU time and memory count as "the broker". */
+  server_pids(): number[];
+  /** Publish-only throughput: resolves when every publish was acknowledged. */
+  publish(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult>;
+  /** Publish and consume at once; resolves when every message was consumed. */
+  publish_consume(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult>;
+  /** Fixed-rate publishing with a consumer measuring end-to-end latency. */
+  latency(params: LatencyParams): Promise<LatencyResult>;
+  /**
+   * Backlog drain: publish `params.messages` first (not timed), then consume them all (timed).
+   * The result counts the consumed messages.
+   */
+  drain(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult>;
+}
+
+/** A system that cannot run here says why instead of being silently left out. */
+export interface Unavailable {
+  id: string;
+  label: string;
+  reason: string;
+}
