@@ -383,7 +383,7 @@ describe('Kafka front end on bad input', () => {
       ['2^31-1', 0x7fff_ffff],
       ['request_bytes_max + 1', REQUEST_BYTES_MAX + 1],
       ['-2^31', -0x8000_0000],
-      ['11 (shorter than any header)', 11],
+      ['9 (shorter than any header)', 9],
     ];
     for (const [name, size] of sizes) {
       test(`size ${name}`, async () => {

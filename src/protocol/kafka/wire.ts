@@ -98,11 +98,14 @@ export class Reader {
 
 /** Byte fields at least this large are kept by reference instead of being copied. */
 const REFERENCE_BYTES_MIN = 1024;
-const SCRATCH_BYTES = 8192;
+/** First scratch size; it doubles as a message grows (most responses are small). */
+const SCRATCH_BYTES_INITIAL = 512;
+const SCRATCH_BYTES_MAX = 64 * 1024;
 
 export class Writer {
   private readonly chunks: Buffer[] = [];
-  private scratch: Buffer = Buffer.allocUnsafe(SCRATCH_BYTES);
+  private scratch: Buffer = Buffer.allocUnsafe(SCRATCH_BYTES_INITIAL);
+  private scratch_size = SCRATCH_BYTES_INITIAL;
   private at = 0;
   private flushed = 0;
 
@@ -113,14 +116,15 @@ export class Writer {
   private room(bytes: number): void {
     if (this.at + bytes <= this.scratch.length) return;
     this.flush_scratch();
-    if (bytes > this.scratch.length) this.scratch = Buffer.allocUnsafe(bytes);
+    this.scratch_size = Math.min(SCRATCH_BYTES_MAX, this.scratch_size * 2);
+    if (this.scratch.length < Math.max(bytes, 64)) this.scratch = Buffer.allocUnsafe(Math.max(bytes, this.scratch_size));
   }
 
   private flush_scratch(): void {
     if (this.at === 0) return;
     this.chunks.push(this.scratch.subarray(0, this.at));
     this.flushed += this.at;
-    this.scratch = this.scratch.length - this.at >= 512 ? this.scratch.subarray(this.at) : Buffer.allocUnsafe(SCRATCH_BYTES);
+    this.scratch = this.scratch.length - this.at >= 64 ? this.scratch.subarray(this.at) : Buffer.allocUnsafe(this.scratch_size);
     this.at = 0;
   }
 

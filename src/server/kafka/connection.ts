@@ -29,6 +29,9 @@ export const CONNECTION_LIMITS_DEFAULT: ConnectionLimits = {
   unsent_bytes_max: 64 * 1024 * 1024,
 };
 
+/** The smallest request: api key, version, correlation id and a null client id (v1 header). */
+const REQUEST_BYTES_MIN = 10;
+
 interface Pending {
   done: boolean;
   response: Buffer[] | null;
@@ -80,10 +83,9 @@ export class KafkaConnection {
    */
   private process(): void {
     while (this.state === 'open' && this.buffered >= 4 && !this.saturated()) {
-      const head = this.peek(4);
-      const size = head.readInt32BE(0);
-      if (size < 12 || size > this.limits.request_bytes_max) {
-        this.fail(`request size ${size} outside [12, ${this.limits.request_bytes_max}]`);
+      const size = this.peek_size();
+      if (size < REQUEST_BYTES_MIN || size > this.limits.request_bytes_max) {
+        this.fail(`request size ${size} outside [${REQUEST_BYTES_MIN}, ${this.limits.request_bytes_max}]`);
         return;
       }
       if (this.buffered < 4 + size) break;
@@ -101,19 +103,41 @@ export class KafkaConnection {
     );
   }
 
-  private peek(bytes: number): Buffer {
-    if (this.chunks[0]!.length >= bytes) return this.chunks[0]!;
-    const joined = Buffer.concat(this.chunks);
-    this.chunks = [joined];
-    return joined;
+  /** The size prefix of the next frame (the first 4 buffered bytes, which may span chunks). */
+  private peek_size(): number {
+    const first = this.chunks[0]!;
+    if (first.length >= 4) return first.readInt32BE(0);
+    const head = Buffer.alloc(4);
+    let filled = 0;
+    for (const chunk of this.chunks) {
+      filled += chunk.copy(head, filled, 0, Math.min(chunk.length, 4 - filled));
+      if (filled === 4) break;
+    }
+    return head.readInt32BE(0);
   }
 
+  /**
+   * Removes the next `bytes` buffered bytes. A frame inside one chunk is a slice of it; a frame
+   * spanning chunks is copied once into a buffer of exactly its size, so what the log keeps of it
+   * (the record batch) does not hold unrelated socket data alive.
+   */
   private take(bytes: number): Buffer {
-    const first = this.peek(bytes);
-    const frame = first.subarray(0, bytes);
-    if (first.length === bytes) this.chunks.shift();
-    else this.chunks[0] = first.subarray(bytes);
+    const first = this.chunks[0]!;
     this.buffered -= bytes;
+    if (first.length >= bytes) {
+      if (first.length === bytes) this.chunks.shift();
+      else this.chunks[0] = first.subarray(bytes);
+      return first.subarray(0, bytes);
+    }
+    const frame = Buffer.allocUnsafe(bytes);
+    let filled = 0;
+    while (filled < bytes) {
+      const chunk = this.chunks[0]!;
+      const used = chunk.copy(frame, filled, 0, Math.min(chunk.length, bytes - filled));
+      filled += used;
+      if (used === chunk.length) this.chunks.shift();
+      else this.chunks[0] = chunk.subarray(used);
+    }
     return frame;
   }
 

@@ -17,8 +17,8 @@ export interface RequestContext {
   header: RequestHeader;
   version: number;
   client_host: string;
-  /** Resolves when the server starts shutting down (long polls answer early). */
-  closing: Promise<void>;
+  /** Set when the server starts shutting down; long polls listen to answer early. */
+  closing: ShutdownSignal;
 }
 
 export interface KafkaHandler {
@@ -34,5 +34,31 @@ export class CloseConnection extends Error {
   constructor(readonly reason: string) {
     super(reason);
     this.name = 'CloseConnection';
+  }
+}
+
+/**
+ * Shutdown as a flag plus removable listeners. (A promise would keep every long poll's callback
+ * alive until shutdown: one leaked closure per fetch.)
+ */
+export class ShutdownSignal {
+  private readonly listeners = new Set<() => void>();
+  raised = false;
+
+  /** Calls `listener` once on shutdown; returns a function that removes it. */
+  on_raise(listener: () => void): () => void {
+    if (this.raised) {
+      listener();
+      return () => undefined;
+    }
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  raise(): void {
+    if (this.raised) return;
+    this.raised = true;
+    for (const listener of this.listeners) listener();
+    this.listeners.clear();
   }
 }

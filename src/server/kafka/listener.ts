@@ -4,7 +4,7 @@ import net from 'node:net';
 import type { Broker } from '../../broker/broker.ts';
 import type { Logger } from '../../storage/index.ts';
 import { CONNECTION_LIMITS_DEFAULT, type ConnectionLimits, KafkaConnection } from './connection.ts';
-import type { KafkaHandler, ListenerInfo } from './handler.ts';
+import { type KafkaHandler, type ListenerInfo, ShutdownSignal } from './handler.ts';
 import { handler_table } from './handlers/index.ts';
 
 export interface KafkaListenerOptions {
@@ -23,8 +23,7 @@ export class KafkaListener {
   private readonly connections = new Set<KafkaConnection>();
   private readonly handlers: ReadonlyMap<number, KafkaHandler> = handler_table();
   private readonly info: ListenerInfo = { advertised_host: '127.0.0.1', advertised_port: 0 };
-  private closing_resolve!: () => void;
-  private readonly closing = new Promise<void>((resolve) => (this.closing_resolve = resolve));
+  private readonly closing = new ShutdownSignal();
 
   constructor(
     private readonly broker: Broker,
@@ -65,7 +64,7 @@ export class KafkaListener {
   }
 
   async close(): Promise<void> {
-    this.closing_resolve();
+    this.closing.raise();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     await Promise.all([...this.connections].map((connection) => connection.shutdown()));
     await closed;

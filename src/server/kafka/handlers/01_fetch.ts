@@ -4,7 +4,7 @@
 import { FETCH } from '../../../protocol/kafka/messages/01_fetch.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { PartitionLog } from '../../../storage/index.ts';
-import type { KafkaHandler, RequestContext } from '../handler.ts';
+import type { KafkaHandler, RequestContext, ShutdownSignal } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 import { type Row, rows, versions } from './util.ts';
 
@@ -73,7 +73,7 @@ async function read_once(wanted: Wanted[], total_max: number): Promise<{ rows: R
   return { rows: out, bytes };
 }
 
-function wait_for_data(wanted: Wanted[], wait_ms: number, closing: Promise<void>): Promise<void> {
+function wait_for_data(wanted: Wanted[], wait_ms: number, closing: ShutdownSignal): Promise<void> {
   return new Promise((resolve) => {
     const unsubscribes: Array<() => void> = [];
     const done = () => {
@@ -85,7 +85,7 @@ function wait_for_data(wanted: Wanted[], wait_ms: number, closing: Promise<void>
     for (const entry of wanted) {
       if (entry.log) unsubscribes.push(entry.log.on_high_watermark(done));
     }
-    void closing.then(done);
+    unsubscribes.push(closing.on_raise(done));
   });
 }
 
@@ -97,13 +97,11 @@ export const fetch_handler: KafkaHandler = {
     const deadline = Date.now() + Math.min(Math.max(0, request.max_wait_ms as number), FETCH_WAIT_MS_MAX);
     const total_max = Math.min(Math.max(1, request.max_bytes as number), FETCH_BYTES_MAX);
     const min_bytes = Math.max(0, request.min_bytes as number);
-    let closing = false;
-    void ctx.closing.then(() => (closing = true));
     for (;;) {
       const result = await read_once(wanted, total_max);
       const failed = result.rows.some((row) => row.error_code !== ErrorCode.NONE);
       const remaining = deadline - Date.now();
-      if (result.bytes >= min_bytes || failed || remaining <= 0 || closing) {
+      if (result.bytes >= min_bytes || failed || remaining <= 0 || ctx.closing.raised) {
         const by_topic = new Map<string, Row[]>();
         result.rows.forEach((row, i) => {
           const topic = wanted[i]!.topic;
