@@ -79,16 +79,18 @@ export function markdown(report: Report): string {
     const group = systems.filter((s) => s.durability === durability);
     if (group.length === 0) continue;
     lines.push(`## ${CLASS_TITLES[durability]}`, '');
-    lines.push('| system | client | acknowledgement | publish 100 B msg/s | publish 1 KiB msg/s | publish+consume 100 B msg/s | drain 100 B msg/s | latency p50 / p99 / p99.9 / max ms | broker CPU µs/msg (publish 100 B) | peak RSS MiB |');
-    lines.push('| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    lines.push('| system | publish 100 B msg/s | publish 1 KiB msg/s | publish+consume 100 B msg/s | drain 100 B msg/s | latency p50 / p99 / p99.9 / max ms | broker CPU µs/msg (publish 100 B) | peak RSS MiB |');
+    lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const s of group) {
       const mine = report.results.filter((r) => r.system === s.system);
       const pub = mine.find((r) => r.workload === 'publish' && r.payload_bytes === 100 && r.partitions === 1 && r.producers === 1);
       const rss = Math.max(...mine.map((r) => r.peak_rss_mib));
       lines.push(
-        `| ${s.label} | ${s.client} | ${s.durability_detail} | ${cell(report.results, s.system, 'publish', 100)} | ${cell(report.results, s.system, 'publish', 1024)} | ${cell(report.results, s.system, 'publish_consume', 100)} | ${cell(report.results, s.system, 'drain', 100)} | ${cell(report.results, s.system, 'latency', 100)} | ${pub && !pub.error ? n2(pub.cpu_us_per_msg) : '–'} | ${Number.isFinite(rss) ? n0(rss) : '–'} |`,
+        `| ${s.label} | ${cell(report.results, s.system, 'publish', 100)} | ${cell(report.results, s.system, 'publish', 1024)} | ${cell(report.results, s.system, 'publish_consume', 100)} | ${cell(report.results, s.system, 'drain', 100)} | ${cell(report.results, s.system, 'latency', 100)} | ${pub && !pub.error ? n2(pub.cpu_us_per_msg) : '–'} | ${Number.isFinite(rss) ? n0(rss) : '–'} |`,
       );
     }
+    lines.push('');
+    for (const s of group) lines.push(`- **${s.label}** (client: ${s.client}): ${s.durability_detail}`);
     lines.push('');
   }
   const sweeps = report.results.filter((r) => r.partitions !== 1 || r.producers !== 1);

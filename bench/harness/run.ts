@@ -104,7 +104,6 @@ async function run_step(system: SystemUnderTest, step: Step, time_limit_ms: numb
     else latency = await system.latency({ rate_per_s: step.rate_per_s!, duration_ms: step.duration_ms!, payload_bytes: step.payload_bytes });
     const { cpu_s, peak_rss_bytes } = sampler.stop();
     bar.update(total);
-    bar.stop();
     if (latency) {
       const sorted = Float64Array.from(latency.samples_ms).sort();
       return {
@@ -142,7 +141,6 @@ async function run_step(system: SystemUnderTest, step: Step, time_limit_ms: numb
     };
   } catch (error) {
     const { cpu_s, peak_rss_bytes } = sampler.stop();
-    bar.stop();
     return { ...base, messages: 0, elapsed_ms: 0, msgs_per_s: 0, mb_per_s: 0, truncated: false, cpu_s, cpu_us_per_msg: 0, peak_rss_mib: peak_rss_bytes / 2 ** 20, error: error instanceof Error ? error.message : String(error) };
   }
 }
@@ -275,7 +273,7 @@ async function main(): Promise<void> {
       targets: [],
     };
     const bars = new cliProgress.MultiBar(
-      { format: '{title} {bar} {percentage}% {value}/{total}', hideCursor: true, clearOnComplete: false, noTTYOutput: false, stream: process.stderr },
+      { format: '{title} {bar} {percentage}% {value}/{total}', hideCursor: true, clearOnComplete: true, stream: process.stderr },
       cliProgress.Presets.shades_classic,
     );
     for (const system of systems) {
@@ -291,6 +289,11 @@ async function main(): Promise<void> {
         for (const step of steps) {
           const result = await run_step(system, step, plan.time_limit_ms, bars);
           report.results.push(result);
+          const summary = `${system.id} ${step.workload} ${step.payload_bytes} B x${step.partitions}p x${step.producers}: ${
+            result.error ? `n/a (${result.error})` : result.latency ? `p50 ${result.latency.p50_ms.toFixed(2)} ms p99 ${result.latency.p99_ms.toFixed(2)} ms` : `${Math.round(result.msgs_per_s).toLocaleString('en-US')} msg/s`
+          }`;
+          if (process.stderr.isTTY) bars.log(`${summary}\n`);
+          else say(summary);
           fs.writeFileSync(path.join(out_dir, 'results.json'), JSON.stringify(report, null, 1));
         }
       } finally {
