@@ -41,6 +41,7 @@ export interface ProduceResult {
 const PRODUCER_STATE_FILE = 'producer-state.json';
 const PRODUCER_ID_BLOCK = 1000;
 const SCAN_READ_BYTES = 1024 * 1024;
+const PRODUCER_STATE_INTERVAL_MS = 10_000;
 
 export class Broker {
   readonly topics: TopicManager;
@@ -49,6 +50,8 @@ export class Broker {
   private readonly producers = new Map<string, PartitionProducers>();
   private next_producer_id: number;
   private closed = false;
+  private producer_state_saves: Promise<void> = Promise.resolve();
+  private producer_state_timer: NodeJS.Timeout | null = null;
 
   private constructor(
     readonly options: Required<Pick<BrokerOptions, 'data_dir' | 'node_id' | 'auto_create_topics' | 'default_partitions'>>,
@@ -99,6 +102,9 @@ export class Broker {
     );
     await broker.offsets.load();
     await broker.load_producer_state();
+    // Periodic snapshots bound how much of the log a restart after a crash replays.
+    broker.producer_state_timer = setInterval(() => void broker.save_producer_state().catch(() => undefined), PRODUCER_STATE_INTERVAL_MS);
+    broker.producer_state_timer.unref();
     return broker;
   }
 
@@ -229,13 +235,29 @@ export class Broker {
     }
   }
 
-  private async save_producer_state(): Promise<void> {
-    const snapshot: Record<string, { offset: number; producers: unknown }> = {};
-    for (const [name, producers] of this.producers) {
-      const log = this.storage.partition(name);
-      if (log && producers.producers.size > 0) snapshot[name] = { offset: log.written_offset, producers: producers.to_json() };
-    }
-    await replace_file_atomically(new NodeFileIO(), path.join(this.options.data_dir, PRODUCER_STATE_FILE), Buffer.from(JSON.stringify(snapshot)));
+  /**
+   * Saves every partition's producer state up to its flushed offset: entries of batches not yet
+   * durable are left out (a crash may lose them), and a restart replays only what follows.
+   * Saves run one at a time.
+   */
+  private save_producer_state(): Promise<void> {
+    const save = async () => {
+      const snapshot: Record<string, { offset: number; producers: unknown }> = {};
+      for (const topic of this.topics.list()) {
+        if (is_internal_topic(topic.name)) continue;
+        for (let p = 0; p < topic.partitions; p++) {
+          const name = partition_name(topic.name, p);
+          const log = this.storage.partition(name);
+          if (!log) continue;
+          const flushed = log.flushed_offset;
+          snapshot[name] = { offset: flushed, producers: this.producers.get(name)?.to_json(flushed) ?? [] };
+        }
+      }
+      await replace_file_atomically(new NodeFileIO(), path.join(this.options.data_dir, PRODUCER_STATE_FILE), Buffer.from(JSON.stringify(snapshot)));
+    };
+    const next = this.producer_state_saves.then(save);
+    this.producer_state_saves = next.catch((error: unknown) => this.logger.warn({ error: String(error) }, 'could not save producer state'));
+    return next;
   }
 
   // ------------------------------------------------------------------ lifecycle
@@ -244,6 +266,7 @@ export class Broker {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.producer_state_timer) clearInterval(this.producer_state_timer);
     this.groups.close();
     await this.storage.checkpoint();
     await this.save_producer_state();

@@ -77,12 +77,16 @@ export class PartitionProducers {
     if (entry.batches.length === 0) this.producers.delete(producer_id);
   }
 
-  to_json(): unknown {
-    return [...this.producers].map(([id, entry]) => ({
-      id,
-      epoch: entry.epoch,
-      batches: entry.batches.map(({ first_sequence, last_sequence, base_offset, last_offset }) => ({ first_sequence, last_sequence, base_offset, last_offset })),
-    }));
+  /** The state as of `offset`: only batches that end before it. */
+  to_json(offset: number): unknown {
+    const out = [];
+    for (const [id, entry] of this.producers) {
+      const batches = entry.batches
+        .filter((b) => b.last_offset < offset)
+        .map(({ first_sequence, last_sequence, base_offset, last_offset }) => ({ first_sequence, last_sequence, base_offset, last_offset }));
+      if (batches.length > 0) out.push({ id, epoch: entry.epoch, batches });
+    }
+    return out;
   }
 
   static from_json(json: unknown): PartitionProducers {
