@@ -5,24 +5,20 @@
 // without decoding them. Written for the benchmarks; it is the seed of the SDK's low-level client.
 //
 // Every wait is bounded: connects, each request (request_timeout_ms), and every run (time_limit_ms).
-import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { message_codec, type MessageCodec, type Value } from '../../../src/protocol/kafka/codec.ts';
+import type { Value } from '../../../src/protocol/kafka/codec.ts';
 import { ErrorCode } from '../../../src/protocol/kafka/error_codes.ts';
-import { response_header_flexible, skip_header_tags, write_request_header } from '../../../src/protocol/kafka/header.ts';
-import type { ApiSpec } from '../../../src/protocol/kafka/schema.ts';
-import { Reader, Writer } from '../../../src/protocol/kafka/wire.ts';
+import { Connection, prepare, type PreparedRequest } from '../../../src/sdk/connection.ts';
 import { PRODUCE } from '../../../src/protocol/kafka/messages/00_produce.ts';
 import { FETCH } from '../../../src/protocol/kafka/messages/01_fetch.ts';
 import { LIST_OFFSETS } from '../../../src/protocol/kafka/messages/02_list_offsets.ts';
 import { CREATE_TOPICS } from '../../../src/protocol/kafka/messages/19_create_topics.ts';
 import { encode_record_batch, type BatchRecord } from '../../../src/protocol/record_batch.ts';
 
+export { Connection, prepare, type PreparedRequest };
+
 export const VERSIONS = { produce: 9, fetch: 12, list_offsets: 5, create_topics: 5 } as const;
 
-const CONNECT_TIMEOUT_MS = 10_000;
-const REQUEST_TIMEOUT_MS = 30_000;
-const FRAME_BYTES_MAX = 256 * 1024 * 1024;
 /** Record batch v2 header: size, and where the fields read here sit. */
 const BATCH_HEADER_BYTES = 61;
 const BATCH_LENGTH_AT = 8;
@@ -42,212 +38,6 @@ export class KafkaError extends Error {
   ) {
     super(`${what}: ${ERROR_NAMES.get(error_code) ?? 'error'} (${error_code})${detail ? `: ${detail}` : ''}`);
     this.name = 'KafkaError';
-  }
-}
-
-// ------------------------------------------------------------------ connection
-
-/** A request body encoded once, sendable many times (only the header changes per request). */
-export interface PreparedRequest {
-  api: ApiSpec;
-  version: number;
-  request_flexible: boolean;
-  response_codec: MessageCodec;
-  chunks: Buffer[];
-  length: number;
-}
-
-export function prepare(api: ApiSpec, version: number, body: Value): PreparedRequest {
-  const codec = message_codec(api.request, version);
-  const writer = new Writer();
-  codec.encode(writer, body);
-  const length = writer.length;
-  // Small chunks are slices of the writer's 8 KiB scratch buffer: copied so a request kept for
-  // reuse holds only its own bytes (large byte fields stay references to the caller's buffers).
-  const chunks = writer.finish().map((chunk) => (chunk.length < 1024 ? Buffer.from(chunk) : chunk));
-  return { api, version, request_flexible: codec.flexible, response_codec: message_codec(api.response, version), chunks, length };
-}
-
-interface Pending {
-  correlation_id: number;
-  request: PreparedRequest;
-  sent_at: number;
-  resolve: (body: Value) => void;
-  reject: (error: Error) => void;
-}
-
-export interface ConnectionOptions {
-  client_id?: string;
-  /** Requests outstanding at once; request() waits for a slot beyond this. */
-  max_in_flight?: number;
-  request_timeout_ms?: number;
-}
-
-/** One TCP connection: pipelined requests, responses matched in order by correlation id. */
-export class Connection {
-  readonly max_in_flight: number;
-  private readonly request_timeout_ms: number;
-  private readonly client_id: string;
-  private readonly header_templates = new Map<number, Buffer>();
-  private readonly pending: Pending[] = [];
-  private readonly slot_waiters: Array<() => void> = [];
-  private next_correlation = 1;
-  private chunks: Buffer[] = [];
-  private buffered = 0;
-  private failure: Error | null = null;
-  private readonly watchdog: NodeJS.Timeout;
-
-  private constructor(
-    private readonly socket: net.Socket,
-    options: ConnectionOptions,
-  ) {
-    this.max_in_flight = options.max_in_flight ?? 16;
-    this.request_timeout_ms = options.request_timeout_ms ?? REQUEST_TIMEOUT_MS;
-    this.client_id = options.client_id ?? 'sluice-lean';
-    socket.setNoDelay(true);
-    socket.on('data', (data: Buffer) => this.on_data(data));
-    socket.on('error', (error) => this.fail(error));
-    socket.on('close', () => this.fail(new Error('connection closed')));
-    this.watchdog = setInterval(() => {
-      const oldest = this.pending[0];
-      if (oldest && performance.now() - oldest.sent_at > this.request_timeout_ms) {
-        this.fail(new Error(`no response to ${oldest.request.api.name} within ${this.request_timeout_ms} ms`));
-      }
-    }, 1000);
-    this.watchdog.unref();
-  }
-
-  static connect(host: string, port: number, options: ConnectionOptions = {}): Promise<Connection> {
-    return new Promise((resolve, reject) => {
-      const socket = net.connect({ host, port });
-      const timer = setTimeout(() => {
-        socket.destroy();
-        reject(new Error(`connect to ${host}:${port} timed out after ${CONNECT_TIMEOUT_MS} ms`));
-      }, CONNECT_TIMEOUT_MS);
-      socket.once('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      socket.once('connect', () => {
-        clearTimeout(timer);
-        socket.removeAllListeners('error');
-        resolve(new Connection(socket, options));
-      });
-    });
-  }
-
-  get in_flight(): number {
-    return this.pending.length;
-  }
-
-  /** Sends a request (waiting for a free slot first) and resolves with the decoded response body. */
-  async request(request: PreparedRequest): Promise<Value> {
-    while (this.pending.length >= this.max_in_flight && this.failure === null) {
-      await new Promise<void>((resolve) => this.slot_waiters.push(resolve));
-    }
-    if (this.failure) throw this.failure;
-    const correlation_id = this.next_correlation;
-    this.next_correlation = (this.next_correlation % 0x7fffffff) + 1;
-    // The header (size prefix included) is encoded once per API and version; each request copies
-    // it and fills in its size and correlation id.
-    const template = this.header_template(request);
-    const prefix = Buffer.allocUnsafe(template.length);
-    template.copy(prefix);
-    prefix.writeInt32BE(template.length - 4 + request.length, 0);
-    prefix.writeInt32BE(correlation_id, 8);
-    return new Promise<Value>((resolve, reject) => {
-      this.pending.push({ correlation_id, request, sent_at: performance.now(), resolve, reject });
-      this.socket.cork();
-      this.socket.write(prefix);
-      for (const chunk of request.chunks) this.socket.write(chunk);
-      this.socket.uncork();
-    });
-  }
-
-  private header_template(request: PreparedRequest): Buffer {
-    const key = request.api.api_key * 1000 + request.version;
-    let template = this.header_templates.get(key);
-    if (!template) {
-      const writer = new Writer();
-      writer.int32(0);
-      write_request_header(writer, { api_key: request.api.api_key, api_version: request.version, correlation_id: 0, client_id: this.client_id }, request.request_flexible);
-      template = writer.to_buffer();
-      this.header_templates.set(key, template);
-    }
-    return template;
-  }
-
-  /** One-off request: encodes `body` and sends it. */
-  call(api: ApiSpec, version: number, body: Value): Promise<Value> {
-    return this.request(prepare(api, version, body));
-  }
-
-  close(): void {
-    clearInterval(this.watchdog);
-    if (!this.failure) this.failure = new Error('connection closed by the client');
-    this.socket.destroy();
-    this.reject_all(this.failure);
-  }
-
-  private fail(error: Error): void {
-    clearInterval(this.watchdog);
-    if (this.failure) return;
-    this.failure = error;
-    this.socket.destroy();
-    this.reject_all(error);
-  }
-
-  private reject_all(error: Error): void {
-    for (const pending of this.pending.splice(0)) pending.reject(error);
-    for (const wake of this.slot_waiters.splice(0)) wake();
-  }
-
-  /** Splits the stream into frames; a frame spread over several chunks is joined once. */
-  private on_data(data: Buffer): void {
-    if (this.buffered > 0) {
-      this.chunks.push(data);
-      this.buffered += data.length;
-      if (this.buffered < 4) return;
-      if (this.chunks[0]!.length < 4) this.chunks = [Buffer.concat(this.chunks)];
-      const size = this.chunks[0]!.readInt32BE(0);
-      if (this.buffered < 4 + size) return;
-      data = Buffer.concat(this.chunks, this.buffered);
-      this.chunks = [];
-      this.buffered = 0;
-    }
-    let at = 0;
-    while (data.length - at >= 4) {
-      const size = data.readInt32BE(at);
-      if (size < 4 || size > FRAME_BYTES_MAX) return this.fail(new Error(`response frame size ${size} out of range`));
-      if (data.length - at - 4 < size) break;
-      this.on_frame(data.subarray(at + 4, at + 4 + size));
-      if (this.failure) return;
-      at += 4 + size;
-    }
-    if (at < data.length) {
-      this.chunks.push(at === 0 ? data : data.subarray(at));
-      this.buffered = data.length - at;
-    }
-  }
-
-  private on_frame(frame: Buffer): void {
-    const pending = this.pending.shift();
-    const correlation_id = frame.readInt32BE(0);
-    if (!pending || pending.correlation_id !== correlation_id) {
-      if (pending) this.pending.unshift(pending);
-      return this.fail(new Error(`response with correlation id ${correlation_id}, expected ${pending?.correlation_id ?? 'none'}`));
-    }
-    let body: Value;
-    try {
-      const reader = new Reader(frame, 4);
-      if (response_header_flexible(pending.request.api.api_key, pending.request.response_codec.flexible)) skip_header_tags(reader);
-      body = pending.request.response_codec.decode(reader);
-    } catch (error) {
-      pending.reject(error as Error);
-      return this.fail(error as Error);
-    }
-    this.slot_waiters.shift()?.();
-    pending.resolve(body);
   }
 }
 

@@ -1,0 +1,268 @@
+// The SDK's view of a cluster: bootstrap, one connection per broker with its negotiated API
+// versions, cached metadata (brokers, topics, partition leaders), routing to leaders and retries
+// with exponential backoff. Works against Sluice and any Kafka-compatible broker.
+import { Connection } from './connection.ts';
+import { ConnectionError, KafkaProtocolError, SluiceError, UnsupportedApiError, check_code, is_retriable } from './errors.ts';
+import type { ApiSpec } from '../protocol/kafka/schema.ts';
+import type { Value } from '../protocol/kafka/codec.ts';
+import { ErrorCode } from '../protocol/kafka/error_codes.ts';
+import { API_VERSIONS } from '../protocol/kafka/messages/18_api_versions.ts';
+import { METADATA } from '../protocol/kafka/messages/03_metadata.ts';
+
+export interface RetryOptions {
+  /** Attempts after the first one. */
+  retries: number;
+  initial_retry_ms: number;
+  max_retry_ms: number;
+}
+
+export interface ClusterOptions {
+  brokers: string[];
+  client_id: string;
+  retry: RetryOptions;
+  request_timeout_ms: number;
+  /** Requests pipelined per broker connection. */
+  max_in_flight: number;
+}
+
+export const RETRY_DEFAULT: RetryOptions = { retries: 5, initial_retry_ms: 100, max_retry_ms: 5_000 };
+
+export interface BrokerAddress {
+  node_id: number;
+  host: string;
+  port: number;
+}
+
+export interface PartitionInfo {
+  partition: number;
+  leader: number;
+  leader_epoch: number;
+  replicas: number[];
+  isr: number[];
+}
+
+export interface TopicInfo {
+  name: string;
+  topic_id: string;
+  is_internal: boolean;
+  partitions: PartitionInfo[];
+}
+
+/** A connection with the API versions its broker supports. */
+export class BrokerConnection {
+  constructor(
+    readonly address: BrokerAddress,
+    readonly connection: Connection,
+    private readonly ranges: ReadonlyMap<number, { min: number; max: number }>,
+  ) {}
+
+  /** The highest version both this SDK (`min`..`max`) and the broker support. */
+  version(api: ApiSpec, min: number, max: number): number {
+    const range = this.ranges.get(api.api_key);
+    const version = range ? Math.min(max, range.max) : -1;
+    if (!range || version < Math.max(min, range.min)) {
+      throw new UnsupportedApiError(`broker ${this.address.host}:${this.address.port} supports no version of ${api.name} in ${min}-${max}`);
+    }
+    return version;
+  }
+
+  /** Sends `body` with the best common version in `min`..`max`; `body` may depend on the version. */
+  send(api: ApiSpec, min: number, max: number, body: Value | ((version: number) => Value)): Promise<{ version: number; response: Value }> {
+    const version = this.version(api, min, max);
+    const value = typeof body === 'function' ? body(version) : body;
+    return this.connection.call(api, version, value).then(
+      (response) => ({ version, response }),
+      (error: unknown) => {
+        throw error instanceof SluiceError ? error : new ConnectionError(`${api.name} to ${this.address.host}:${this.address.port} failed: ${String(error)}`, { cause: error });
+      },
+    );
+  }
+
+  get closed(): boolean {
+    return this.connection.is_closed;
+  }
+}
+
+function parse_broker(text: string): { host: string; port: number } {
+  const at = text.lastIndexOf(':');
+  const port = Number(text.slice(at + 1));
+  if (at <= 0 || !Number.isInteger(port)) throw new SluiceError(`broker address ${JSON.stringify(text)} is not HOST:PORT`, false);
+  return { host: text.slice(0, at), port };
+}
+
+export class Cluster {
+  private readonly connections = new Map<number, Promise<BrokerConnection>>();
+  private bootstrap_connection: Promise<BrokerConnection> | null = null;
+  brokers = new Map<number, BrokerAddress>();
+  topics = new Map<string, TopicInfo>();
+  cluster_id: string | null = null;
+  controller_id = -1;
+  private closed = false;
+
+  constructor(readonly options: ClusterOptions) {
+    if (options.brokers.length === 0) throw new SluiceError('at least one broker address is needed', false);
+  }
+
+  private async open(address: BrokerAddress): Promise<BrokerConnection> {
+    const connection = await Connection.connect(address.host, address.port, {
+      client_id: this.options.client_id,
+      max_in_flight: this.options.max_in_flight,
+      request_timeout_ms: this.options.request_timeout_ms,
+    }).catch((error: unknown) => {
+      throw new ConnectionError(`cannot connect to ${address.host}:${address.port}: ${String(error)}`, { cause: error });
+    });
+    // ApiVersions v3 first; a broker that does not know it answers UNSUPPORTED_VERSION in v0 form.
+    let response = await connection.call(API_VERSIONS, 3, { client_software_name: 'sluice-sdk', client_software_version: '0.1.0' }).catch(() => null);
+    if (!response || (response.error_code as number) === ErrorCode.UNSUPPORTED_VERSION) {
+      if (response === null || connection.is_closed) {
+        connection.close();
+        return this.open_v0(address);
+      }
+      response = await connection.call(API_VERSIONS, 0, {});
+    }
+    check_code(response.error_code as number, 'ApiVersions');
+    const ranges = new Map<number, { min: number; max: number }>();
+    for (const key of response.api_keys as Array<{ api_key: number; min_version: number; max_version: number }>) {
+      ranges.set(key.api_key, { min: key.min_version, max: key.max_version });
+    }
+    return new BrokerConnection(address, connection, ranges);
+  }
+
+  private async open_v0(address: BrokerAddress): Promise<BrokerConnection> {
+    const connection = await Connection.connect(address.host, address.port, { client_id: this.options.client_id, max_in_flight: this.options.max_in_flight, request_timeout_ms: this.options.request_timeout_ms });
+    const response = await connection.call(API_VERSIONS, 0, {});
+    check_code(response.error_code as number, 'ApiVersions v0');
+    const ranges = new Map<number, { min: number; max: number }>();
+    for (const key of response.api_keys as Array<{ api_key: number; min_version: number; max_version: number }>) ranges.set(key.api_key, { min: key.min_version, max: key.max_version });
+    return new BrokerConnection(address, connection, ranges);
+  }
+
+  /** A connection to any broker: the bootstrap list first, then known brokers. */
+  async any(): Promise<BrokerConnection> {
+    if (this.closed) throw new SluiceError('the client is disconnected', false);
+    const current = this.bootstrap_connection && (await this.bootstrap_connection.catch(() => null));
+    if (current && !current.closed) return current;
+    let last: unknown = null;
+    const candidates = [...this.options.brokers.map(parse_broker).map((b) => ({ node_id: -1, ...b })), ...this.brokers.values()];
+    for (const address of candidates) {
+      try {
+        this.bootstrap_connection = this.open(address);
+        return await this.bootstrap_connection;
+      } catch (error) {
+        last = error;
+      }
+    }
+    this.bootstrap_connection = null;
+    throw last instanceof SluiceError ? last : new ConnectionError(`no broker reachable (${this.options.brokers.join(', ')})`, { cause: last });
+  }
+
+  /** The connection to broker `node_id` (opened on first use, reopened after a failure). */
+  async node(node_id: number): Promise<BrokerConnection> {
+    if (this.closed) throw new SluiceError('the client is disconnected', false);
+    const existing = this.connections.get(node_id);
+    if (existing) {
+      const connection = await existing.catch(() => null);
+      if (connection && !connection.closed) return connection;
+      this.connections.delete(node_id);
+    }
+    let address = this.brokers.get(node_id);
+    if (!address) {
+      await this.refresh_metadata();
+      address = this.brokers.get(node_id);
+      if (!address) throw new KafkaProtocolError(ErrorCode.LEADER_NOT_AVAILABLE, `broker ${node_id} is not in the cluster metadata`);
+    }
+    const opening = this.open(address);
+    this.connections.set(node_id, opening);
+    return opening;
+  }
+
+  /**
+   * Refreshes metadata for `topics` (all topics when null). With `allow_auto_create`, the broker
+   * may create missing topics. Topic-level errors are returned, not thrown.
+   */
+  async refresh_metadata(topics: string[] | null = null, allow_auto_create = false): Promise<Map<string, number>> {
+    const connection = await this.any();
+    const { response } = await connection.send(METADATA, 1, 12, {
+      topics: topics === null ? null : topics.map((name) => ({ name, topic_id: 'AAAAAAAAAAAAAAAAAAAAAA' })),
+      allow_auto_topic_creation: allow_auto_create,
+      include_topic_authorized_operations: false,
+      include_cluster_authorized_operations: false,
+    });
+    this.brokers = new Map();
+    for (const broker of response.brokers as Array<{ node_id: number; host: string; port: number }>) {
+      this.brokers.set(broker.node_id, { node_id: broker.node_id, host: broker.host, port: broker.port });
+    }
+    this.cluster_id = (response.cluster_id as string | null) ?? null;
+    this.controller_id = response.controller_id as number;
+    const errors = new Map<string, number>();
+    for (const topic of response.topics as Array<Record<string, unknown>>) {
+      const name = topic.name as string;
+      const code = topic.error_code as number;
+      if (code !== ErrorCode.NONE) {
+        errors.set(name, code);
+        this.topics.delete(name);
+        continue;
+      }
+      this.topics.set(name, {
+        name,
+        topic_id: (topic.topic_id as string | undefined) ?? '',
+        is_internal: Boolean(topic.is_internal),
+        partitions: (topic.partitions as Array<Record<string, unknown>>)
+          .map((p) => ({
+            partition: p.partition_index as number,
+            leader: p.leader_id as number,
+            leader_epoch: (p.leader_epoch as number | undefined) ?? -1,
+            replicas: p.replica_nodes as number[],
+            isr: p.isr_nodes as number[],
+          }))
+          .sort((a, b) => a.partition - b.partition),
+      });
+    }
+    return errors;
+  }
+
+  /** Metadata of `topic`, fetched (and auto-created when allowed) if not cached. */
+  async topic(name: string, allow_auto_create = false): Promise<TopicInfo> {
+    const cached = this.topics.get(name);
+    if (cached) return cached;
+    return this.with_retry(`metadata for ${name}`, async () => {
+      const errors = await this.refresh_metadata([name], allow_auto_create);
+      const code = errors.get(name);
+      if (code !== undefined) throw new KafkaProtocolError(code, `topic ${name}`);
+      const info = this.topics.get(name);
+      if (!info) throw new KafkaProtocolError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${name}`);
+      return info;
+    });
+  }
+
+  /** The connection to the controller (topic administration). */
+  async controller(): Promise<BrokerConnection> {
+    if (this.controller_id < 0) await this.refresh_metadata([]);
+    return this.node(this.controller_id);
+  }
+
+  /** Runs `work`, retrying retriable errors with exponential backoff and jitter. */
+  async with_retry<T>(_what: string, work: (attempt: number) => Promise<T>): Promise<T> {
+    const { retries, initial_retry_ms, max_retry_ms } = this.options.retry;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await work(attempt);
+      } catch (error) {
+        if (!is_retriable(error) || attempt >= retries || this.closed) throw error;
+        if (error instanceof KafkaProtocolError && [ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION].includes(error.code as never)) {
+          this.topics.clear(); // leaders moved or topics changed: fetch them again
+        }
+        const backoff = Math.min(max_retry_ms, initial_retry_ms * 2 ** attempt);
+        await new Promise((resolve) => setTimeout(resolve, backoff * (0.8 + Math.random() * 0.4)));
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.connections.values(), ...(this.bootstrap_connection ? [this.bootstrap_connection] : [])];
+    this.connections.clear();
+    this.bootstrap_connection = null;
+    for (const pending of all) (await pending.catch(() => null))?.connection.close();
+  }
+}
