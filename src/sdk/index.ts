@@ -1,0 +1,70 @@
+// The SDK's public entry: `import { Sluice } from 'sluice/sdk'`. The shape follows kafkajs, so
+// moving an application is mostly a change of import:
+//   const sluice = new Sluice({ brokers: ['127.0.0.1:9092'], clientId: 'billing' });
+//   const producer = sluice.producer(); const consumer = sluice.consumer({ groupId: 'g' }); const admin = sluice.admin();
+// Each producer, consumer and admin has its own connections (its own Cluster).
+import { Cluster, RETRY_DEFAULT, type RetryOptions } from './cluster.ts';
+import { Producer, type ProducerConfig } from './producer.ts';
+import { Consumer, type ConsumerConfig } from './consumer.ts';
+import { Admin } from './admin.ts';
+
+export interface SluiceConfig {
+  brokers: string[];
+  clientId?: string;
+  /** Request timeout in milliseconds (default 30 s). */
+  requestTimeout?: number;
+  retry?: { retries?: number; initialRetryTime?: number; maxRetryTime?: number };
+  /** Not available yet: TLS and SASL arrive with the broker's support for them. */
+  ssl?: never;
+  sasl?: never;
+}
+
+export class Sluice {
+  constructor(private readonly config: SluiceConfig) {
+    if (!Array.isArray(config.brokers) || config.brokers.length === 0) throw new TypeError('Sluice: brokers must list at least one HOST:PORT');
+  }
+
+  private cluster(retry?: SluiceConfig['retry']): Cluster {
+    const merged = { ...this.config.retry, ...retry };
+    const options: RetryOptions = {
+      retries: merged.retries ?? RETRY_DEFAULT.retries,
+      initial_retry_ms: merged.initialRetryTime ?? RETRY_DEFAULT.initial_retry_ms,
+      max_retry_ms: merged.maxRetryTime ?? RETRY_DEFAULT.max_retry_ms,
+    };
+    return new Cluster({ brokers: this.config.brokers, client_id: this.config.clientId ?? 'sluice', retry: options, request_timeout_ms: this.config.requestTimeout ?? 30_000, max_in_flight: 5 });
+  }
+
+  producer(config: ProducerConfig = {}): Producer {
+    return new Producer(this.cluster(), config);
+  }
+
+  consumer(config: ConsumerConfig): Consumer {
+    return new OwningConsumer(this.cluster(), config);
+  }
+
+  admin(): Admin {
+    return new Admin(this.cluster());
+  }
+}
+
+/** A consumer that closes the connections it was given when it disconnects. */
+class OwningConsumer extends Consumer {
+  constructor(
+    private readonly owned: Cluster,
+    config: ConsumerConfig,
+  ) {
+    super(owned, config);
+  }
+
+  override async disconnect(): Promise<void> {
+    try {
+      await super.disconnect();
+    } finally {
+      await this.owned.close();
+    }
+  }
+}
+
+export { Producer, Consumer, Admin };
+export type { ProducerConfig, ConsumerConfig };
+export * from './errors.ts';

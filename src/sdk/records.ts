@@ -1,0 +1,248 @@
+// Decoding fetched record sets into messages for the consumer: record batch v2 (magic 2), checked
+// by CRC-32C and decompressed (gzip with node:zlib; snappy, lz4 and zstd with the codecs of
+// compression.ts, whose packages load on first use); control batches skipped, records below the
+// fetch offset dropped and, under read_committed, records of aborted transactions dropped.
+// Messages take kafkajs's shape (offsets and timestamps as strings, headers as Buffers).
+import zlib from 'node:zlib';
+import { promisify } from 'node:util';
+import { crc32c } from '@node-rs/crc32';
+import { SluiceError } from './errors.ts';
+import { decompress } from './compression.ts';
+
+const gunzip = promisify(zlib.gunzip);
+
+/** Header values as kafkajs types them; decoded headers are Buffers (an array for a repeated key). */
+export interface IHeaders {
+  [key: string]: Buffer | string | (Buffer | string)[] | undefined;
+}
+
+/** One consumed message (kafkajs's RecordBatchEntry). */
+export interface KafkaMessage {
+  key: Buffer | null;
+  value: Buffer | null;
+  /** Milliseconds since the epoch, as a string (the batch's max timestamp under LogAppendTime). */
+  timestamp: string;
+  /** The record's attributes byte (unused by Kafka today, always 0). */
+  attributes: number;
+  /** The record's offset, as a string. */
+  offset: string;
+  headers: IHeaders;
+}
+
+const CompressionCodec = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as const;
+const CODEC_NAMES = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
+
+/** The record set could not be decoded (bad CRC, unknown codec, unsupported format). Not retriable. */
+export class RecordDecodeError extends SluiceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, false, options);
+  }
+}
+
+// Offsets in the batch header (record batch v2).
+const BASE_OFFSET = 0;
+const BATCH_LENGTH = 8;
+const MAGIC = 16;
+const CRC = 17;
+const ATTRIBUTES = 21;
+const LAST_OFFSET_DELTA = 23;
+const BASE_TIMESTAMP = 27;
+const MAX_TIMESTAMP = 35;
+const PRODUCER_ID = 43;
+const RECORD_COUNT = 57;
+const HEADER_BYTES = 61;
+/** The smallest batch-length field of any message format (v0 message: crc, magic, attributes, key, value). */
+const LENGTH_FIELD_MIN = 14;
+
+const TIMESTAMP_LOG_APPEND = 0x08;
+const TRANSACTIONAL = 0x10;
+const CONTROL = 0x20;
+
+/** Decompresses the records section of a batch compressed with `codec` (attributes bits 0-2). */
+export async function decompress_records(codec: number, data: Buffer): Promise<Buffer> {
+  switch (codec) {
+    case CompressionCodec.none:
+      return data;
+    case CompressionCodec.gzip:
+      return gunzip(data);
+    case CompressionCodec.snappy:
+    case CompressionCodec.lz4:
+    case CompressionCodec.zstd:
+      return decompress(codec, data);
+    default:
+      throw new RecordDecodeError(`unknown compression codec ${codec}`);
+  }
+}
+
+function read_varint(buffer: Buffer, cursor: { at: number }, end: number): number {
+  let unsigned = 0;
+  let scale = 1;
+  for (let i = 0; i < 10; i++) {
+    if (cursor.at >= end) throw new RecordDecodeError('varint runs past the end of the record');
+    const byte = buffer[cursor.at++]!;
+    unsigned += (byte & 0x7f) * scale;
+    if ((byte & 0x80) === 0) return unsigned % 2 === 0 ? unsigned / 2 : -(unsigned + 1) / 2;
+    scale *= 128;
+  }
+  throw new RecordDecodeError('varint longer than 10 bytes');
+}
+
+function read_bytes(buffer: Buffer, cursor: { at: number }, end: number): Buffer | null {
+  const length = read_varint(buffer, cursor, end);
+  if (length < 0) return null;
+  if (cursor.at + length > end) throw new RecordDecodeError('field runs past the end of the record');
+  const bytes = buffer.subarray(cursor.at, cursor.at + length);
+  cursor.at += length;
+  return bytes;
+}
+
+/** A batch header, read without looking at its records. */
+export interface BatchHeader {
+  base_offset: number;
+  last_offset: number;
+  attributes: number;
+  codec: number;
+  is_control: boolean;
+  is_transactional: boolean;
+  producer_id: number;
+  base_timestamp: number;
+  max_timestamp: number;
+  record_count: number;
+}
+
+function read_header(buffer: Buffer, at: number): BatchHeader {
+  const attributes = buffer.readInt16BE(at + ATTRIBUTES);
+  const base_offset = Number(buffer.readBigInt64BE(at + BASE_OFFSET));
+  return {
+    base_offset,
+    last_offset: base_offset + buffer.readInt32BE(at + LAST_OFFSET_DELTA),
+    attributes,
+    codec: attributes & 0x07,
+    is_control: (attributes & CONTROL) !== 0,
+    is_transactional: (attributes & TRANSACTIONAL) !== 0,
+    producer_id: Number(buffer.readBigInt64BE(at + PRODUCER_ID)),
+    base_timestamp: Number(buffer.readBigInt64BE(at + BASE_TIMESTAMP)),
+    max_timestamp: Number(buffer.readBigInt64BE(at + MAX_TIMESTAMP)),
+    record_count: buffer.readInt32BE(at + RECORD_COUNT),
+  };
+}
+
+/**
+ * Decodes the records of the records section `data` (already decompressed), keeping those at or
+ * after `min_offset`.
+ */
+function decode_records(header: BatchHeader, data: Buffer, min_offset: number, out: KafkaMessage[]): void {
+  const cursor = { at: 0 };
+  const end = data.length;
+  const log_append = (header.attributes & TIMESTAMP_LOG_APPEND) !== 0;
+  for (let i = 0; i < header.record_count; i++) {
+    const length = read_varint(data, cursor, end);
+    const record_end = cursor.at + length;
+    if (length < 0 || record_end > end) throw new RecordDecodeError(`record ${i} of the batch at offset ${header.base_offset} runs past its end`);
+    const attributes = data[cursor.at++]!;
+    const timestamp_delta = read_varint(data, cursor, record_end);
+    const offset_delta = read_varint(data, cursor, record_end);
+    const offset = header.base_offset + offset_delta;
+    if (offset < min_offset) {
+      cursor.at = record_end;
+      continue;
+    }
+    const key = read_bytes(data, cursor, record_end);
+    const value = read_bytes(data, cursor, record_end);
+    const header_count = read_varint(data, cursor, record_end);
+    const headers: IHeaders = {};
+    for (let h = 0; h < header_count; h++) {
+      const name = read_bytes(data, cursor, record_end)?.toString('utf8') ?? '';
+      const header_value = read_bytes(data, cursor, record_end) ?? Buffer.alloc(0);
+      const existing = headers[name];
+      if (existing === undefined) headers[name] = header_value;
+      else if (Array.isArray(existing)) existing.push(header_value);
+      else headers[name] = [existing, header_value];
+    }
+    const timestamp = log_append ? header.max_timestamp : header.base_timestamp + timestamp_delta;
+    out.push({ key, value, timestamp: String(timestamp), attributes, offset: String(offset), headers });
+    cursor.at = record_end;
+  }
+}
+
+/** For a control batch: true when its marker is an abort (control record key: int16 version, int16 type 0 = commit, 1 = abort). */
+function is_abort_marker(header: BatchHeader, data: Buffer): boolean {
+  const cursor = { at: 0 };
+  const length = read_varint(data, cursor, data.length);
+  const record_end = cursor.at + length;
+  cursor.at += 1;
+  read_varint(data, cursor, record_end);
+  read_varint(data, cursor, record_end);
+  const key = read_bytes(data, cursor, record_end);
+  if (!key || key.length < 4) throw new RecordDecodeError(`control batch at offset ${header.base_offset} has no valid key`);
+  return key.readInt16BE(2) === 1;
+}
+
+export interface AbortedTransaction {
+  producer_id: number;
+  first_offset: number;
+}
+
+export interface DecodeOptions {
+  /** Drop records of the aborted transactions listed (read_committed). */
+  aborted_transactions?: AbortedTransaction[] | null;
+  /** Check each batch's CRC-32C (default true). */
+  check_crcs?: boolean;
+}
+
+export interface FetchedRecords {
+  /** Messages at or after the fetch offset, in offset order, without control and aborted records. */
+  messages: KafkaMessage[];
+  /** Where the next fetch starts: after the last complete batch (the fetch offset when there was none). */
+  next_offset: number;
+}
+
+/**
+ * Decodes the record set of one fetched partition. A batch cut short at the end of the set (a broker
+ * may truncate the last one at the size limit) is left for the next fetch.
+ */
+export async function decode_fetched(records: Buffer | null | undefined, fetch_offset: number, options: DecodeOptions = {}): Promise<FetchedRecords> {
+  const messages: KafkaMessage[] = [];
+  let next_offset = fetch_offset;
+  if (!records || records.length === 0) return { messages, next_offset };
+  const aborted = [...(options.aborted_transactions ?? [])].sort((a, b) => a.first_offset - b.first_offset);
+  const aborted_producers = new Set<number>();
+  const check_crcs = options.check_crcs ?? true;
+  let at = 0;
+  while (records.length - at >= 12) {
+    const length = records.readInt32BE(at + BATCH_LENGTH);
+    if (length < LENGTH_FIELD_MIN) throw new RecordDecodeError(`batch length ${length} at offset ${Number(records.readBigInt64BE(at))} is too small`);
+    const end = at + 12 + length;
+    if (end > records.length) break; // partial batch at the end
+    const magic = records.readInt8(at + MAGIC);
+    if (magic !== 2) throw new RecordDecodeError(`message format v${magic} (magic ${magic}) is not supported; only record batch v2`);
+    if (length + 12 < HEADER_BYTES) throw new RecordDecodeError(`batch of ${length + 12} bytes is shorter than its header`);
+    const batch = records.subarray(at, end);
+    at = end;
+    if (check_crcs && crc32c(batch.subarray(ATTRIBUTES)) !== batch.readUInt32BE(CRC)) {
+      throw new RecordDecodeError(`batch at offset ${Number(batch.readBigInt64BE(BASE_OFFSET))} fails its CRC-32C check`);
+    }
+    const header = read_header(batch, 0);
+    if (header.last_offset < fetch_offset) continue; // wholly before the fetch offset
+    next_offset = Math.max(next_offset, header.last_offset + 1);
+    while (aborted.length > 0 && aborted[0]!.first_offset <= header.last_offset) aborted_producers.add(aborted.shift()!.producer_id);
+    if (header.is_control) {
+      if (header.is_transactional && aborted_producers.has(header.producer_id)) {
+        const data = await decompress_records(header.codec, batch.subarray(HEADER_BYTES));
+        if (header.record_count > 0 && is_abort_marker(header, data)) aborted_producers.delete(header.producer_id);
+      }
+      continue;
+    }
+    if (header.is_transactional && aborted_producers.has(header.producer_id)) continue;
+    if (header.record_count === 0) continue;
+    let data: Buffer;
+    try {
+      data = await decompress_records(header.codec, batch.subarray(HEADER_BYTES));
+    } catch (error) {
+      if (error instanceof RecordDecodeError) throw error;
+      throw new RecordDecodeError(`cannot decompress the ${CODEC_NAMES[header.codec]} batch at offset ${header.base_offset}: ${String(error)}`, { cause: error });
+    }
+    decode_records(header, data, fetch_offset, messages);
+  }
+  return { messages, next_offset };
+}
