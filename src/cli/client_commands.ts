@@ -1,15 +1,16 @@
 // Client-side CLI commands (topics, produce, consume, groups). They talk to a broker over the Kafka
-// protocol; until the project's own SDK lands they use kafkajs.
+// protocol through the project's SDK (src/sdk/).
 import readline from 'node:readline';
-import { Kafka, logLevel, type Admin } from 'kafkajs';
+import cliProgress from 'cli-progress';
+import { Sluice, type Admin } from '../sdk/index.ts';
 
 export interface ClientFlags {
   bootstrap: string;
   json?: boolean;
 }
 
-function client(flags: ClientFlags): Kafka {
-  return new Kafka({ brokers: flags.bootstrap.split(','), clientId: 'sluice-cli', logLevel: logLevel.NOTHING, retry: { retries: 3 } });
+function client(flags: ClientFlags): Sluice {
+  return new Sluice({ brokers: flags.bootstrap.split(','), clientId: 'sluice-cli', retry: { retries: 3 } });
 }
 
 async function with_admin<T>(flags: ClientFlags, work: (admin: Admin) => Promise<T>): Promise<T> {
@@ -20,6 +21,33 @@ async function with_admin<T>(flags: ClientFlags, work: (admin: Admin) => Promise
   } finally {
     await admin.disconnect();
   }
+}
+
+/** A live counter on standard error, drawn only for people (a terminal, no --json); else a no-op. */
+interface Progress {
+  update(count: number): void;
+  stop(): void;
+}
+
+function progress(flags: ClientFlags, label: string, total: number | null, interactive_stream_busy: boolean): Progress {
+  if (!process.stderr.isTTY || flags.json || interactive_stream_busy) return { update: () => {}, stop: () => {} };
+  const started = Date.now();
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: process.stderr,
+      format: total === null ? `${label} {value} messages | {rate} msg/s | {duration_formatted}` : `${label} [{bar}] {value}/{total} messages | {rate} msg/s | {duration_formatted}`,
+      hideCursor: false,
+      clearOnComplete: true,
+      fps: 10,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const rate = (count: number) => ({ rate: Math.round(count / Math.max(0.001, (Date.now() - started) / 1000)) });
+  bar.start(total ?? 0, 0, rate(0));
+  return {
+    update: (count) => bar.update(count, rate(count)),
+    stop: () => bar.stop(),
+  };
 }
 
 function print(flags: ClientFlags, value: unknown, text: () => string): void {
@@ -80,61 +108,139 @@ export async function topic_add_partitions(name: string, options: ClientFlags & 
   print(options, { topic: name, partitions: Number(options.count) }, () => `topic ${name} now has ${options.count} partitions`);
 }
 
+/** --acks as the SDK producer takes it: -1 (all) or 1; 0 is refused until the SDK supports it. */
+function parse_acks(value: string): -1 | 1 {
+  if (value === '-1' || value === 'all') return -1;
+  if (value === '1') return 1;
+  if (value === '0') throw new Error('--acks 0 is not supported yet (the SDK producer always waits for an acknowledgement); use --acks 1 or --acks -1');
+  throw new Error(`--acks expects -1 (all) or 1, got ${JSON.stringify(value)}`);
+}
+
+/** Chunks of standard input sent at once; several may be in flight, each resolved in order. */
+const CHUNK_MESSAGES = 1000;
+const CHUNKS_IN_FLIGHT = 4;
+
 /** Sends --value, or one message per line of standard input. */
 export async function produce(topic: string, options: ClientFlags & { key?: string; value?: string; acks: string }): Promise<void> {
-  const producer = client(options).producer({ idempotent: options.acks === '-1' || options.acks === 'all', allowAutoTopicCreation: true });
+  const acks = parse_acks(options.acks);
+  const producer = client(options).producer({ idempotent: acks === -1, acks, allowAutoTopicCreation: true });
   await producer.connect();
-  const acks = options.acks === 'all' ? -1 : Number(options.acks);
   let sent = 0;
-  const batch: Array<{ key?: string; value: string }> = [];
-  const flush = async () => {
-    if (batch.length === 0) return;
-    await producer.send({ topic, acks, messages: batch.splice(0) });
-  };
   try {
     if (options.value !== undefined) {
-      batch.push({ key: options.key, value: options.value });
+      await producer.send({ topic, acks, messages: [{ key: options.key, value: options.value }] });
       sent = 1;
     } else {
-      const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-      for await (const line of lines) {
-        batch.push({ key: options.key, value: line });
-        sent++;
-        if (batch.length >= 1000) await flush();
+      // Progress only when lines come from a pipe or file: typed lines would be drawn over.
+      const bar = progress(options, `produce ${topic}`, null, Boolean(process.stdin.isTTY));
+      const in_flight: Array<Promise<number>> = [];
+      const acknowledged = async (promise: Promise<number>) => {
+        sent += await promise;
+        bar.update(sent);
+      };
+      let batch: Array<{ key?: string; value: string }> = [];
+      const send = () => {
+        const messages = batch;
+        batch = [];
+        const promise = producer.send({ topic, acks, messages }).then(() => messages.length);
+        promise.catch(() => {}); // awaited in order below; this only keeps a later failure from going unhandled
+        in_flight.push(promise);
+      };
+      try {
+        const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+        for await (const line of lines) {
+          batch.push({ key: options.key, value: line });
+          if (batch.length >= CHUNK_MESSAGES) {
+            send();
+            if (in_flight.length >= CHUNKS_IN_FLIGHT) await acknowledged(in_flight.shift()!);
+          }
+        }
+        if (batch.length > 0) send();
+        while (in_flight.length > 0) await acknowledged(in_flight.shift()!);
+      } finally {
+        bar.stop();
       }
     }
-    await flush();
   } finally {
     await producer.disconnect();
   }
   print(options, { topic, messages: sent }, () => `sent ${sent} message(s) to ${topic}`);
 }
 
-/** Prints messages (value per line, or JSON lines) until --max or --timeout-ms of silence. */
+/**
+ * Prints messages (value per line, or JSON lines) until --max or --timeout-ms of silence. With
+ * --group the consumer joins that group and commits what it printed; without it the consumer runs
+ * in broadcast mode: it reads every partition itself, joins no group and commits nothing.
+ */
 export async function consume(topic: string, options: ClientFlags & { group?: string; fromBeginning?: boolean; max?: string; timeoutMs: string }): Promise<void> {
-  const group = options.group ?? `sluice-cli-${process.pid}-${Date.now()}`;
-  const consumer = client(options).consumer({ groupId: group });
+  const group = options.group ?? null;
   const max = options.max === undefined ? Infinity : Number(options.max);
+  if (Number.isNaN(max) || max < 0) throw new Error(`--max expects a number of messages, got ${JSON.stringify(options.max)}`);
+  const timeout_ms = Number(options.timeoutMs);
+  if (!Number.isFinite(timeout_ms) || timeout_ms < 0) throw new Error(`--timeout-ms expects milliseconds, got ${JSON.stringify(options.timeoutMs)}`);
+  const consumer = client(options).consumer(group === null ? {} : { groupId: group });
   let received = 0;
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: Boolean(options.fromBeginning) });
-  await new Promise<void>((resolve) => {
-    let timer = setTimeout(resolve, Number(options.timeoutMs));
-    void consumer.run({
-      eachMessage: async ({ partition, message }) => {
-        if (received >= max) return;
-        received++;
-        const value = message.value?.toString() ?? '';
-        process.stdout.write(
-          options.json ? `${JSON.stringify({ partition, offset: Number(message.offset), key: message.key?.toString() ?? null, value })}\n` : `${value}\n`,
-        );
+  let finished = false;
+  // Progress only when the messages go to a file or pipe: on the terminal they would be drawn over.
+  const bar = progress(options, `consume ${topic}`, Number.isFinite(max) ? max : null, Boolean(process.stdout.isTTY));
+  let on_signal = () => {};
+  let on_stdout_error = (_error: NodeJS.ErrnoException) => {};
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: Boolean(options.fromBeginning) });
+    await new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      // Stops handing messages over at once (nothing unprinted is committed), then returns.
+      const finish = () => {
+        if (finished) return;
+        finished = true;
         clearTimeout(timer);
-        if (received >= max) resolve();
-        else timer = setTimeout(resolve, Number(options.timeoutMs));
-      },
+        consumer.stop().catch(() => {});
+        resolve();
+      };
+      // Ctrl-C or SIGTERM: stop as after --max (commit what was printed, leave the group, print the summary).
+      on_signal = finish;
+      process.once('SIGINT', on_signal);
+      process.once('SIGTERM', on_signal);
+      if (max === 0) return finish();
+      timer = setTimeout(finish, timeout_ms);
+      const fail = (error: unknown) => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(timer);
+        reject(error);
+      };
+      // The reader went away (`sluice consume ... | head`): stop quietly, as after --max.
+      on_stdout_error = (error) => (error.code === 'EPIPE' ? finish() : fail(error));
+      process.stdout.on('error', on_stdout_error);
+      // After run() has returned the consumer retries on its own; an error it gives up on ends the command.
+      consumer.on<{ error: unknown; restart: boolean }>(consumer.events.CRASH, ({ payload }) => {
+        if (!payload.restart) fail(payload.error);
+      });
+      consumer
+        .run({
+          eachMessage: async ({ partition, message }) => {
+            if (finished) return;
+            received++;
+            const value = message.value?.toString() ?? '';
+            process.stdout.write(
+              options.json ? `${JSON.stringify({ partition, offset: Number(message.offset), key: message.key?.toString() ?? null, value })}\n` : `${value}\n`,
+            );
+            bar.update(received);
+            clearTimeout(timer);
+            if (received >= max) finish();
+            else timer = setTimeout(finish, timeout_ms);
+          },
+        })
+        .catch(fail);
     });
-  });
-  await consumer.disconnect();
+  } finally {
+    bar.stop();
+    process.removeListener('SIGINT', on_signal);
+    process.removeListener('SIGTERM', on_signal);
+    process.stdout.removeListener('error', on_stdout_error);
+    await consumer.disconnect(); // commits what was printed (with --group) and leaves the group
+  }
   if (options.json) process.stderr.write(`${JSON.stringify({ topic, group, messages: received })}\n`);
 }
 

@@ -46,17 +46,17 @@ export function build_program(): Command {
   bootstrap(
     program
       .command('produce <topic>')
-      .description('send --value, or each line of standard input as a message')
+      .description('send --value, or each line of standard input as a message; progress on standard error when input is piped')
       .option('--key <key>', 'message key')
       .option('--value <value>', 'a single message value')
-      .option('--acks <acks>', '-1 (all), 1 or 0', '-1'),
+      .option('--acks <acks>', '-1 (all) or 1 (0 is not supported yet)', '-1'),
   ).action((name, options) => client.produce(name, options));
 
   bootstrap(
     program
       .command('consume <topic>')
-      .description('print messages, one value per line (JSON lines with --json)')
-      .option('--group <id>', 'consumer group (default: a fresh one)')
+      .description('print messages, one value per line (JSON lines with --json); progress on standard error when output is redirected')
+      .option('--group <id>', 'consumer group to join and commit to (default: none; read every partition without a group, committing nothing)')
       .option('--from-beginning', 'start at the earliest offset when the group has no commit')
       .option('--max <n>', 'stop after this many messages')
       .option('--timeout-ms <ms>', 'stop after this long without a message', '10000'),

@@ -15,7 +15,10 @@
 // `readUncommitted`), then the fetched partitions are handed to the handlers (at most
 // `partitionsConsumedConcurrently` partitions at once, each partition's messages in order), then
 // the next round. A partition's position only moves past a message once its handler finished, and
-// only such offsets are committed.
+// only such offsets are committed. With `concurrency` > 1 or `orderBy: 'key'` the round's messages
+// of all partitions go through one OrderedRunner (ordered_runner.ts) instead: up to `concurrency`
+// at once, one at a time per key (or partition), and each partition commits its lowest offset not
+// done yet.
 //
 // The group traffic (JoinGroup can block for a whole rebalance) uses a connection of its own to the
 // coordinator, with a request timeout above the rebalance timeout; fetches, metadata and ListOffsets
@@ -27,6 +30,7 @@ import { Cluster, type BrokerConnection } from './cluster.ts';
 import { ConnectionError, KafkaProtocolError, SluiceError, check_code, is_retriable } from './errors.ts';
 import { AssignerProtocol, roundRobin, type Assigner, type PartitionAssigner } from './assignors.ts';
 import { decode_fetched, type KafkaMessage } from './records.ts';
+import { OrderedRunner, type OrderedMessage } from './ordered_runner.ts';
 import type { ApiSpec } from '../protocol/kafka/schema.ts';
 import type { Value } from '../protocol/kafka/codec.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
@@ -147,8 +151,20 @@ export interface ConsumerRunConfig {
   autoCommitInterval?: number | null;
   /** Commit once this many messages were processed since the last commit. */
   autoCommitThreshold?: number | null;
-  /** Partitions handled at once (each partition's messages stay in order). Default 1. */
+  /** Partitions handled at once (each partition's messages stay in order). Default 1. Ignored when `concurrency` or `orderBy` is given. */
   partitionsConsumedConcurrently?: number;
+  /**
+   * eachMessage only: messages handled at once across all assigned partitions. Default 1 (one
+   * message at a time per partition, as without it). See `orderBy` and docs/sdk.md.
+   */
+  concurrency?: number;
+  /**
+   * eachMessage only: what must not run at the same time and stays in offset order. 'partition'
+   * (default): a partition's messages, one after the other. 'key': a partition's messages with the
+   * same key (null keys: all of the partition's null-key messages), so different keys of one
+   * partition run in parallel, up to `concurrency`.
+   */
+  orderBy?: 'key' | 'partition';
 }
 
 export type ConsumerSubscription = { topics: Array<string | RegExp>; fromBeginning?: boolean } | { topic: string | RegExp; fromBeginning?: boolean };
@@ -222,6 +238,8 @@ interface PartitionState {
   uncommitted: number;
   /** Bumped by every seek: work started before it is discarded. */
   epoch: number;
+  /** Ordered mode: offsets at or after the position already handled (other keys ran ahead); skipped when fetched again. */
+  done_ahead: Set<number>;
 }
 
 /** A handler (eachMessage / eachBatch / listener) threw: the work is retried after a backoff. */
@@ -338,6 +356,10 @@ interface ResolvedRunConfig {
   autoCommitInterval: number | null;
   autoCommitThreshold: number | null;
   partitionsConsumedConcurrently: number;
+  concurrency: number;
+  orderBy: 'key' | 'partition';
+  /** concurrency > 1 or orderBy 'key': messages go through an OrderedRunner. */
+  ordered: boolean;
 }
 
 // ------------------------------------------------------------------ the consumer
@@ -382,6 +404,8 @@ export class Consumer {
   private last_commit = 0;
   private last_metadata_check = Date.now();
   private commit_chain: Promise<void> = Promise.resolve();
+  /** Ordered mode: an auto commit started while handlers run. */
+  private background_commit: Promise<void> | null = null;
 
   constructor(
     private readonly cluster: Cluster,
@@ -467,7 +491,13 @@ export class Consumer {
       autoCommitInterval: interval || null,
       autoCommitThreshold: config.autoCommitThreshold || null,
       partitionsConsumedConcurrently: Math.max(1, Math.floor(config.partitionsConsumedConcurrently ?? 1)),
+      concurrency: Math.max(1, Math.floor(config.concurrency ?? 1)),
+      orderBy: config.orderBy ?? 'partition',
+      ordered: false,
     };
+    if (this.run_config.orderBy !== 'key' && this.run_config.orderBy !== 'partition') throw new SluiceError(`orderBy must be 'key' or 'partition', not ${String(config.orderBy)}`, false);
+    this.run_config.ordered = this.run_config.concurrency > 1 || this.run_config.orderBy === 'key';
+    if (this.run_config.ordered && config.eachBatch) throw new SluiceError('concurrency and orderBy apply to eachMessage, not eachBatch', false);
     this.running = true;
     this.needs_rejoin = true;
     this.last_commit = Date.now();
@@ -559,6 +589,7 @@ export class Consumer {
 
   private apply_seek(state: PartitionState, target: { offset: number } | { reset: 'earliest' | 'latest' }): void {
     state.epoch++;
+    state.done_ahead.clear();
     if ('offset' in target) {
       state.position = target.offset;
       state.reset = null;
@@ -753,7 +784,7 @@ export class Consumer {
   }
 
   private new_state(topic: string, partition: number): PartitionState {
-    return { topic, partition, key: key_of(topic, partition), position: null, reset: null, commit_on_resolve: false, resolved: null, committed: null, uncommitted: 0, epoch: 0 };
+    return { topic, partition, key: key_of(topic, partition), position: null, reset: null, commit_on_resolve: false, resolved: null, committed: null, uncommitted: 0, epoch: 0, done_ahead: new Set() };
   }
 
   private apply_pending_seeks(): void {
@@ -929,6 +960,7 @@ export class Consumer {
         else queue.push(start);
       });
     let metadata_stale = false;
+    const ordered = run.ordered ? this.ordered_round(run) : null;
     const fetches = [...by_leader].map(async ([leader, states]) => {
       const snapshot = new Map(states.map((s) => [s.key, { state: s, offset: s.position!, epoch: s.epoch }]));
       const connection = await this.cluster.node(leader);
@@ -959,6 +991,7 @@ export class Consumer {
           if (code === ErrorCode.OFFSET_OUT_OF_RANGE) {
             state.position = null;
             state.reset = this.default_reset(state.topic);
+            state.done_ahead.clear();
             continue;
           }
           if (METADATA_CODES.has(code)) {
@@ -975,11 +1008,13 @@ export class Consumer {
             state.position = fetched.next_offset; // control batches, aborted records or nothing
             continue;
           }
-          jobs.push(limited(() => this.process(state, epoch, fetched.messages, fetched.next_offset, high_watermark)));
+          if (ordered) ordered.submit(state, epoch, offset, fetched.messages, fetched.next_offset);
+          else jobs.push(limited(() => this.process(state, epoch, fetched.messages, fetched.next_offset, high_watermark)));
         }
       }
     });
     const fetch_results = await Promise.allSettled(fetches);
+    if (ordered) jobs.push(ordered.finish());
     const job_results = await Promise.allSettled(jobs);
     const failure = [...fetch_results, ...job_results].find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failure) {
@@ -987,6 +1022,79 @@ export class Consumer {
       throw failure.reason;
     }
     if (metadata_stale) await this.wakeup.wait(this.cluster.options.retry.initial_retry_ms);
+  }
+
+  /**
+   * Ordered mode (concurrency / orderBy): the round's messages of every partition go through one
+   * OrderedRunner. A partition's resolved offset follows its watermark (the lowest offset not done)
+   * as handlers finish, and auto commits may run meanwhile. A partition stops at a failed message,
+   * or when it is paused, sought, revoked or the consumer stops; what runs finishes first.
+   */
+  private ordered_round(run: ResolvedRunConfig): {
+    submit(state: PartitionState, epoch: number, fetch_offset: number, messages: KafkaMessage[], next_offset: number): void;
+    finish(): Promise<void>;
+  } {
+    type Item = OrderedMessage & { state: PartitionState; epoch: number; message: KafkaMessage };
+    const parts = new Map<string, { state: PartitionState; epoch: number; fetch_offset: number; next_offset: number }>();
+    const same = (state: PartitionState, epoch: number) => this.assignment.get(state.key) === state && state.epoch === epoch;
+    const heartbeat = () => this.heartbeat_if_due();
+    const runner = new OrderedRunner<Item>({
+      concurrency: run.concurrency,
+      orderBy: run.orderBy,
+      may_start: ({ state, epoch }) => this.running && !this.needs_rejoin && same(state, epoch) && !this.is_paused(state),
+      handle: ({ state, message }) => {
+        const pause = () => {
+          this.pause([{ topic: state.topic, partitions: [state.partition] }]);
+          return () => this.resume([{ topic: state.topic, partitions: [state.partition] }]);
+        };
+        return this.in_handler.run(true, () => run.eachMessage!({ topic: state.topic, partition: state.partition, message, heartbeat, pause }));
+      },
+      on_done: ({ state, epoch }, watermark) => {
+        if (!same(state, epoch)) return;
+        state.uncommitted++;
+        if (state.resolved === null || watermark > state.resolved) state.resolved = watermark;
+        this.commit_in_background(run);
+      },
+    });
+    return {
+      submit: (state, epoch, fetch_offset, messages, next_offset) => {
+        parts.set(state.key, { state, epoch, fetch_offset, next_offset });
+        for (const message of messages) {
+          const offset = Number(message.offset);
+          if (state.done_ahead.delete(offset)) continue; // handled before a retry, a pause or a stop of its partition
+          runner.submit({ partition: state.key, key: message.key === null ? null : message.key.toString('latin1'), offset, state, epoch, message });
+        }
+      },
+      finish: async () => {
+        await runner.idle();
+        let failure: { error: unknown } | null = null;
+        for (const { state, epoch, fetch_offset, next_offset } of parts.values()) {
+          failure ??= runner.failure(state.key);
+          if (!same(state, epoch)) continue; // a seek or a rebalance: the position is not ours
+          if (!runner.halted(state.key)) {
+            state.position = next_offset;
+            state.resolved = next_offset;
+          } else {
+            const watermark = runner.watermark(state.key)!;
+            state.position = watermark;
+            if (watermark > (state.resolved ?? fetch_offset)) state.resolved = watermark;
+            for (const offset of runner.done_above_watermark(state.key)) state.done_ahead.add(offset);
+          }
+          for (const offset of state.done_ahead) if (offset < state.position) state.done_ahead.delete(offset);
+        }
+        if (failure) throw new HandlerError(failure.error);
+      },
+    };
+  }
+
+  /** Ordered mode: an auto commit while handlers still run, when one is due (one at a time). */
+  private commit_in_background(run: ResolvedRunConfig): void {
+    if (this.background_commit || !this.group_id || !run.autoCommit || this.generation_id < 0 || !this.commit_due(run)) return;
+    this.background_commit = this.commit_resolved()
+      .catch((error) => this.report(error))
+      .finally(() => {
+        this.background_commit = null;
+      });
   }
 
   /** Hands one partition's fetched messages to the handler, in order. */

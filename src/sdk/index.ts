@@ -68,3 +68,4 @@ class OwningConsumer extends Consumer {
 export { Producer, Consumer, Admin };
 export type { ProducerConfig, ConsumerConfig };
 export * from './errors.ts';
+export * from './dedupe.ts';
