@@ -23,6 +23,8 @@ export interface ClusterOptions {
   request_timeout_ms: number;
   /** Requests pipelined per broker connection. */
   max_in_flight: number;
+  /** TLS options for every broker connection; null or absent for plain TCP. */
+  tls?: import('node:tls').ConnectionOptions | null;
 }
 
 export const RETRY_DEFAULT: RetryOptions = { retries: 5, initial_retry_ms: 100, max_retry_ms: 5_000 };
@@ -108,6 +110,7 @@ export class Cluster {
       client_id: this.options.client_id,
       max_in_flight: this.options.max_in_flight,
       request_timeout_ms: this.options.request_timeout_ms,
+      tls: this.options.tls ?? null,
     }).catch((error: unknown) => {
       throw new ConnectionError(`cannot connect to ${address.host}:${address.port}: ${String(error)}`, { cause: error });
     });
@@ -129,7 +132,12 @@ export class Cluster {
   }
 
   private async open_v0(address: BrokerAddress): Promise<BrokerConnection> {
-    const connection = await Connection.connect(address.host, address.port, { client_id: this.options.client_id, max_in_flight: this.options.max_in_flight, request_timeout_ms: this.options.request_timeout_ms });
+    const connection = await Connection.connect(address.host, address.port, {
+      client_id: this.options.client_id,
+      max_in_flight: this.options.max_in_flight,
+      request_timeout_ms: this.options.request_timeout_ms,
+      tls: this.options.tls ?? null,
+    });
     const response = await connection.call(API_VERSIONS, 0, {});
     check_code(response.error_code as number, 'ApiVersions v0');
     const ranges = new Map<number, { min: number; max: number }>();

@@ -2,6 +2,7 @@
 // matched in order by correlation id and decoded with the shared protocol codecs. Every wait is
 // bounded (connect, each request). The SDK's cluster layer and the benchmark clients build on it.
 import net from 'node:net';
+import tls from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { message_codec, type MessageCodec, type Value } from '../protocol/kafka/codec.ts';
 import { response_header_flexible, skip_header_tags, write_request_header } from '../protocol/kafka/header.ts';
@@ -48,6 +49,8 @@ export interface ConnectionOptions {
   /** Requests outstanding at once; request() waits for a slot beyond this. */
   max_in_flight?: number;
   request_timeout_ms?: number;
+  /** Connect over TLS with these options (certificate authorities, client certificate, ...). */
+  tls?: tls.ConnectionOptions | null;
 }
 
 /** One TCP connection: pipelined requests, responses matched in order by correlation id. */
@@ -86,7 +89,9 @@ export class Connection {
 
   static connect(host: string, port: number, options: ConnectionOptions = {}): Promise<Connection> {
     return new Promise((resolve, reject) => {
-      const socket = net.connect({ host, port });
+      // With TLS the connection is usable after the handshake, not after the TCP connect.
+      const socket = options.tls ? tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...options.tls }) : net.connect({ host, port });
+      const ready_event = options.tls ? 'secureConnect' : 'connect';
       const timer = setTimeout(() => {
         socket.destroy();
         reject(new Error(`connect to ${host}:${port} timed out after ${CONNECT_TIMEOUT_MS} ms`));
@@ -95,7 +100,7 @@ export class Connection {
         clearTimeout(timer);
         reject(error);
       });
-      socket.once('connect', () => {
+      socket.once(ready_event, () => {
         clearTimeout(timer);
         socket.removeAllListeners('error');
         resolve(new Connection(socket, options));

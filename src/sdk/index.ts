@@ -14,8 +14,9 @@ export interface SluiceConfig {
   /** Request timeout in milliseconds (default 30 s). */
   requestTimeout?: number;
   retry?: { retries?: number; initialRetryTime?: number; maxRetryTime?: number };
-  /** Not available yet: TLS and SASL arrive with the broker's support for them. */
-  ssl?: never;
+  /** TLS for every connection: true for the system's certificate authorities, or node:tls options. */
+  ssl?: boolean | import('node:tls').ConnectionOptions;
+  /** Not available yet: SASL arrives with the broker's support for it. */
   sasl?: never;
 }
 
@@ -31,7 +32,7 @@ export class Sluice {
       initial_retry_ms: merged.initialRetryTime ?? RETRY_DEFAULT.initial_retry_ms,
       max_retry_ms: merged.maxRetryTime ?? RETRY_DEFAULT.max_retry_ms,
     };
-    return new Cluster({ brokers: this.config.brokers, client_id: this.config.clientId ?? 'sluice', retry: options, request_timeout_ms: this.config.requestTimeout ?? 30_000, max_in_flight: 5 });
+    return new Cluster({ brokers: this.config.brokers, client_id: this.config.clientId ?? 'sluice', retry: options, request_timeout_ms: this.config.requestTimeout ?? 30_000, max_in_flight: 5, tls: this.config.ssl === true ? {} : this.config.ssl || null });
   }
 
   producer(config: ProducerConfig = {}): Producer {

@@ -59,6 +59,12 @@ export class KafkaListener {
     return { host: this.options.host, port: address.port };
   }
 
+  /** Where the listener actually accepts connections (may differ from the advertised address). */
+  get bound_address(): { host: string; port: number } {
+    const address = this.server.address() as net.AddressInfo;
+    return { host: address.address, port: address.port };
+  }
+
   get address(): { host: string; port: number } {
     return { host: this.info.advertised_host, port: this.info.advertised_port };
   }
