@@ -1,5 +1,6 @@
 // Sluice as systems under test for the side-by-side benchmark: the lean client (our codecs) under
-// three durability settings, kafkajs 2.2.4, and kcat (librdkafka). Each system starts its own
+// three durability settings, kafkajs 2.2.4, kcat (librdkafka), the project's SDK (src/sdk) and
+// @platformatic/kafka 2.x. Each system starts its own
 // broker process on a fresh data directory under the harness's workdir.
 //
 // Conventions shared by every driver here:
@@ -13,6 +14,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs';
+import { Consumer as PlatformaticConsumer, Producer as PlatformaticProducer, ProduceAcks } from '@platformatic/kafka';
+import { Sluice } from '../../../src/sdk/index.ts';
 import { decode_record_batch, encode_record_batch } from '../../../src/protocol/record_batch.ts';
 import type { DurabilityClass, LatencyParams, LatencyResult, PublishParams, SystemUnderTest, ThroughputResult, Unavailable } from '../types.ts';
 import { BrokerProcess } from './broker.ts';
@@ -37,6 +40,9 @@ export interface SluiceSystemsOptions {
   /** Messages per kafkajs send() call, and send() calls in flight per producer. */
   kafkajs_send_messages?: number;
   kafkajs_sends_in_flight?: number;
+  /** Messages per SDK / @platformatic/kafka send() call, and send() calls in flight per producer (default 1000 and 8, as kafkajs). */
+  client_send_messages?: number;
+  client_sends_in_flight?: number;
 }
 
 /**
@@ -60,6 +66,8 @@ export function sluice_systems(options: SluiceSystemsOptions = {}): SystemUnderT
     new LeanSystem('none', options),
     new KafkajsSystem(options),
     new KcatSystem(options),
+    new SdkSystem(options),
+    new PlatformaticSystem(options),
   ];
 }
 
@@ -804,5 +812,346 @@ class KcatSystem extends SluiceSystem {
       clearInterval(polling);
       output.close();
     }
+  }
+}
+
+// ------------------------------------------------------------------ SDK and @platformatic/kafka
+
+// @platformatic/kafka 2.x targets Node 22 and calls Promise.withResolvers; this project runs on
+// Node 20, so provide it (as test/kafka/platformatic.test.ts does) before the client is used.
+const promise_ctor = Promise as unknown as { withResolvers?: () => unknown };
+if (typeof promise_ctor.withResolvers !== 'function') {
+  promise_ctor.withResolvers = () => {
+    let resolve!: (value: unknown) => void;
+    let reject!: (reason?: unknown) => void;
+    const promise = new Promise((ok, fail) => {
+      resolve = ok;
+      reject = fail;
+    });
+    return { promise, resolve, reject };
+  };
+}
+
+function package_version(name: string): string {
+  try {
+    const file = path.resolve(import.meta.dirname, '..', '..', '..', 'node_modules', name, 'package.json');
+    return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version?: string }).version ?? '?';
+  } catch {
+    return '?';
+  }
+}
+
+/**
+ * Sends `share` messages through `send(count)` calls of at most `per_send` messages, with up to
+ * `in_flight` calls outstanding; stops starting calls once `deadline` (performance.now()) passed.
+ * `on_ack(count)` runs as each call is acknowledged. Resolves once nothing is outstanding.
+ */
+function pump_sends(share: number, per_send: number, in_flight_max: number, deadline: number, send: (count: number) => Promise<unknown>, on_ack: (count: number) => void): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let unsent = share;
+    let in_flight = 0;
+    let failed = false;
+    let stopped = false;
+    const pump = () => {
+      if (performance.now() > deadline) stopped = true;
+      while (!failed && !stopped && unsent > 0 && in_flight < in_flight_max) {
+        const count = Math.min(per_send, unsent);
+        unsent -= count;
+        in_flight++;
+        send(count).then(
+          () => {
+            in_flight--;
+            on_ack(count);
+            pump();
+          },
+          (error: unknown) => {
+            failed = true;
+            reject(error);
+          },
+        );
+      }
+      if (!failed && in_flight === 0 && (unsent === 0 || stopped)) resolve();
+    };
+    pump();
+  });
+}
+
+/** A running group consumer as the client-library systems below use it. */
+interface GroupConsumerHandle {
+  /** Resolves once the consumer has its first assignment. */
+  joined: Promise<void>;
+  /** Resolves once `expected()` messages arrived (bounded by the time limit). */
+  done: Promise<void>;
+  received(): number;
+  joined_at(): number;
+  recheck(): void;
+  close(): Promise<void>;
+}
+
+type OnMessages = (values: Array<Buffer | null>, received_at: number) => void;
+
+/**
+ * A client-library system (SDK, @platformatic/kafka): the workloads are the same as kafkajs's —
+ * sends of `send_messages` messages, `sends_in_flight` of them outstanding per producer, and one
+ * group consumer — with the client-specific parts in `open_producer` and `open_consumer`.
+ */
+abstract class ClientLibrarySystem extends SluiceSystem {
+  protected readonly send_messages: number;
+  protected readonly sends_in_flight: number;
+  protected groups = 0;
+
+  constructor(options: SluiceSystemsOptions) {
+    super('fsync', options);
+    this.send_messages = options.client_send_messages ?? 1000;
+    this.sends_in_flight = options.client_sends_in_flight ?? 8;
+  }
+
+  /** A connected producer: `send(topic, values)` resolves once all are acknowledged (acks=all). */
+  protected abstract open_producer(index: number): Promise<{ send: (topic: string, values: Buffer[]) => Promise<unknown>; close: () => Promise<void> }>;
+  protected abstract open_consumer(topic: string, expected: () => number, on_messages: OnMessages, time_limit_ms: number): Promise<GroupConsumerHandle>;
+
+  protected consumer_state(expected: () => number, time_limit_ms: number, what: string) {
+    let received = 0;
+    let finish!: () => void;
+    let fail!: (error: Error) => void;
+    const done = new Promise<void>((resolve, reject) => {
+      finish = resolve;
+      fail = reject;
+    });
+    done.catch(() => undefined);
+    return {
+      done: within(done, time_limit_ms, what),
+      fail,
+      add(count: number) {
+        received += count;
+        if (received >= expected()) finish();
+      },
+      received: () => received,
+      recheck: () => {
+        if (received >= expected()) finish();
+      },
+    };
+  }
+
+  private async produce(topic: string, params: PublishParams, progress?: (messages_done: number) => void): Promise<{ acknowledged: number; elapsed_ms: number; truncated: boolean }> {
+    const producers = await Promise.all(Array.from({ length: params.producers }, (_, i) => within(this.open_producer(i), GRACE_MS, `${this.id} producer connect`)));
+    try {
+      const value = Buffer.alloc(params.payload_bytes, 0x61);
+      const full = Array.from({ length: this.send_messages }, () => value);
+      let acknowledged = 0;
+      const started = performance.now();
+      const deadline = started + params.time_limit_ms;
+      const shares = split(params.messages, params.producers);
+      await within(
+        Promise.all(
+          producers.map((producer, i) =>
+            pump_sends(
+              shares[i]!,
+              this.send_messages,
+              this.sends_in_flight,
+              deadline,
+              (count) => producer.send(topic, count === full.length ? full : full.slice(0, count)),
+              (count) => {
+                acknowledged += count;
+                progress?.(acknowledged);
+              },
+            ),
+          ),
+        ),
+        params.time_limit_ms + GRACE_MS,
+        `${this.id} publish`,
+      );
+      return { acknowledged, elapsed_ms: performance.now() - started, truncated: acknowledged < params.messages };
+    } finally {
+      await Promise.all(producers.map((producer) => within(producer.close(), GRACE_MS, `${this.id} producer close`).catch(() => undefined)));
+    }
+  }
+
+  async publish(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
+    const topic = await this.new_topic(params.partitions);
+    const produced = await this.produce(topic, params, progress);
+    return result(produced.acknowledged, params, produced.elapsed_ms, produced.truncated);
+  }
+
+  async publish_consume(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
+    const topic = await this.new_topic(params.partitions);
+    let expected = params.messages;
+    const consumer = await this.open_consumer(topic, () => expected, () => progress(consumer.received()), params.time_limit_ms + 2 * GRACE_MS);
+    try {
+      await consumer.joined;
+      const started = performance.now();
+      const produced = await this.produce(topic, params);
+      expected = produced.acknowledged;
+      consumer.recheck();
+      await consumer.done;
+      return result(consumer.received(), params, performance.now() - started, produced.truncated);
+    } finally {
+      await consumer.close();
+    }
+  }
+
+  async latency(params: LatencyParams): Promise<LatencyResult> {
+    const topic = await this.new_topic(1);
+    const total = Math.max(1, Math.round((params.rate_per_s * params.duration_ms) / 1000));
+    const samples = latency_samples(total);
+    let expected = total;
+    const consumer = await this.open_consumer(
+      topic,
+      () => expected,
+      (values, received_at) => {
+        for (const value of values) samples.add(received_at - value!.readDoubleLE(0));
+      },
+      params.duration_ms + 2 * GRACE_MS,
+    );
+    try {
+      await consumer.joined;
+      const producer = await within(this.open_producer(0), GRACE_MS, `${this.id} producer connect`);
+      try {
+        const sent = await publish_at_fixed_rate(params, LATENCY_MAX_IN_FLIGHT, (values) => producer.send(topic, values).then(() => undefined));
+        expected = sent;
+        consumer.recheck();
+        await consumer.done;
+        return samples.result(sent);
+      } finally {
+        await within(producer.close(), GRACE_MS, `${this.id} producer close`).catch(() => undefined);
+      }
+    } finally {
+      await consumer.close();
+    }
+  }
+
+  async drain(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
+    const topic = await this.new_topic(params.partitions);
+    const produced = await this.produce(topic, params);
+    if (produced.truncated) throw new Error(`drain: only ${produced.acknowledged} of ${params.messages} messages published within ${params.time_limit_ms} ms`);
+    // Timed from the first assignment (a fresh group on an idle broker joins in one round).
+    const consumer = await this.open_consumer(topic, () => produced.acknowledged, () => progress(consumer.received()), params.time_limit_ms + GRACE_MS);
+    try {
+      await consumer.joined;
+      await consumer.done;
+      return result(consumer.received(), params, performance.now() - consumer.joined_at(), false);
+    } finally {
+      await consumer.close();
+    }
+  }
+}
+
+/** batchBytes of the SDK system's producer (see SdkSystem). */
+const SDK_BATCH_BYTES = 1024 * 1024;
+
+/**
+ * The project's SDK (src/sdk). Producer: its defaults (idempotent, acks -1, lingerMs 5,
+ * maxInFlightRequests 5, a message-id header on every message) except batchBytes 1 MiB instead of
+ * 16 KiB, driven like kafkajs: sends of 1,000 messages, 8 outstanding. kafkajs and
+ * @platformatic/kafka put each send() into one batch (100 KB or 1 MB here); the SDK splits sends
+ * into batchBytes-sized batches, one per partition per request and at most 5 requests in flight,
+ * so with 16 KiB batches one partition has at most 80 KiB awaiting its fsync (about 1/4 of the
+ * throughput; docs/benchmarks.md). Consumer: a group member with eachBatch and its defaults except
+ * maxWaitTimeInMs 100 (as the kafkajs system).
+ */
+class SdkSystem extends ClientLibrarySystem {
+  readonly id = 'sluice-sdk-fsync';
+  readonly label = 'Sluice (SDK)';
+  readonly client = 'Sluice SDK (src/sdk), producer defaults but batchBytes 1 MiB, 8 sends of 1,000 in flight';
+
+  private sluice(client_id: string): Sluice {
+    return new Sluice({ brokers: [this.running.bootstrap], clientId: client_id, retry: { retries: 3, initialRetryTime: 100 } });
+  }
+
+  protected async open_producer(index: number) {
+    const producer = this.sluice(`bench-producer-${index}`).producer({ allowAutoTopicCreation: false, batchBytes: SDK_BATCH_BYTES });
+    await producer.connect();
+    return {
+      send: (topic: string, values: Buffer[]) => producer.send({ topic, acks: -1, messages: values.map((value) => ({ value })) }),
+      close: () => producer.disconnect(),
+    };
+  }
+
+  protected async open_consumer(topic: string, expected: () => number, on_messages: OnMessages, time_limit_ms: number): Promise<GroupConsumerHandle> {
+    const consumer = this.sluice('bench-consumer').consumer({ groupId: `bench-${this.id}-${++this.groups}`, maxWaitTimeInMs: 100, allowAutoTopicCreation: false });
+    const state = this.consumer_state(expected, time_limit_ms, 'SDK consumer');
+    let joined_at = 0;
+    consumer.on(consumer.events.CRASH, (event) => {
+      const payload = event.payload as { error?: unknown; restart?: boolean };
+      if (payload.restart === false) state.fail(new Error(`SDK consumer crashed: ${String(payload.error)}`));
+    });
+    const close = () => within(consumer.disconnect(), GRACE_MS, 'SDK consumer disconnect').catch(() => undefined);
+    const joined = (async () => {
+      await within(consumer.connect(), GRACE_MS, 'SDK consumer connect');
+      await consumer.subscribe({ topic, fromBeginning: true });
+      // run() resolves once the first assignment and its starting positions are in place.
+      await within(
+        consumer.run({
+          eachBatch: async ({ batch }) => {
+            const received_at = performance.now();
+            on_messages(
+              batch.messages.map((message) => message.value),
+              received_at,
+            );
+            state.add(batch.messages.length);
+          },
+        }),
+        GRACE_MS,
+        'SDK consumer group join',
+      );
+      joined_at = performance.now();
+    })();
+    joined.catch(() => undefined);
+    return { joined, done: state.done, received: state.received, joined_at: () => joined_at, recheck: state.recheck, close };
+  }
+}
+
+/**
+ * @platformatic/kafka 2.x. Producer: acks=all (-1), otherwise its defaults (not idempotent), sends
+ * of 1,000 messages with 8 outstanding, as kafkajs. Consumer: a group member reading its message
+ * stream ('data' per message) from the earliest offset, maxWaitTime 100 ms, autocommit on.
+ */
+class PlatformaticSystem extends ClientLibrarySystem {
+  readonly id = 'sluice-platformatic-fsync';
+  readonly label = 'Sluice (@platformatic/kafka)';
+  readonly client = `@platformatic/kafka ${package_version('@platformatic/kafka')}, 8 sends of 1,000 in flight`;
+
+  private base(client_id: string) {
+    return { clientId: client_id, bootstrapBrokers: [this.running.bootstrap], timeout: 30_000, connectTimeout: 10_000, retries: 3, retryDelay: 100 };
+  }
+
+  protected async open_producer(index: number) {
+    const producer = new PlatformaticProducer({ ...this.base(`bench-producer-${index}`), acks: ProduceAcks.ALL, autocreateTopics: false });
+    return {
+      send: (topic: string, values: Buffer[]) => producer.send({ messages: values.map((value) => ({ topic, value })) }),
+      close: () => producer.close(),
+    };
+  }
+
+  protected async open_consumer(topic: string, expected: () => number, on_messages: OnMessages, time_limit_ms: number): Promise<GroupConsumerHandle> {
+    const consumer = new PlatformaticConsumer({
+      ...this.base('bench-consumer'),
+      groupId: `bench-${this.id}-${++this.groups}`,
+      sessionTimeout: 30_000,
+      rebalanceTimeout: 30_000,
+      heartbeatInterval: 3_000,
+      maxWaitTime: 100,
+      maxBytesPerPartition: 1024 * 1024,
+      maxBytes: 8 * 1024 * 1024,
+    });
+    const state = this.consumer_state(expected, time_limit_ms, '@platformatic/kafka consumer');
+    let joined_at = 0;
+    let stream: Awaited<ReturnType<typeof consumer.consume>> | null = null;
+    const close = async () => {
+      if (stream) await within(stream.close(), GRACE_MS, '@platformatic/kafka stream close').catch(() => undefined);
+      await within(consumer.close(true), GRACE_MS, '@platformatic/kafka consumer close').catch(() => undefined);
+    };
+    const joined = (async () => {
+      // consume() resolves once the member joined the group and has its assignment.
+      stream = await within(consumer.consume({ topics: [topic], mode: 'committed', fallbackMode: 'earliest', autocommit: true }), GRACE_MS, '@platformatic/kafka consumer group join');
+      joined_at = performance.now();
+      stream.on('data', (message) => {
+        on_messages([message.value], performance.now());
+        state.add(1);
+      });
+      stream.on('error', (error: Error) => state.fail(new Error(`@platformatic/kafka consumer stream: ${error.message}`)));
+    })();
+    joined.catch(() => undefined);
+    return { joined, done: state.done, received: state.received, joined_at: () => joined_at, recheck: state.recheck, close };
   }
 }
