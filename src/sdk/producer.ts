@@ -25,6 +25,14 @@ import { encode_record_batch, type BatchRecord, type RecordHeader } from '../pro
 import { compress_record_batch, compression_name, stamp_record_batch, type CompressionName, type CompressionType } from './compression.ts';
 import { DefaultPartitioner, type CreatePartitioner, type IHeaders, type PartitionMetadata, type Partitioner, type PartitionerMessage } from './partitioner.ts';
 
+/**
+ * A partition's batch is sent once it holds this many bytes (or after lingerMs). Large, as in
+ * librdkafka (batch.size 1,000,000): under load one fsync'd append then carries many messages;
+ * when idle, lingerMs still sends a lone message within a few milliseconds. Below the broker's
+ * default max.message.bytes (1,048,588).
+ */
+const BATCH_BYTES_DEFAULT = 1_000_000;
+
 export type { CompressionType } from './compression.ts';
 export { CompressionCodes, CompressionTypes } from './compression.ts';
 
@@ -96,7 +104,7 @@ export interface ProducerConfig {
   acks?: number;
   /** How long a batch waits for more messages after its first one (default 5 ms). */
   lingerMs?: number;
-  /** A partition's batch is sent once it holds this many bytes (default 16384). */
+  /** A partition's batch is sent once it holds this many bytes (default 1,000,000). */
   batchBytes?: number;
   /** Bytes of messages accepted and not yet acknowledged (default 32 MiB). */
   bufferBytes?: number;
@@ -341,7 +349,7 @@ export class Producer {
     this.idempotent = options.idempotent ?? true;
     this.acks = options.acks ?? -1;
     this.linger_ms = options.lingerMs ?? 5;
-    this.batch_bytes = options.batchBytes ?? 16_384;
+    this.batch_bytes = options.batchBytes ?? BATCH_BYTES_DEFAULT;
     this.buffer_bytes = options.bufferBytes ?? 32 * 1024 * 1024;
     this.buffer_full = options.bufferFull ?? 'wait';
     this.compression = compression_name(options.compression ?? 'none');

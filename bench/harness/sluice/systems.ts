@@ -1036,30 +1036,23 @@ abstract class ClientLibrarySystem extends SluiceSystem {
   }
 }
 
-/** batchBytes of the SDK system's producer (see SdkSystem). */
-const SDK_BATCH_BYTES = 1024 * 1024;
-
 /**
  * The project's SDK (src/sdk). Producer: its defaults (idempotent, acks -1, lingerMs 5,
- * maxInFlightRequests 5, a message-id header on every message) except batchBytes 1 MiB instead of
- * 16 KiB, driven like kafkajs: sends of 1,000 messages, 8 outstanding. kafkajs and
- * @platformatic/kafka put each send() into one batch (100 KB or 1 MB here); the SDK splits sends
- * into batchBytes-sized batches, one per partition per request and at most 5 requests in flight,
- * so with 16 KiB batches one partition has at most 80 KiB awaiting its fsync (about 1/4 of the
- * throughput; docs/benchmarks.md). Consumer: a group member with eachBatch and its defaults except
- * maxWaitTimeInMs 100 (as the kafkajs system).
+ * batchBytes 1,000,000, maxInFlightRequests 5, a message-id header on every message), driven like
+ * kafkajs: sends of 1,000 messages, 8 outstanding. Consumer: a group member with eachBatch and its
+ * defaults except maxWaitTimeInMs 100 (as the kafkajs system).
  */
 class SdkSystem extends ClientLibrarySystem {
   readonly id = 'sluice-sdk-fsync';
   readonly label = 'Sluice (SDK)';
-  readonly client = 'Sluice SDK (src/sdk), producer defaults but batchBytes 1 MiB, 8 sends of 1,000 in flight';
+  readonly client = 'Sluice SDK (src/sdk), producer defaults, 8 sends of 1,000 in flight';
 
   private sluice(client_id: string): Sluice {
     return new Sluice({ brokers: [this.running.bootstrap], clientId: client_id, retry: { retries: 3, initialRetryTime: 100 } });
   }
 
   protected async open_producer(index: number) {
-    const producer = this.sluice(`bench-producer-${index}`).producer({ allowAutoTopicCreation: false, batchBytes: SDK_BATCH_BYTES });
+    const producer = this.sluice(`bench-producer-${index}`).producer({ allowAutoTopicCreation: false });
     await producer.connect();
     return {
       send: (topic: string, values: Buffer[]) => producer.send({ topic, acks: -1, messages: values.map((value) => ({ value })) }),
