@@ -37,10 +37,7 @@ export interface SluiceSystemsOptions {
   /** Batching of the lean producer (defaults in LEAN_PRODUCE_DEFAULTS). */
   lean?: ProduceOptions;
   kcat_path?: string;
-  /** Messages per kafkajs send() call, and send() calls in flight per producer. */
-  kafkajs_send_messages?: number;
-  kafkajs_sends_in_flight?: number;
-  /** Messages per SDK / @platformatic/kafka send() call, and send() calls in flight per producer (default 1000 and 8, as kafkajs). */
+  /** Messages per send() call of the client-library systems (kafkajs, SDK, @platformatic/kafka), and send() calls in flight per producer (default 1000 and 8). */
   client_send_messages?: number;
   client_sends_in_flight?: number;
 }
@@ -372,199 +369,6 @@ function build_batch_of(values: Buffer[], timestamp_ms: number): Buffer {
 
 // ------------------------------------------------------------------ kafkajs
 
-class KafkajsSystem extends SluiceSystem {
-  readonly id = 'sluice-kafkajs-fsync';
-  readonly label = 'Sluice (kafkajs)';
-  readonly client = `kafkajs ${KAFKAJS_VERSION}`;
-  private readonly send_messages: number;
-  private readonly sends_in_flight: number;
-  private groups = 0;
-
-  constructor(options: SluiceSystemsOptions) {
-    super('fsync', options);
-    this.send_messages = options.kafkajs_send_messages ?? 1000;
-    this.sends_in_flight = options.kafkajs_sends_in_flight ?? 8;
-  }
-
-  private kafka(client_id: string): Kafka {
-    return new Kafka({ brokers: [this.running.bootstrap], clientId: client_id, logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 100 } });
-  }
-
-  private async producers(count: number): Promise<Producer[]> {
-    const producers = Array.from({ length: count }, (_, i) => this.kafka(`bench-producer-${i}`).producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner }));
-    await Promise.all(producers.map((producer) => within(producer.connect(), GRACE_MS, 'kafkajs producer connect')));
-    return producers;
-  }
-
-  /** Sends `params.messages` in send() calls of send_messages, sends_in_flight per producer. */
-  private async produce(topic: string, params: PublishParams, progress?: (messages_done: number) => void): Promise<{ acknowledged: number; elapsed_ms: number; truncated: boolean }> {
-    const producers = await this.producers(params.producers);
-    try {
-      const value = Buffer.alloc(params.payload_bytes, 0x61);
-      const full = Array.from({ length: this.send_messages }, () => ({ value }));
-      let acknowledged = 0;
-      let stopped = false;
-      const started = performance.now();
-      const deadline = started + params.time_limit_ms;
-      const run_share = (producer: Producer, share: number) =>
-        new Promise<void>((resolve, reject) => {
-          let unsent = share;
-          let in_flight = 0;
-          let failed = false;
-          const pump = () => {
-            if (performance.now() > deadline) stopped = true;
-            while (!failed && !stopped && unsent > 0 && in_flight < this.sends_in_flight) {
-              const count = Math.min(this.send_messages, unsent);
-              unsent -= count;
-              in_flight++;
-              producer.send({ topic, acks: -1, messages: count === full.length ? full : full.slice(0, count) }).then(
-                () => {
-                  in_flight--;
-                  acknowledged += count;
-                  progress?.(acknowledged);
-                  pump();
-                },
-                (error: unknown) => {
-                  failed = true;
-                  reject(error);
-                },
-              );
-            }
-            if (!failed && in_flight === 0 && (unsent === 0 || stopped)) resolve();
-          };
-          pump();
-        });
-      await within(Promise.all(producers.map((producer, i) => run_share(producer, split(params.messages, params.producers)[i]!))), params.time_limit_ms + GRACE_MS, 'kafkajs publish');
-      return { acknowledged, elapsed_ms: performance.now() - started, truncated: acknowledged < params.messages };
-    } finally {
-      await Promise.all(producers.map((producer) => within(producer.disconnect(), GRACE_MS, 'kafkajs producer disconnect').catch(() => undefined)));
-    }
-  }
-
-  /**
-   * A group consumer from the beginning of `topic`, counting messages with eachBatch. `joined`
-   * resolves at the first GROUP_JOIN; `done` once `expected()` messages arrived.
-   */
-  private async consumer(topic: string, expected: () => number, on_messages: (messages: Array<{ value: Buffer | null }>, received_at: number) => void, time_limit_ms: number) {
-    const consumer: Consumer = this.kafka(`bench-consumer`).consumer({
-      groupId: `bench-${this.id}-${++this.groups}`,
-      maxWaitTimeInMs: 100,
-      minBytes: 1,
-      maxBytesPerPartition: 1024 * 1024,
-      maxBytes: 8 * 1024 * 1024,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
-    });
-    let received = 0;
-    let finish!: () => void;
-    let fail!: (error: Error) => void;
-    const done = new Promise<void>((resolve, reject) => {
-      finish = resolve;
-      fail = reject;
-    });
-    done.catch(() => undefined);
-    let joined_at = 0;
-    const joined = new Promise<void>((resolve) =>
-      consumer.on(consumer.events.GROUP_JOIN, () => {
-        if (joined_at === 0) joined_at = performance.now();
-        resolve();
-      }),
-    );
-    consumer.on(consumer.events.CRASH, (event) => fail(new Error(`kafkajs consumer crashed: ${String(event.payload.error)}`)));
-    await within(consumer.connect(), GRACE_MS, 'kafkajs consumer connect');
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      eachBatch: async ({ batch }) => {
-        const received_at = performance.now();
-        received += batch.messages.length;
-        on_messages(batch.messages, received_at);
-        if (received >= expected()) finish();
-      },
-    });
-    return {
-      joined: within(joined, GRACE_MS, 'kafkajs consumer group join'),
-      done: within(done, time_limit_ms, 'kafkajs consumer'),
-      received: () => received,
-      joined_at: () => joined_at,
-      /** Lets `done` re-check after `expected()` changed. */
-      recheck: () => {
-        if (received >= expected()) finish();
-      },
-      close: () => within(consumer.disconnect(), GRACE_MS, 'kafkajs consumer disconnect').catch(() => undefined),
-    };
-  }
-
-  async publish(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
-    const topic = await this.new_topic(params.partitions);
-    const produced = await this.produce(topic, params, progress);
-    return result(produced.acknowledged, params, produced.elapsed_ms, produced.truncated);
-  }
-
-  async publish_consume(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
-    const topic = await this.new_topic(params.partitions);
-    let expected = params.messages;
-    const consumer = await this.consumer(topic, () => expected, () => progress(consumer.received()), params.time_limit_ms + 2 * GRACE_MS);
-    try {
-      await consumer.joined;
-      const started = performance.now();
-      const produced = await this.produce(topic, params);
-      expected = produced.acknowledged;
-      consumer.recheck();
-      await consumer.done;
-      return result(consumer.received(), params, performance.now() - started, produced.truncated);
-    } finally {
-      await consumer.close();
-    }
-  }
-
-  async latency(params: LatencyParams): Promise<LatencyResult> {
-    const topic = await this.new_topic(1);
-    const total = Math.max(1, Math.round((params.rate_per_s * params.duration_ms) / 1000));
-    const samples = latency_samples(total);
-    let expected = total;
-    const consumer = await this.consumer(
-      topic,
-      () => expected,
-      (messages, received_at) => {
-        for (const message of messages) samples.add(received_at - message.value!.readDoubleLE(0));
-      },
-      params.duration_ms + 2 * GRACE_MS,
-    );
-    try {
-      await consumer.joined;
-      const [producer] = await this.producers(1);
-      try {
-        const sent = await publish_at_fixed_rate(params, LATENCY_MAX_IN_FLIGHT, async (values) => {
-          await producer!.send({ topic, acks: -1, messages: values.map((value) => ({ value })) });
-        });
-        expected = sent;
-        consumer.recheck();
-        await consumer.done;
-        return samples.result(sent);
-      } finally {
-        await within(producer!.disconnect(), GRACE_MS, 'kafkajs producer disconnect').catch(() => undefined);
-      }
-    } finally {
-      await consumer.close();
-    }
-  }
-
-  async drain(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
-    const topic = await this.new_topic(params.partitions);
-    const produced = await this.produce(topic, params);
-    if (produced.truncated) throw new Error(`drain: only ${produced.acknowledged} of ${params.messages} messages published within ${params.time_limit_ms} ms`);
-    // Timed from the group join (a fresh group on an idle broker joins in one round).
-    const consumer = await this.consumer(topic, () => produced.acknowledged, () => progress(consumer.received()), params.time_limit_ms + GRACE_MS);
-    try {
-      await consumer.joined;
-      await consumer.done;
-      return result(consumer.received(), params, performance.now() - consumer.joined_at(), false);
-    } finally {
-      await consumer.close();
-    }
-  }
-}
-
 // ------------------------------------------------------------------ kcat
 
 interface ChildRun {
@@ -891,7 +695,7 @@ interface GroupConsumerHandle {
 type OnMessages = (values: Array<Buffer | null>, received_at: number) => void;
 
 /**
- * A client-library system (SDK, @platformatic/kafka): the workloads are the same as kafkajs's —
+ * A client-library system (kafkajs, SDK, @platformatic/kafka): the same workloads for each —
  * sends of `send_messages` messages, `sends_in_flight` of them outstanding per producer, and one
  * group consumer — with the client-specific parts in `open_producer` and `open_consumer`.
  */
@@ -1033,6 +837,70 @@ abstract class ClientLibrarySystem extends SluiceSystem {
     } finally {
       await consumer.close();
     }
+  }
+}
+
+/**
+ * kafkajs 2.2.4: producers with acks -1 and the default partitioner, sends of 1,000 messages with
+ * 8 outstanding; one group consumer counting messages with eachBatch.
+ */
+class KafkajsSystem extends ClientLibrarySystem {
+  readonly id = 'sluice-kafkajs-fsync';
+  readonly label = 'Sluice (kafkajs)';
+  readonly client = `kafkajs ${KAFKAJS_VERSION}`;
+
+  private kafka(client_id: string): Kafka {
+    return new Kafka({ brokers: [this.running.bootstrap], clientId: client_id, logLevel: logLevel.NOTHING, retry: { retries: 3, initialRetryTime: 100 } });
+  }
+
+  protected async open_producer(index: number) {
+    const producer: Producer = this.kafka(`bench-producer-${index}`).producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+    await producer.connect();
+    return {
+      send: (topic: string, values: Buffer[]) => producer.send({ topic, acks: -1, messages: values.map((value) => ({ value })) }),
+      close: () => producer.disconnect(),
+    };
+  }
+
+  protected async open_consumer(topic: string, expected: () => number, on_messages: OnMessages, time_limit_ms: number): Promise<GroupConsumerHandle> {
+    const consumer: Consumer = this.kafka('bench-consumer').consumer({
+      groupId: `bench-${this.id}-${++this.groups}`,
+      maxWaitTimeInMs: 100,
+      minBytes: 1,
+      maxBytesPerPartition: 1024 * 1024,
+      maxBytes: 8 * 1024 * 1024,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+    });
+    const state = this.consumer_state(expected, time_limit_ms, 'kafkajs consumer');
+    let joined_at = 0;
+    const joined = new Promise<void>((resolve) =>
+      consumer.on(consumer.events.GROUP_JOIN, () => {
+        if (joined_at === 0) joined_at = performance.now();
+        resolve();
+      }),
+    );
+    consumer.on(consumer.events.CRASH, (event) => state.fail(new Error(`kafkajs consumer crashed: ${String(event.payload.error)}`)));
+    await within(consumer.connect(), GRACE_MS, 'kafkajs consumer connect');
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      eachBatch: async ({ batch }) => {
+        const received_at = performance.now();
+        on_messages(
+          batch.messages.map((message) => message.value),
+          received_at,
+        );
+        state.add(batch.messages.length);
+      },
+    });
+    return {
+      joined: within(joined, GRACE_MS, 'kafkajs consumer group join'),
+      done: state.done,
+      received: state.received,
+      joined_at: () => joined_at,
+      recheck: state.recheck,
+      close: () => within(consumer.disconnect(), GRACE_MS, 'kafkajs consumer disconnect').catch(() => undefined),
+    };
   }
 }
 
