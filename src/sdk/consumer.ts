@@ -242,6 +242,13 @@ interface PartitionState {
   done_ahead: Set<number>;
 }
 
+/** A partition in a Fetch: its state, the offset asked for and the state's epoch at the time. */
+interface FetchSnapshotEntry {
+  state: PartitionState;
+  offset: number;
+  epoch: number;
+}
+
 /** A handler (eachMessage / eachBatch / listener) threw: the work is retried after a backoff. */
 class HandlerError extends SluiceError {
   constructor(cause: unknown) {
@@ -406,6 +413,8 @@ export class Consumer {
   private commit_chain: Promise<void> = Promise.resolve();
   /** Ordered mode: an auto commit started while handlers run. */
   private background_commit: Promise<void> | null = null;
+  /** Per partition leader: the Fetch sent for the next round while the current round's handlers ran. */
+  private prefetched = new Map<number, { snapshot: Map<string, FetchSnapshotEntry>; response: Promise<Value> }>();
 
   constructor(
     private readonly cluster: Cluster,
@@ -544,6 +553,7 @@ export class Consumer {
       await this.leave_group().catch((error) => this.report(error));
     }
     this.assignment.clear();
+    this.prefetched.clear();
     this.first_join?.resolve();
     this.emit(ConsumerEvents.STOP);
   }
@@ -743,6 +753,7 @@ export class Consumer {
     while (this.running) {
       try {
         if (this.needs_rejoin) {
+          this.prefetched.clear();
           if (this.group_id) await this.rebalance();
           else await this.assign_all();
           if (!this.running) break;
@@ -929,6 +940,9 @@ export class Consumer {
 
   private async fetch_round(): Promise<void> {
     const run = this.run_config!;
+    // Prefetches of the previous round that no longer match what this round fetches are dropped.
+    const prefetched = this.prefetched;
+    this.prefetched = new Map();
     const fetchable = [...this.assignment.values()].filter((s) => s.position !== null && !this.is_paused(s));
     if (fetchable.length === 0) {
       await this.wakeup.wait(this.config.maxWaitTimeInMs);
@@ -963,31 +977,24 @@ export class Consumer {
     const ordered = run.ordered ? this.ordered_round(run) : null;
     const fetches = [...by_leader].map(async ([leader, states]) => {
       const snapshot = new Map(states.map((s) => [s.key, { state: s, offset: s.position!, epoch: s.epoch }]));
-      const connection = await this.cluster.node(leader);
-      const { response } = await connection.send(FETCH, 4, 12, {
-        replica_id: -1,
-        max_wait_ms: this.config.maxWaitTimeInMs,
-        min_bytes: this.config.minBytes,
-        max_bytes: this.config.maxBytes,
-        isolation_level: this.config.readUncommitted ? 0 : 1,
-        session_id: 0,
-        session_epoch: -1,
-        topics: [...group_by(states, (s) => s.topic)].map(([topic, list]) => ({
-          topic,
-          partitions: list.map((s) => ({ partition: s.partition, current_leader_epoch: -1, fetch_offset: s.position!, last_fetched_epoch: -1, log_start_offset: -1, partition_max_bytes: this.config.maxBytesPerPartition })),
-        })),
-        forgotten_topics_data: [],
-        rack_id: this.config.rackId ?? '',
-      });
+      const ahead = prefetched.get(leader);
+      prefetched.delete(leader);
+      const response = ahead && this.prefetch_matches(ahead.snapshot, snapshot) ? await ahead.response : await this.send_fetch(leader, states, snapshot);
       check_code((response.error_code as number | undefined) ?? 0, `Fetch from broker ${leader}`);
+      // The next offsets of this response, for a prefetch of the next round (null: no prefetch).
+      let next: Map<string, FetchSnapshotEntry> | null = this.running && !this.needs_rejoin ? new Map() : null;
       for (const topic of rows(response.responses)) {
         for (const partition of rows(topic.partitions)) {
           const entry = snapshot.get(key_of(topic.topic as string, partition.partition_index as number));
           if (!entry) continue;
           const { state, offset, epoch } = entry;
           const stale = () => this.assignment.get(state.key) !== state || state.epoch !== epoch;
-          if (stale()) continue;
+          if (stale()) {
+            next = null;
+            continue;
+          }
           const code = partition.error_code as number;
+          if (code !== ErrorCode.NONE) next = null;
           if (code === ErrorCode.OFFSET_OUT_OF_RANGE) {
             state.position = null;
             state.reset = this.default_reset(state.topic);
@@ -1002,8 +1009,12 @@ export class Consumer {
           check_code(code, `Fetch ${state.topic}/${state.partition}`);
           const aborted = rows(partition.aborted_transactions).map((a) => ({ producer_id: a.producer_id as number, first_offset: a.first_offset as number }));
           const fetched = await decode_fetched(partition.records as Buffer | null, offset, { aborted_transactions: this.config.readUncommitted ? null : aborted });
-          if (stale()) continue;
+          if (stale()) {
+            next = null;
+            continue;
+          }
           const high_watermark = String(partition.high_watermark as number);
+          next?.set(state.key, { state, offset: fetched.next_offset, epoch });
           if (fetched.messages.length === 0) {
             state.position = fetched.next_offset; // control batches, aborted records or nothing
             continue;
@@ -1011,6 +1022,14 @@ export class Consumer {
           if (ordered) ordered.submit(state, epoch, offset, fetched.messages, fetched.next_offset);
           else jobs.push(limited(() => this.process(state, epoch, fetched.messages, fetched.next_offset, high_watermark)));
         }
+      }
+      // Fetch the next round from this broker while the handlers run: used when every partition
+      // ends the round at the offset predicted (no seek, pause, failure, rebalance or leader change).
+      if (next && next.size === snapshot.size && this.running && !this.needs_rejoin) {
+        const ahead_states = [...next.values()].map((e) => e.state);
+        const ahead_response = this.send_fetch(leader, ahead_states, next);
+        ahead_response.catch(() => {}); // a dropped prefetch's failure is nobody's concern; a used one's is rethrown
+        this.prefetched.set(leader, { snapshot: next, response: ahead_response });
       }
     });
     const fetch_results = await Promise.allSettled(fetches);
@@ -1022,6 +1041,37 @@ export class Consumer {
       throw failure.reason;
     }
     if (metadata_stale) await this.wakeup.wait(this.cluster.options.retry.initial_retry_ms);
+  }
+
+  /** Sends one Fetch to `leader` for `states`, each from the offset in `snapshot`. */
+  private async send_fetch(leader: number, states: PartitionState[], snapshot: Map<string, FetchSnapshotEntry>): Promise<Value> {
+    const connection = await this.cluster.node(leader);
+    const { response } = await connection.send(FETCH, 4, 12, {
+      replica_id: -1,
+      max_wait_ms: this.config.maxWaitTimeInMs,
+      min_bytes: this.config.minBytes,
+      max_bytes: this.config.maxBytes,
+      isolation_level: this.config.readUncommitted ? 0 : 1,
+      session_id: 0,
+      session_epoch: -1,
+      topics: [...group_by(states, (s) => s.topic)].map(([topic, list]) => ({
+        topic,
+        partitions: list.map((s) => ({ partition: s.partition, current_leader_epoch: -1, fetch_offset: snapshot.get(s.key)!.offset, last_fetched_epoch: -1, log_start_offset: -1, partition_max_bytes: this.config.maxBytesPerPartition })),
+      })),
+      forgotten_topics_data: [],
+      rack_id: this.config.rackId ?? '',
+    });
+    return response;
+  }
+
+  /** A prefetch serves this round when it asked for exactly these partitions, from their positions now, in the same epochs. */
+  private prefetch_matches(ahead: Map<string, FetchSnapshotEntry>, now: Map<string, FetchSnapshotEntry>): boolean {
+    if (ahead.size !== now.size) return false;
+    for (const [key, entry] of now) {
+      const predicted = ahead.get(key);
+      if (!predicted || predicted.state !== entry.state || predicted.offset !== entry.offset || predicted.epoch !== entry.epoch) return false;
+    }
+    return true;
   }
 
   /**

@@ -127,41 +127,123 @@ function read_header(buffer: Buffer, at: number): BatchHeader {
   };
 }
 
+// The record decoder keeps its position in a module variable (`pos`) rather than in a cursor object:
+// no allocation and no property access per field. Decoding is synchronous, so nothing interleaves.
+let pos = 0;
+
+/** Reads a zigzag varint at `pos`, moving `pos` past it. */
+function varint_at(buffer: Buffer, end: number): number {
+  if (pos < end) {
+    const first = buffer[pos]!;
+    if ((first & 0x80) === 0) {
+      pos++;
+      return (first >>> 1) ^ -(first & 1);
+    }
+  }
+  let unsigned = 0;
+  let scale = 1;
+  for (let i = 0; i < 10; i++) {
+    if (pos >= end) throw new RecordDecodeError('varint runs past the end of the record');
+    const byte = buffer[pos++]!;
+    unsigned += (byte & 0x7f) * scale;
+    if ((byte & 0x80) === 0) return unsigned % 2 === 0 ? unsigned / 2 : -(unsigned + 1) / 2;
+    scale *= 128;
+  }
+  throw new RecordDecodeError('varint longer than 10 bytes');
+}
+
+/** Reads a varint-length byte field at `pos` (a view of `buffer`, not a copy); null for length -1. */
+function bytes_at(buffer: Buffer, end: number): Buffer | null {
+  const length = varint_at(buffer, end);
+  if (length < 0) return null;
+  const start = pos;
+  if (start + length > end) throw new RecordDecodeError('field runs past the end of the record');
+  pos = start + length;
+  // A view of the same memory, as subarray would give, without subarray's species lookup.
+  return Buffer.from(buffer.buffer, buffer.byteOffset + start, length);
+}
+
+// Header names repeat from record to record (a message-id header on each, say): the last few
+// decoded names are kept with their bytes, so a repeated name costs a byte comparison, not a string.
+const NAME_CACHE_SIZE = 8;
+const name_bytes: Buffer[] = [];
+const name_strings: string[] = [];
+let name_next = 0;
+
+/** Reads a header name at `pos` as a UTF-8 string ('' for a null name). */
+function header_name_at(buffer: Buffer, end: number): string {
+  const length = varint_at(buffer, end);
+  if (length <= 0) return '';
+  const start = pos;
+  if (start + length > end) throw new RecordDecodeError('field runs past the end of the record');
+  pos = start + length;
+  search: for (let c = 0; c < name_bytes.length; c++) {
+    const cached = name_bytes[c]!;
+    if (cached.length !== length) continue;
+    for (let b = 0; b < length; b++) if (cached[b] !== buffer[start + b]) continue search;
+    return name_strings[c]!;
+  }
+  const name = buffer.toString('utf8', start, pos);
+  if (length <= 64) {
+    // A copy: a view would keep the whole fetched response alive.
+    name_bytes[name_next] = Buffer.from(buffer.subarray(start, pos));
+    name_strings[name_next] = name;
+    name_next = (name_next + 1) % NAME_CACHE_SIZE;
+  }
+  return name;
+}
+
+const EMPTY = Buffer.alloc(0);
+
 /**
  * Decodes the records of the records section `data` (already decompressed), keeping those at or
  * after `min_offset`.
  */
 function decode_records(header: BatchHeader, data: Buffer, min_offset: number, out: KafkaMessage[]): void {
-  const cursor = { at: 0 };
+  pos = 0;
   const end = data.length;
+  const base_offset = header.base_offset;
   const log_append = (header.attributes & TIMESTAMP_LOG_APPEND) !== 0;
-  for (let i = 0; i < header.record_count; i++) {
-    const length = read_varint(data, cursor, end);
-    const record_end = cursor.at + length;
-    if (length < 0 || record_end > end) throw new RecordDecodeError(`record ${i} of the batch at offset ${header.base_offset} runs past its end`);
-    const attributes = data[cursor.at++]!;
-    const timestamp_delta = read_varint(data, cursor, record_end);
-    const offset_delta = read_varint(data, cursor, record_end);
-    const offset = header.base_offset + offset_delta;
+  const base_timestamp = header.base_timestamp;
+  const log_append_timestamp = String(header.max_timestamp);
+  const record_count = header.record_count;
+  // Records of a batch mostly share a timestamp: its string is made once per distinct delta.
+  let last_delta = Number.NaN;
+  let last_timestamp = '';
+  for (let i = 0; i < record_count; i++) {
+    const length = varint_at(data, end);
+    const record_end = pos + length;
+    if (length < 0 || record_end > end) throw new RecordDecodeError(`record ${i} of the batch at offset ${base_offset} runs past its end`);
+    const attributes = data[pos++]!;
+    const timestamp_delta = varint_at(data, record_end);
+    const offset_delta = varint_at(data, record_end);
+    const offset = base_offset + offset_delta;
     if (offset < min_offset) {
-      cursor.at = record_end;
+      pos = record_end;
       continue;
     }
-    const key = read_bytes(data, cursor, record_end);
-    const value = read_bytes(data, cursor, record_end);
-    const header_count = read_varint(data, cursor, record_end);
+    const key = bytes_at(data, record_end);
+    const value = bytes_at(data, record_end);
+    const header_count = varint_at(data, record_end);
     const headers: IHeaders = {};
     for (let h = 0; h < header_count; h++) {
-      const name = read_bytes(data, cursor, record_end)?.toString('utf8') ?? '';
-      const header_value = read_bytes(data, cursor, record_end) ?? Buffer.alloc(0);
+      const name = header_name_at(data, record_end);
+      const header_value = bytes_at(data, record_end) ?? EMPTY;
       const existing = headers[name];
       if (existing === undefined) headers[name] = header_value;
       else if (Array.isArray(existing)) existing.push(header_value);
       else headers[name] = [existing, header_value];
     }
-    const timestamp = log_append ? header.max_timestamp : header.base_timestamp + timestamp_delta;
-    out.push({ key, value, timestamp: String(timestamp), attributes, offset: String(offset), headers });
-    cursor.at = record_end;
+    let timestamp = log_append_timestamp;
+    if (!log_append) {
+      if (timestamp_delta !== last_delta) {
+        last_delta = timestamp_delta;
+        last_timestamp = String(base_timestamp + timestamp_delta);
+      }
+      timestamp = last_timestamp;
+    }
+    out.push({ key, value, timestamp, attributes, offset: String(offset), headers });
+    pos = record_end;
   }
 }
 
