@@ -731,3 +731,29 @@ export function next_run_name(): string {
   run_counter++;
   return `r${process.pid.toString(36)}${Date.now().toString(36)}${run_counter}`;
 }
+
+/**
+ * The four workloads of a peer system, run through its PeerRun (one per workload): subclasses
+ * only say how to open a run against their server.
+ */
+export abstract class PeerWorkloads {
+  protected abstract new_run(partitions: number): PeerRun;
+
+  private readonly factory: RunFactory = (partitions) => this.new_run(partitions);
+
+  publish(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
+    return run_publish(this.factory, params, progress);
+  }
+
+  publish_consume(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
+    return run_publish_consume(this.factory, params, progress);
+  }
+
+  latency(params: LatencyParams): Promise<LatencyResult> {
+    return run_latency(this.factory, params);
+  }
+
+  drain(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
+    return run_drain(this.factory, params, progress);
+  }
+}

@@ -17,7 +17,7 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
-import type { DurabilityClass, LatencyParams, LatencyResult, PublishParams, SystemUnderTest, ThroughputResult, Unavailable } from '../types.ts';
+import type { DurabilityClass, SystemUnderTest, Unavailable } from '../types.ts';
 import {
   CONSUMER_ACK_EVERY,
   CONSUMER_PREFETCH,
@@ -29,10 +29,7 @@ import {
   package_label,
   port_accepts,
   remove_dir,
-  run_drain,
-  run_latency,
-  run_publish,
-  run_publish_consume,
+  PeerWorkloads,
   spawn_server,
   unavailable,
   wait_until_ready,
@@ -58,7 +55,7 @@ export async function nats_systems(): Promise<Array<SystemUnderTest | Unavailabl
   return [new NatsSystem(server.path)];
 }
 
-export class NatsSystem implements SystemUnderTest {
+export class NatsSystem extends PeerWorkloads implements SystemUnderTest {
   readonly id = ID;
   readonly label = LABEL;
   readonly durability: DurabilityClass = 'periodic';
@@ -72,7 +69,9 @@ export class NatsSystem implements SystemUnderTest {
   private server: SpawnedServer | undefined;
   private port = 0;
 
-  constructor(private readonly server_path = 'nats-server') {}
+  constructor(private readonly server_path = 'nats-server') {
+    super();
+  }
 
   async start(workdir: string): Promise<void> {
     if (this.server) throw new Error(`${this.id} is already started`);
@@ -123,22 +122,8 @@ export class NatsSystem implements SystemUnderTest {
     return this.server && !this.server.exited() ? [this.server.pid] : [];
   }
 
-  private factory = (partitions: number): PeerRun => new NatsRun(this.server_url(), next_run_name(), partitions);
-
-  publish(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
-    return run_publish(this.factory, params, progress);
-  }
-
-  publish_consume(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
-    return run_publish_consume(this.factory, params, progress);
-  }
-
-  latency(params: LatencyParams): Promise<LatencyResult> {
-    return run_latency(this.factory, params);
-  }
-
-  drain(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
-    return run_drain(this.factory, params, progress);
+  protected new_run(partitions: number): PeerRun {
+    return new NatsRun(this.server_url(), next_run_name(), partitions);
   }
 }
 

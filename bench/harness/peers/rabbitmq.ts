@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import amqp from 'amqplib';
 import type { ChannelModel, ConfirmChannel, Channel, ConsumeMessage, Options } from 'amqplib';
-import type { DurabilityClass, LatencyParams, LatencyResult, PublishParams, SystemUnderTest, ThroughputResult, Unavailable } from '../types.ts';
+import type { DurabilityClass, SystemUnderTest, Unavailable } from '../types.ts';
 import {
   CONSUMER_ACK_EVERY,
   CONSUMER_PREFETCH,
@@ -24,10 +24,7 @@ import {
   process_name,
   read_tail,
   remove_dir,
-  run_drain,
-  run_latency,
-  run_publish,
-  run_publish_consume,
+  PeerWorkloads,
   spawn_server,
   stop_server,
   track_pid,
@@ -91,7 +88,7 @@ export async function rabbitmq_systems(): Promise<Array<SystemUnderTest | Unavai
 
 let node_counter = 0;
 
-export class RabbitMQSystem implements SystemUnderTest {
+export class RabbitMQSystem extends PeerWorkloads implements SystemUnderTest {
   readonly id: string;
   readonly label: string;
   readonly durability: DurabilityClass;
@@ -113,6 +110,7 @@ export class RabbitMQSystem implements SystemUnderTest {
     private readonly server_path = RABBITMQ_SERVER,
     private readonly epmd_path = 'epmd',
   ) {
+    super();
     const variant = VARIANTS[kind];
     this.id = variant.id;
     this.label = variant.label;
@@ -256,22 +254,8 @@ export class RabbitMQSystem implements SystemUnderTest {
     return beam !== undefined ? [beam] : [];
   }
 
-  private factory = (partitions: number): PeerRun => new RabbitRun(this.url(), next_run_name(), partitions, this.queue_arguments());
-
-  publish(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
-    return run_publish(this.factory, params, progress);
-  }
-
-  publish_consume(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
-    return run_publish_consume(this.factory, params, progress);
-  }
-
-  latency(params: LatencyParams): Promise<LatencyResult> {
-    return run_latency(this.factory, params);
-  }
-
-  drain(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
-    return run_drain(this.factory, params, progress);
+  protected new_run(partitions: number): PeerRun {
+    return new RabbitRun(this.url(), next_run_name(), partitions, this.queue_arguments());
   }
 }
 

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import type { DurabilityClass, LatencyParams, LatencyResult, PublishParams, SystemUnderTest, ThroughputResult, Unavailable } from '../types.ts';
+import type { DurabilityClass, SystemUnderTest, Unavailable } from '../types.ts';
 import {
   CONSUMER_PREFETCH,
   ensure_executable,
@@ -21,10 +21,7 @@ import {
   next_run_name,
   package_label,
   remove_dir,
-  run_drain,
-  run_latency,
-  run_publish,
-  run_publish_consume,
+  PeerWorkloads,
   spawn_server,
   unavailable,
   wait_until_ready,
@@ -81,7 +78,7 @@ const CLIENT_OPTIONS = {
   retryStrategy: () => null, // never reconnect: a lost server is an error, not something to wait out
 } as const;
 
-export class RedisSystem implements SystemUnderTest {
+export class RedisSystem extends PeerWorkloads implements SystemUnderTest {
   readonly id: string;
   readonly label: string;
   readonly durability: DurabilityClass;
@@ -99,6 +96,7 @@ export class RedisSystem implements SystemUnderTest {
     private readonly policy: FsyncPolicy,
     private readonly server_path = 'redis-server',
   ) {
+    super();
     const variant = VARIANTS[policy];
     this.id = variant.id;
     this.label = variant.label;
@@ -168,22 +166,8 @@ export class RedisSystem implements SystemUnderTest {
     return this.server && !this.server.exited() ? [this.server.pid] : [];
   }
 
-  private factory = (partitions: number): PeerRun => new RedisRun(this.port, next_run_name(), partitions);
-
-  publish(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
-    return run_publish(this.factory, params, progress);
-  }
-
-  publish_consume(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
-    return run_publish_consume(this.factory, params, progress);
-  }
-
-  latency(params: LatencyParams): Promise<LatencyResult> {
-    return run_latency(this.factory, params);
-  }
-
-  drain(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
-    return run_drain(this.factory, params, progress);
+  protected new_run(partitions: number): PeerRun {
+    return new RedisRun(this.port, next_run_name(), partitions);
   }
 }
 
