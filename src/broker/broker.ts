@@ -159,7 +159,7 @@ export class Broker {
       return { base_offset: duplicate.base_offset, log_append_time_ms: -1, log_start_offset: log.log_start_offset };
     }
     const base_offset = log.next_offset;
-    const appended = log.append(records);
+    const appended = log.append(records, { checked: true });
     if (log.next_offset === base_offset) return this.result(await appended); // refused before any offset was assigned
     const entry: BatchEntry = { first_sequence: sequence, last_sequence, base_offset, last_offset: log.next_offset - 1, settled: appended };
     producers.record(producer_id, epoch, entry);

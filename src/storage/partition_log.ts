@@ -18,6 +18,7 @@ import type { Clock, Logger } from './clock.ts';
 import type { LogConfig, StorageConfig } from './config.ts';
 import { write_all } from './file_util.ts';
 import {
+  BATCH_HEADER_BYTES,
   RELATIVE_OFFSET_MAX,
   batch_base_offset,
   batch_last_offset_delta,
@@ -59,6 +60,11 @@ export interface LogContext {
 export interface AppendOptions {
   /** Leader epoch stamped into every batch; defaults to the log's current epoch. */
   leader_epoch?: number;
+  /**
+   * The caller already ran check_batch on every batch with this log's message_bytes_max and client
+   * rules (the broker does, before trusting a batch's producer fields): skip the second CRC pass.
+   */
+  checked?: boolean;
 }
 
 export interface AppendResult {
@@ -270,7 +276,8 @@ export class PartitionLog implements FlushTarget {
     let position = 0;
     let span = 0;
     while (position < records.length) {
-      const size = check_batch(records, position, limits);
+      const size = options.checked ? batch_size_at(records, position) : check_batch(records, position, limits);
+      assert(size >= BATCH_HEADER_BYTES && position + size <= records.length, `batch at ${position} was not checked`);
       span += batch_last_offset_delta(records, position) + 1;
       position += size;
     }
