@@ -235,11 +235,19 @@ async function main(): Promise<void> {
       systems: { type: 'string' },
       out: { type: 'string' },
       workdir: { type: 'string' },
+      workloads: { type: 'string' },
+      'broker-node-args': { type: 'string' },
     },
   });
   const profile_name = values.profile!;
   if (!['smoke', 'standard', 'full'].includes(profile_name)) throw new Error(`--profile: smoke, standard or full, not ${profile_name}`);
   const plan = profile(profile_name, Number(values.scale));
+  const workloads = values.workloads?.split(',').map((w) => w.trim());
+  if (workloads) {
+    const keep = (step: Step) => workloads.includes(step.workload);
+    plan.common = plan.common.filter(keep);
+    plan.sluice_extra = plan.sluice_extra.filter(keep);
+  }
   const started_at = new Date().toISOString();
   const out_dir = path.resolve(values.out ?? path.join(ROOT, 'bench-results', started_at.replace(/[:.]/g, '-')));
   const workdir = fs.mkdtempSync(path.join(values.workdir ?? os.tmpdir(), 'sluice-bench-'));
@@ -253,7 +261,8 @@ async function main(): Promise<void> {
     const loopback = await loopback_mb_per_s(profile_name === 'smoke' ? 300 : 1500);
     const cold = await cold_start_ms(workdir).catch(() => null);
     const wanted = values.systems?.split(',').map((s) => s.trim());
-    const candidates = await all_systems();
+    const broker_node_args = values['broker-node-args']?.split(' ').filter((arg) => arg !== '');
+    const candidates = await all_systems({ broker_node_args });
     const unavailable: Unavailable[] = [];
     const systems: SystemUnderTest[] = [];
     for (const candidate of candidates) {
