@@ -2,15 +2,25 @@
 // protocol through the project's SDK (src/sdk/).
 import readline from 'node:readline';
 import cliProgress from 'cli-progress';
-import { Sluice, type Admin } from '../sdk/index.ts';
+import { Sluice, type Admin, type SaslOptions } from '../sdk/index.ts';
 
 export interface ClientFlags {
   bootstrap: string;
   json?: boolean;
+  saslUsername?: string;
+  saslMechanism?: string;
+}
+
+/** The SASL login from --sasl-username/--sasl-mechanism and SLUICE_SASL_PASSWORD (never a flag: argv is visible to every user). */
+function sasl_of(flags: ClientFlags): SaslOptions | undefined {
+  if (!flags.saslUsername) return undefined;
+  const password = process.env.SLUICE_SASL_PASSWORD;
+  if (!password) throw new Error('--sasl-username needs the password in the SLUICE_SASL_PASSWORD environment variable');
+  return { mechanism: (flags.saslMechanism ?? 'scram-sha-256') as SaslOptions['mechanism'], username: flags.saslUsername, password };
 }
 
 function client(flags: ClientFlags): Sluice {
-  return new Sluice({ brokers: flags.bootstrap.split(','), clientId: 'sluice-cli', retry: { retries: 3 } });
+  return new Sluice({ brokers: flags.bootstrap.split(','), clientId: 'sluice-cli', retry: { retries: 3 }, sasl: sasl_of(flags) });
 }
 
 async function with_admin<T>(flags: ClientFlags, work: (admin: Admin) => Promise<T>): Promise<T> {
@@ -108,12 +118,12 @@ export async function topic_add_partitions(name: string, options: ClientFlags & 
   print(options, { topic: name, partitions: Number(options.count) }, () => `topic ${name} now has ${options.count} partitions`);
 }
 
-/** --acks as the SDK producer takes it: -1 (all) or 1; 0 is refused until the SDK supports it. */
-function parse_acks(value: string): -1 | 1 {
+/** --acks as the SDK producer takes it: -1 (all), 1 or 0 (none). */
+function parse_acks(value: string): -1 | 1 | 0 {
   if (value === '-1' || value === 'all') return -1;
   if (value === '1') return 1;
-  if (value === '0') throw new Error('--acks 0 is not supported yet (the SDK producer always waits for an acknowledgement); use --acks 1 or --acks -1');
-  throw new Error(`--acks expects -1 (all) or 1, got ${JSON.stringify(value)}`);
+  if (value === '0') return 0;
+  throw new Error(`--acks expects -1 (all), 1 or 0, got ${JSON.stringify(value)}`);
 }
 
 /** Chunks of standard input sent at once; several may be in flight, each resolved in order. */

@@ -29,10 +29,15 @@ export function build_program(): Command {
     .option('--partitions <n>', 'partitions of auto-created topics (SLUICE_PARTITIONS)')
     .option('--no-auto-create', 'refuse unknown topics instead of creating them (SLUICE_AUTO_CREATE=false)')
     .option('--log-level <level>', 'trace, debug, info, warn, error (SLUICE_LOG_LEVEL)')
+    .option('--sasl-users <file>', 'require SASL PLAIN/SCRAM logins; JSON {"users": {"name": "password"}} (SLUICE_SASL_USERS)')
     .action((flags) => run_start(flags));
 
   const bootstrap = (command: Command) =>
-    command.option('--bootstrap <host:port>', 'a broker to connect to', process.env.SLUICE_BOOTSTRAP ?? BOOTSTRAP_DEFAULT).option('--json', 'machine-readable output');
+    command
+      .option('--bootstrap <host:port>', 'a broker to connect to', process.env.SLUICE_BOOTSTRAP ?? BOOTSTRAP_DEFAULT)
+      .option('--json', 'machine-readable output')
+      .option('--sasl-username <name>', 'log in with SASL; the password comes from SLUICE_SASL_PASSWORD', process.env.SLUICE_SASL_USERNAME)
+      .option('--sasl-mechanism <mechanism>', 'plain, scram-sha-256 (default) or scram-sha-512', process.env.SLUICE_SASL_MECHANISM);
 
   const topic = program.command('topic').description('create, list, describe, delete topics');
   bootstrap(topic.command('create <name>').option('--partitions <n>', 'partition count', '1').option('--config <name=value...>', 'topic configs'))
@@ -49,7 +54,7 @@ export function build_program(): Command {
       .description('send --value, or each line of standard input as a message; progress on standard error when input is piped')
       .option('--key <key>', 'message key')
       .option('--value <value>', 'a single message value')
-      .option('--acks <acks>', '-1 (all) or 1 (0 is not supported yet)', '-1'),
+      .option('--acks <acks>', '-1 (all), 1 or 0 (no acknowledgement: nothing confirms the write)', '-1'),
   ).action((name, options) => client.produce(name, options));
 
   bootstrap(

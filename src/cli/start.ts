@@ -5,6 +5,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { start_broker } from '../server/start.ts';
 import type { DurabilityPolicy } from '../storage/index.ts';
+import { CredentialStore } from '../broker/credentials.ts';
 
 export interface StartFlags {
   data?: string;
@@ -19,16 +20,17 @@ export interface StartFlags {
   partitions?: string;
   autoCreate?: boolean;
   logLevel?: string;
+  saslUsers?: string;
 }
 
-const SETTINGS = ['data', 'kafka', 'http', 'amqp', 'nodeId', 'etcd', 'advertise', 'durability', 'partitions', 'logLevel'] as const;
+const SETTINGS = ['data', 'kafka', 'http', 'amqp', 'nodeId', 'etcd', 'advertise', 'durability', 'partitions', 'logLevel', 'saslUsers'] as const;
 
 function env_name(setting: string): string {
   return `SLUICE_${setting.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
 }
 
 /** Merges flags over environment over config file over defaults. */
-export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = process.env): Required<Omit<StartFlags, 'config' | 'etcd'>> & { etcd?: string } {
+export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = process.env): Required<Omit<StartFlags, 'config' | 'etcd' | 'saslUsers'>> & { etcd?: string; saslUsers?: string } {
   const file: Record<string, unknown> = flags.config ?? env.SLUICE_CONFIG ? JSON.parse(fs.readFileSync((flags.config ?? env.SLUICE_CONFIG)!, 'utf8')) : {};
   const pick = (setting: (typeof SETTINGS)[number], fallback: string | undefined) =>
     (flags[setting] as string | undefined) ?? env[env_name(setting)] ?? (file[setting] as string | undefined) ?? fallback;
@@ -44,6 +46,7 @@ export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = pro
     durability: pick('durability', 'fsync')!,
     partitions: pick('partitions', '1')!,
     logLevel: pick('logLevel', 'info')!,
+    saslUsers: pick('saslUsers', undefined),
     autoCreate: flags.autoCreate === false ? false : auto_env !== undefined ? auto_env !== 'false' : (file.autoCreate as boolean | undefined) ?? true,
   };
 }
@@ -75,6 +78,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
   const kafka = parse_host_port(settings.kafka, '--kafka');
   const advertise = settings.advertise ? parse_host_port(settings.advertise, '--advertise') : undefined;
   const node_id = Number(settings.nodeId);
+  const credentials = settings.saslUsers ? await CredentialStore.from_file(path.resolve(settings.saslUsers)) : null;
   const running = await start_broker({
     data_dir: path.resolve(settings.data),
     node_id,
@@ -83,11 +87,13 @@ export async function run_start(flags: StartFlags): Promise<void> {
     advertise,
     default_partitions: Number(settings.partitions),
     auto_create_topics: settings.autoCreate,
+    credentials,
     logger,
   });
   const address = running.kafka_address;
   process.stdout.write(
     `sluice ready kafka=${address.host}:${address.port} data=${path.resolve(settings.data)} node=${node_id} durability=${settings.durability}` +
+      (credentials ? ` sasl=${credentials.size} users` : '') +
       ` (http ${settings.http} and amqp ${settings.amqp}: not available yet)\n`,
   );
   let stopping = false;

@@ -1,13 +1,14 @@
 // The SDK's view of a cluster: bootstrap, one connection per broker with its negotiated API
 // versions, cached metadata (brokers, topics, partition leaders), routing to leaders and retries
 // with exponential backoff. Works against Sluice and any Kafka-compatible broker.
-import { Connection } from './connection.ts';
+import { Connection, prepare } from './connection.ts';
 import { ConnectionError, KafkaProtocolError, SluiceError, UnsupportedApiError, check_code, is_retriable } from './errors.ts';
 import type { ApiSpec } from '../protocol/kafka/schema.ts';
 import type { Value } from '../protocol/kafka/codec.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { API_VERSIONS } from '../protocol/kafka/messages/18_api_versions.ts';
 import { METADATA } from '../protocol/kafka/messages/03_metadata.ts';
+import { authenticate, type SaslOptions } from './sasl.ts';
 
 export interface RetryOptions {
   /** Attempts after the first one. */
@@ -25,6 +26,8 @@ export interface ClusterOptions {
   max_in_flight: number;
   /** TLS options for every broker connection; null or absent for plain TCP. */
   tls?: import('node:tls').ConnectionOptions | null;
+  /** SASL login for every broker connection. */
+  sasl?: SaslOptions | null;
 }
 
 export const RETRY_DEFAULT: RetryOptions = { retries: 5, initial_retry_ms: 100, max_retry_ms: 5_000 };
@@ -80,6 +83,17 @@ export class BrokerConnection {
     );
   }
 
+  /** Like send(), for a request the broker does not answer (Produce with acks 0). */
+  send_without_response(api: ApiSpec, min: number, max: number, body: Value): Promise<{ version: number }> {
+    const version = this.version(api, min, max);
+    return this.connection.send_only(prepare(api, version, body)).then(
+      () => ({ version }),
+      (error: unknown) => {
+        throw new ConnectionError(`${api.name} to ${this.address.host}:${this.address.port} failed: ${String(error)}`, { cause: error });
+      },
+    );
+  }
+
   get closed(): boolean {
     return this.connection.is_closed;
   }
@@ -105,13 +119,17 @@ export class Cluster {
     if (options.brokers.length === 0) throw new SluiceError('at least one broker address is needed', false);
   }
 
-  private async open(address: BrokerAddress): Promise<BrokerConnection> {
-    const connection = await Connection.connect(address.host, address.port, {
+  private connect(address: BrokerAddress): Promise<Connection> {
+    return Connection.connect(address.host, address.port, {
       client_id: this.options.client_id,
       max_in_flight: this.options.max_in_flight,
       request_timeout_ms: this.options.request_timeout_ms,
       tls: this.options.tls ?? null,
-    }).catch((error: unknown) => {
+    });
+  }
+
+  private async open(address: BrokerAddress): Promise<BrokerConnection> {
+    const connection = await this.connect(address).catch((error: unknown) => {
       throw new ConnectionError(`cannot connect to ${address.host}:${address.port}: ${String(error)}`, { cause: error });
     });
     // ApiVersions v3 first; a broker that does not know it answers UNSUPPORTED_VERSION in v0 form.
@@ -123,26 +141,28 @@ export class Cluster {
       }
       response = await connection.call(API_VERSIONS, 0, {});
     }
-    check_code(response.error_code as number, 'ApiVersions');
-    const ranges = new Map<number, { min: number; max: number }>();
-    for (const key of response.api_keys as Array<{ api_key: number; min_version: number; max_version: number }>) {
-      ranges.set(key.api_key, { min: key.min_version, max: key.max_version });
-    }
-    return new BrokerConnection(address, connection, ranges);
+    return this.ready(address, connection, response, 'ApiVersions');
   }
 
   private async open_v0(address: BrokerAddress): Promise<BrokerConnection> {
-    const connection = await Connection.connect(address.host, address.port, {
-      client_id: this.options.client_id,
-      max_in_flight: this.options.max_in_flight,
-      request_timeout_ms: this.options.request_timeout_ms,
-      tls: this.options.tls ?? null,
-    });
-    const response = await connection.call(API_VERSIONS, 0, {});
-    check_code(response.error_code as number, 'ApiVersions v0');
-    const ranges = new Map<number, { min: number; max: number }>();
-    for (const key of response.api_keys as Array<{ api_key: number; min_version: number; max_version: number }>) ranges.set(key.api_key, { min: key.min_version, max: key.max_version });
-    return new BrokerConnection(address, connection, ranges);
+    const connection = await this.connect(address);
+    return this.ready(address, connection, await connection.call(API_VERSIONS, 0, {}), 'ApiVersions v0');
+  }
+
+  /** Reads the broker's API ranges and authenticates when SASL is configured. */
+  private async ready(address: BrokerAddress, connection: Connection, api_versions: Value, context: string): Promise<BrokerConnection> {
+    try {
+      check_code(api_versions.error_code as number, context);
+      const ranges = new Map<number, { min: number; max: number }>();
+      for (const key of api_versions.api_keys as Array<{ api_key: number; min_version: number; max_version: number }>) {
+        ranges.set(key.api_key, { min: key.min_version, max: key.max_version });
+      }
+      if (this.options.sasl) await authenticate(connection, ranges, this.options.sasl);
+      return new BrokerConnection(address, connection, ranges);
+    } catch (error) {
+      connection.close();
+      throw error;
+    }
   }
 
   /** A connection to any broker: the bootstrap list first, then known brokers. */

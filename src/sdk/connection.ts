@@ -123,6 +123,37 @@ export class Connection {
       await new Promise<void>((resolve) => this.slot_waiters.push(resolve));
     }
     if (this.failure) throw this.failure;
+    const prefix = this.prefix_for(request);
+    const correlation_id = prefix.readInt32BE(8);
+    return new Promise<Value>((resolve, reject) => {
+      this.pending.push({ correlation_id, request, sent_at: performance.now(), resolve, reject });
+      this.socket.cork();
+      this.socket.write(prefix);
+      for (const chunk of request.chunks) this.socket.write(chunk);
+      this.socket.uncork();
+    });
+  }
+
+  /**
+   * Sends a request the broker will not answer (Produce with acks 0) and resolves once the socket
+   * has taken its bytes. It takes no slot: nothing will come back to free one.
+   */
+  send_only(request: PreparedRequest): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    const prefix = this.prefix_for(request);
+    return new Promise<void>((resolve, reject) => {
+      this.socket.cork();
+      this.socket.write(prefix);
+      for (let i = 0; i < request.chunks.length; i++) {
+        const last = i === request.chunks.length - 1;
+        this.socket.write(request.chunks[i]!, last ? (error) => (error ? reject(error) : resolve()) : undefined);
+      }
+      this.socket.uncork();
+    });
+  }
+
+  /** The size prefix and header of the next request (a new correlation id each time). */
+  private prefix_for(request: PreparedRequest): Buffer {
     const correlation_id = this.next_correlation;
     this.next_correlation = (this.next_correlation % 0x7fffffff) + 1;
     // The header (size prefix included) is encoded once per API and version; each request copies
@@ -132,13 +163,7 @@ export class Connection {
     template.copy(prefix);
     prefix.writeInt32BE(template.length - 4 + request.length, 0);
     prefix.writeInt32BE(correlation_id, 8);
-    return new Promise<Value>((resolve, reject) => {
-      this.pending.push({ correlation_id, request, sent_at: performance.now(), resolve, reject });
-      this.socket.cork();
-      this.socket.write(prefix);
-      for (const chunk of request.chunks) this.socket.write(chunk);
-      this.socket.uncork();
-    });
+    return prefix;
   }
 
   private header_template(request: PreparedRequest): Buffer {

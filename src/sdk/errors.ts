@@ -74,6 +74,15 @@ export class UnsupportedApiError extends SluiceError {
   }
 }
 
+/** SASL login refused (wrong credentials, mechanism not offered): retrying will not help. */
+export class AuthenticationError extends SluiceError {
+  readonly code: number | null;
+  constructor(message: string, code: number | null = null) {
+    super(message, false);
+    this.code = code;
+  }
+}
+
 export function is_retriable(error: unknown): boolean {
   return error instanceof SluiceError ? error.retriable : false;
 }

@@ -7,6 +7,7 @@ import { Cluster, RETRY_DEFAULT, type RetryOptions } from './cluster.ts';
 import { Producer, type ProducerConfig } from './producer.ts';
 import { Consumer, type ConsumerConfig } from './consumer.ts';
 import { Admin } from './admin.ts';
+import { check_sasl_options, type SaslOptions } from './sasl.ts';
 
 export interface SluiceConfig {
   brokers: string[];
@@ -16,13 +17,14 @@ export interface SluiceConfig {
   retry?: { retries?: number; initialRetryTime?: number; maxRetryTime?: number };
   /** TLS for every connection: true for the system's certificate authorities, or node:tls options. */
   ssl?: boolean | import('node:tls').ConnectionOptions;
-  /** Not available yet: SASL arrives with the broker's support for it. */
-  sasl?: never;
+  /** SASL login on every connection: PLAIN or SCRAM-SHA-256/512 (use PLAIN only over TLS). */
+  sasl?: SaslOptions;
 }
 
 export class Sluice {
   constructor(private readonly config: SluiceConfig) {
     if (!Array.isArray(config.brokers) || config.brokers.length === 0) throw new TypeError('Sluice: brokers must list at least one HOST:PORT');
+    if (config.sasl) check_sasl_options(config.sasl);
   }
 
   private cluster(retry?: SluiceConfig['retry']): Cluster {
@@ -32,7 +34,7 @@ export class Sluice {
       initial_retry_ms: merged.initialRetryTime ?? RETRY_DEFAULT.initial_retry_ms,
       max_retry_ms: merged.maxRetryTime ?? RETRY_DEFAULT.max_retry_ms,
     };
-    return new Cluster({ brokers: this.config.brokers, client_id: this.config.clientId ?? 'sluice', retry: options, request_timeout_ms: this.config.requestTimeout ?? 30_000, max_in_flight: 5, tls: this.config.ssl === true ? {} : this.config.ssl || null });
+    return new Cluster({ brokers: this.config.brokers, client_id: this.config.clientId ?? 'sluice', retry: options, request_timeout_ms: this.config.requestTimeout ?? 30_000, max_in_flight: 5, tls: this.config.ssl === true ? {} : this.config.ssl || null, sasl: this.config.sasl ?? null });
   }
 
   producer(config: ProducerConfig = {}): Producer {
@@ -67,6 +69,6 @@ class OwningConsumer extends Consumer {
 }
 
 export { Producer, Consumer, Admin };
-export type { ProducerConfig, ConsumerConfig };
+export type { ProducerConfig, ConsumerConfig, SaslOptions };
 export * from './errors.ts';
 export * from './dedupe.ts';

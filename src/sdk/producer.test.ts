@@ -486,11 +486,29 @@ test('flush and disconnect send lingering messages; after disconnect sends are r
   });
 });
 
-test('configuration is checked: idempotence needs acks -1 and at most 5 requests in flight; acks 0 is refused', () => {
+test('acks 0: sends resolve once written (offsets -1), every message is stored in order, and acks -1 sends on the same producer still get offsets', { timeout: TEST_TIMEOUT_MS }, async () => {
+  await with_env({ topics: { fire: 1 } }, async (env) => {
+    const { producer } = env.producer({ idempotent: false, acks: 0, lingerMs: 0 });
+    await producer.connect();
+    const sends = [];
+    for (let i = 0; i < 50; i++) sends.push(producer.send({ topic: 'fire', messages: [{ value: `m${i}` }] }));
+    const results = await Promise.all(sends);
+    assert.ok(results.every(([meta]) => meta!.baseOffset === '-1'), 'no offsets without an acknowledgement');
+    const [acked] = await producer.send({ topic: 'fire', acks: -1, messages: [{ value: 'last' }] });
+    assert.equal(acked!.baseOffset, '50', 'the acknowledged send comes after the 50 unacknowledged ones');
+    const values = records_of(await stored(env.broker, 'fire', 0)).map((r) => r.value?.toString());
+    assert.deepEqual(values, [...Array.from({ length: 50 }, (_, i) => `m${i}`), 'last']);
+    await producer.disconnect();
+  });
+});
+
+test('configuration is checked: idempotence needs acks -1 and at most 5 requests in flight', () => {
   const cluster = new Cluster({ brokers: ['127.0.0.1:1'], client_id: 'x', retry: RETRY_DEFAULT, request_timeout_ms: 1000, max_in_flight: 8 });
   assert.throws(() => new Producer(cluster, { acks: 1 }), /acks -1/);
   assert.throws(() => new Producer(cluster, { maxInFlightRequests: 6 }), /at most 5/);
-  assert.throws(() => new Producer(cluster, { idempotent: false, acks: 0 }), /acks 0/);
+  assert.throws(() => new Producer(cluster, { acks: 0 }), /acks -1/);
+  assert.throws(() => new Producer(cluster, { idempotent: false, acks: 2 }), /acks must be -1, 1 or 0/);
+  assert.equal(new Producer(cluster, { idempotent: false, acks: 0 }).isIdempotent(), false);
   assert.throws(() => new Producer(cluster, { compression: 'brotli' as never }), /unknown compression/);
   const producer = new Producer(cluster, { idempotent: false, maxInFlightRequests: 10, acks: 1, compression: 2 });
   assert.equal(producer.isIdempotent(), false);

@@ -100,7 +100,7 @@ export interface ProducerRetryOptions {
 export interface ProducerConfig {
   /** Exactly-once writes per partition through producer ids and sequence numbers (default true). */
   idempotent?: boolean;
-  /** Default acks of sends: -1 (all, the default) or 1. Idempotence needs -1. */
+  /** Default acks of sends: -1 (all, the default), 1 (the leader's write) or 0 (none: offsets are -1). Idempotence needs -1. */
   acks?: number;
   /** How long a batch waits for more messages after its first one (default 5 ms). */
   lingerMs?: number;
@@ -444,8 +444,7 @@ export class Producer {
   // ---------------------------------------------------------------------------- admission
 
   private check_acks(acks: number): void {
-    if (acks === 0) throw new SluiceError('acks 0 (no acknowledgement) is not supported; use 1 or -1', false);
-    if (acks !== -1 && acks !== 1) throw new SluiceError(`acks must be -1 or 1, not ${acks}`, false);
+    if (acks !== -1 && acks !== 1 && acks !== 0) throw new SluiceError(`acks must be -1, 1 or 0, not ${acks}`, false);
     if (this.idempotent && acks !== -1) throw new SluiceError('an idempotent producer needs acks -1 (all); set idempotent: false to use acks 1', false);
   }
 
@@ -845,6 +844,10 @@ export class Producer {
       topic_data: [...topics].map(([name, partition_data]) => ({ name, partition_data })),
     };
     lane.in_flight++;
+    if (acks === 0) {
+      this.send_unacknowledged(lane, connection, batches, body);
+      return;
+    }
     let sent: Promise<{ response: Record<string, unknown> }>;
     try {
       // Written to the socket synchronously, so requests leave in the order they are made here.
@@ -861,6 +864,31 @@ export class Producer {
             // A malformed answer: whatever it did not settle is treated as a failed request.
             this.on_request_error(batches, new ConnectionError(`unreadable Produce response: ${String(error)}`, { cause: error }));
           }
+        },
+        (error: unknown) => this.on_request_error(batches, error),
+      )
+      .finally(() => {
+        lane.in_flight--;
+        this.schedule_drain();
+      });
+  }
+
+  /**
+   * acks 0: the broker sends no answer, so a send is done once the socket took the request (its
+   * offsets are -1). A refusal shows only as the broker closing the connection, which fails the
+   * sends still in flight on it and those that follow until a reconnect.
+   */
+  private send_unacknowledged(lane: Lane, connection: BrokerConnection, batches: Batch[], body: Record<string, unknown>): void {
+    let sent: Promise<unknown>;
+    try {
+      sent = connection.send_without_response(PRODUCE, 3, 12, body);
+    } catch (error) {
+      sent = Promise.reject(error);
+    }
+    sent
+      .then(
+        () => {
+          for (const batch of batches) this.complete(batch, -1, -1, -1);
         },
         (error: unknown) => this.on_request_error(batches, error),
       )

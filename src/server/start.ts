@@ -4,12 +4,15 @@ import { Broker, type BrokerOptions } from '../broker/broker.ts';
 import { KafkaListener } from './kafka/listener.ts';
 import type { ConnectionLimits } from './kafka/connection.ts';
 import { SILENT_LOGGER, type Logger } from '../storage/index.ts';
+import type { CredentialStore } from '../broker/credentials.ts';
 
 export interface StartOptions extends Omit<BrokerOptions, 'node_id'> {
   node_id?: number;
   kafka?: { host: string; port: number };
   advertise?: { host: string; port: number };
   limits?: Partial<ConnectionLimits>;
+  /** Require SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) on the Kafka listener with these users. */
+  credentials?: CredentialStore | null;
   logger?: Logger;
 }
 
@@ -32,6 +35,7 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     advertised_host: options.advertise?.host,
     advertised_port: options.advertise?.port,
     limits: options.limits,
+    credentials: options.credentials ?? null,
     logger,
   });
   try {

@@ -10,6 +10,7 @@ import { in_range } from '../../protocol/kafka/schema.ts';
 import { ErrorCode } from '../../protocol/kafka/error_codes.ts';
 import type { Logger } from '../../storage/index.ts';
 import { CloseConnection, type KafkaHandler, type RequestContext } from './handler.ts';
+import { sasl_step } from './handlers/sasl.ts';
 
 export interface ConnectionLimits {
   /** Largest request frame accepted; a larger size prefix closes the connection. */
@@ -31,6 +32,10 @@ export const CONNECTION_LIMITS_DEFAULT: ConnectionLimits = {
 
 /** The smallest request: api key, version, correlation id and a null client id (v1 header). */
 const REQUEST_BYTES_MIN = 10;
+/** After a failed authentication, how long the client has to read the answer before the socket goes. */
+const SASL_CLOSE_GRACE_MS = 1000;
+/** Largest bare SASL token accepted after a v0 handshake. */
+const SASL_TOKEN_BYTES_MAX = 64 * 1024;
 
 interface Pending {
   done: boolean;
@@ -84,13 +89,17 @@ export class KafkaConnection {
   private process(): void {
     while (this.state === 'open' && this.buffered >= 4 && !this.saturated()) {
       const size = this.peek_size();
-      if (size < REQUEST_BYTES_MIN || size > this.limits.request_bytes_max) {
-        this.fail(`request size ${size} outside [${REQUEST_BYTES_MIN}, ${this.limits.request_bytes_max}]`);
+      const raw_token = this.context.sasl.expects_raw_token;
+      const size_min = raw_token ? 0 : REQUEST_BYTES_MIN;
+      const size_max = raw_token ? SASL_TOKEN_BYTES_MAX : this.limits.request_bytes_max;
+      if (size < size_min || size > size_max) {
+        this.fail(`${raw_token ? 'SASL token' : 'request'} size ${size} outside [${size_min}, ${size_max}]`);
         return;
       }
       if (this.buffered < 4 + size) break;
       const frame = this.take(4 + size).subarray(4);
-      this.dispatch(frame);
+      if (raw_token) this.raw_sasl_token(frame);
+      else this.dispatch(frame);
     }
     this.update_flow();
   }
@@ -150,6 +159,10 @@ export class KafkaConnection {
       this.fail(`unreadable request header: ${String(error)}`);
       return;
     }
+    if (!this.context.sasl.allows(header.api_key)) {
+      this.fail(`API ${header.api_key} before SASL authentication`);
+      return;
+    }
     const handler = this.handlers.get(header.api_key);
     const supported = handler !== undefined && header.api_version >= handler.min_version && header.api_version <= handler.max_version;
     if (!supported) {
@@ -177,6 +190,19 @@ export class KafkaConnection {
       .then(() => handler.handle(body, ctx))
       .then((response) => (response === null ? null : this.encode(header, spec.response, response)));
     this.enqueue(frame.length, work);
+  }
+
+  /** A token of a pre-1.0 (SaslHandshake v0) exchange: answered as a bare size-prefixed token. */
+  private raw_sasl_token(token: Buffer): void {
+    const peer = { sasl: this.context.sasl, client_host: this.client_host, logger: this.logger };
+    const work = sasl_step(peer, token).then((answer) => {
+      // v0 has no way to carry an error: the connection just closes, as with Kafka.
+      if (answer.error_code !== ErrorCode.NONE) throw new CloseConnection(answer.error_message ?? 'SASL authentication failed');
+      const size = Buffer.allocUnsafe(4);
+      size.writeInt32BE(answer.auth_bytes.length, 0);
+      return [size, answer.auth_bytes];
+    });
+    this.enqueue(token.length, work);
   }
 
   private unsupported_api_versions(header: RequestHeader): Buffer[] {
@@ -234,6 +260,14 @@ export class KafkaConnection {
       for (const chunk of response) this.socket.write(chunk);
     }
     if (wrote) this.socket.uncork();
+    if (this.context.sasl.close_after_response && this.state === 'open') {
+      // A failed authentication: the answer saying why is the last thing this connection sends.
+      this.state = 'closing';
+      this.logger.warn({ client: this.client_host }, 'closing Kafka connection after a failed SASL exchange');
+      this.socket.end();
+      setTimeout(() => this.socket.destroy(), SASL_CLOSE_GRACE_MS).unref();
+      return;
+    }
     this.process();
     this.notify_idle();
   }

@@ -4,6 +4,7 @@ import type { ApiSpec } from '../../protocol/kafka/schema.ts';
 import type { Value } from '../../protocol/kafka/codec.ts';
 import type { RequestHeader } from '../../protocol/kafka/header.ts';
 import type { Broker } from '../../broker/broker.ts';
+import type { SaslSession } from './sasl_session.ts';
 
 export interface ListenerInfo {
   /** Host and port that Metadata and FindCoordinator tell clients to connect to. */
@@ -17,6 +18,8 @@ export interface RequestContext {
   header: RequestHeader;
   version: number;
   client_host: string;
+  /** The connection's authentication state (shared by its requests). */
+  sasl: SaslSession;
   /** Set when the server starts shutting down; long polls listen to answer early. */
   closing: ShutdownSignal;
 }

@@ -6,6 +6,8 @@ import type { Logger } from '../../storage/index.ts';
 import { CONNECTION_LIMITS_DEFAULT, type ConnectionLimits, KafkaConnection } from './connection.ts';
 import { type KafkaHandler, type ListenerInfo, ShutdownSignal } from './handler.ts';
 import { handler_table } from './handlers/index.ts';
+import { SaslSession } from './sasl_session.ts';
+import type { CredentialStore } from '../../broker/credentials.ts';
 
 export interface KafkaListenerOptions {
   host: string;
@@ -15,6 +17,8 @@ export interface KafkaListenerOptions {
   limits?: Partial<ConnectionLimits>;
   /** Connections accepted at once; more are refused until some close. */
   connections_max?: number;
+  /** When set, every connection must authenticate with SASL (PLAIN or SCRAM) against these users. */
+  credentials?: CredentialStore | null;
   logger: Logger;
 }
 
@@ -37,7 +41,7 @@ export class KafkaListener {
     const connection = new KafkaConnection(
       socket,
       this.handlers,
-      { broker: this.broker, listener: this.info, closing: this.closing },
+      { broker: this.broker, listener: this.info, closing: this.closing, sasl: new SaslSession(this.options.credentials ?? null) },
       { ...CONNECTION_LIMITS_DEFAULT, ...this.options.limits },
       this.options.logger,
     );

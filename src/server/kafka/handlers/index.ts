@@ -29,6 +29,7 @@ import {
   init_producer_id_handler,
   offset_for_leader_epoch_handler,
 } from './admin.ts';
+import { sasl_authenticate_handler, sasl_handshake_handler } from './sasl.ts';
 
 export function handler_table(): ReadonlyMap<number, KafkaHandler> {
   const table = new Map<number, KafkaHandler>();
@@ -58,6 +59,8 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     delete_groups_handler,
     incremental_alter_configs_handler,
     describe_cluster_handler,
+    sasl_handshake_handler,
+    sasl_authenticate_handler,
   ];
   for (const handler of handlers) table.set(handler.api.api_key, handler);
   return table;
