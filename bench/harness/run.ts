@@ -192,7 +192,9 @@ function check_targets(report: Report): TargetCheck[] {
     target: "durable ingest of 1 KiB: at least 70% of the fsync'd disk bandwidth",
     measured: ingest ? `${ingest.mb_per_s.toFixed(1)} MB/s = ${((ingest.mb_per_s / report.limits.disk_1m_per_fsync_mb_s) * 100).toFixed(0)}% of 1 MiB-per-fsync, ${((ingest.mb_per_s / report.limits.disk_16k_each_mb_s) * 100).toFixed(0)}% of 16 KiB-per-fsync` : 'n/a',
     met: ingest ? ingest.mb_per_s >= 0.7 * report.limits.disk_1m_per_fsync_mb_s : null,
-    note: 'judged against the higher (1 MiB per fdatasync) disk figure',
+    note:
+      'judged against the higher (1 MiB per fdatasync) disk figure' +
+      (ingest && ingest.mb_per_s < 0.7 * report.limits.disk_1m_per_fsync_mb_s ? `; short by ${(0.7 * report.limits.disk_1m_per_fsync_mb_s - ingest.mb_per_s).toFixed(0)} MB/s: the broker is CPU-bound first (${ingest.cpu_us_per_msg.toFixed(1)} µs per message; docs/benchmarks.md, "Where the misses stand")` : ''),
   });
   const lat = find(SLUICE_MAIN, 'latency', 100);
   const peer_p99 = fsync_peers.map((p) => find(p, 'latency', 100)).filter((r): r is WorkloadResult => r !== undefined);
@@ -201,7 +203,7 @@ function check_targets(report: Report): TargetCheck[] {
     target: 'end-to-end p99 at 5,000 msg/s with fsync: at most 3 ms and no worse than any fsync peer',
     measured: lat?.latency ? `p99 ${lat.latency.p99_ms.toFixed(2)} ms (peers: ${peer_p99.map((p) => `${p.label} ${p.latency!.p99_ms.toFixed(2)}`).join(', ') || 'none'})` : 'n/a',
     met: lat?.latency ? lat.latency.p99_ms <= 3 && worst_ok : null,
-    note: '',
+    note: lat?.latency && !(lat.latency.p99_ms <= 3 && worst_ok) ? 'the tail is fdatasync and appends that wait for a journal commit (docs/benchmarks.md, "Where the misses stand")' : '',
   });
   const drain = find(SLUICE_MAIN, 'drain', 100);
   const pub = find(SLUICE_MAIN, 'publish', 100);
