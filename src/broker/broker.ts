@@ -20,6 +20,8 @@ import { TopicManager, partition_name, is_internal_topic } from './topics.ts';
 import { OFFSETS_TOPIC, OffsetStore } from './offset_store.ts';
 import { GROUP_SETTINGS_DEFAULT, GroupCoordinator, type GroupSettings } from './group_coordinator.ts';
 import { PartitionProducers, last_sequence_of, type BatchEntry } from './producer_state.ts';
+import { SHARE_GROUP_SETTINGS_DEFAULT, ShareCoordinator, type ShareGroupSettings } from './queues/share_coordinator.ts';
+import { SHARE_STATE_TOPIC, ShareStateStore } from './queues/share_state_store.ts';
 
 export interface BrokerOptions {
   data_dir: string;
@@ -29,6 +31,7 @@ export interface BrokerOptions {
   auto_create_topics?: boolean;
   default_partitions?: number;
   groups?: Partial<GroupSettings>;
+  share_groups?: Partial<ShareGroupSettings>;
   logger?: Logger;
 }
 
@@ -47,6 +50,7 @@ export class Broker {
   readonly topics: TopicManager;
   readonly offsets: OffsetStore;
   readonly groups: GroupCoordinator;
+  readonly shares: ShareCoordinator;
   private readonly producers = new Map<string, PartitionProducers>();
   private next_producer_id: number;
   private closed = false;
@@ -61,11 +65,16 @@ export class Broker {
     offsets_log: PartitionLog,
     topics: TopicManager,
     group_settings: GroupSettings,
+    share_settings: ShareGroupSettings,
     readonly logger: Logger,
   ) {
     this.topics = topics;
     this.offsets = new OffsetStore(offsets_log);
     this.groups = new GroupCoordinator(this.offsets, group_settings);
+    this.shares = new ShareCoordinator(
+      { topics, store: new ShareStateStore(topics.log(SHARE_STATE_TOPIC, 0)), logger, ensure_dead_letter_topic: (name) => this.ensure_internal_topic(name, 1) },
+      share_settings,
+    );
     this.next_producer_id = state.producer_id_block_end;
   }
 
@@ -85,6 +94,9 @@ export class Broker {
     if (!topics.get(OFFSETS_TOPIC)) {
       await topics.create(OFFSETS_TOPIC, 1, { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) });
     }
+    if (!topics.get(SHARE_STATE_TOPIC)) {
+      await topics.create(SHARE_STATE_TOPIC, 1, { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) });
+    }
     const broker = new Broker(
       {
         data_dir: options.data_dir,
@@ -98,9 +110,12 @@ export class Broker {
       topics.log(OFFSETS_TOPIC, 0),
       topics,
       { ...GROUP_SETTINGS_DEFAULT, ...options.groups },
+      { ...SHARE_GROUP_SETTINGS_DEFAULT, ...options.share_groups, partition: { ...SHARE_GROUP_SETTINGS_DEFAULT.partition, ...options.share_groups?.partition } },
       logger,
     );
     await broker.offsets.load();
+    await broker.shares.load();
+    broker.shares.start();
     await broker.load_producer_state();
     // Periodic snapshots bound how much of the log a restart after a crash replays.
     broker.producer_state_timer = setInterval(() => void broker.save_producer_state().catch(() => undefined), PRODUCER_STATE_INTERVAL_MS);
@@ -114,6 +129,16 @@ export class Broker {
 
   get node_id(): number {
     return this.options.node_id;
+  }
+
+  /** A topic the broker itself writes to (dead letters), created if missing. */
+  private async ensure_internal_topic(name: string, partitions: number): Promise<void> {
+    if (this.topics.get(name)) return;
+    try {
+      await this.topics.create(name, partitions);
+    } catch (error) {
+      if (!(error instanceof BrokerError && error.kind === 'topic_already_exists')) throw error;
+    }
   }
 
   /** The topic, created with the default partition count when auto-creation is on. */
@@ -268,6 +293,7 @@ export class Broker {
     this.closed = true;
     if (this.producer_state_timer) clearInterval(this.producer_state_timer);
     this.groups.close();
+    await this.shares.close();
     await this.storage.checkpoint();
     await this.save_producer_state();
     await this.storage.close();

@@ -27,7 +27,11 @@ export type BrokerErrorKind =
   | 'coordinator_not_available'
   | 'offset_metadata_too_large'
   | 'policy_violation'
-  | 'unsupported_version';
+  | 'unsupported_version'
+  | 'fenced_member_epoch'
+  | 'invalid_record_state'
+  | 'share_session_not_found'
+  | 'invalid_share_session_epoch';
 
 export class BrokerError extends Error {
   constructor(

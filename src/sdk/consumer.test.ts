@@ -12,7 +12,7 @@ import { Cluster, RETRY_DEFAULT } from './cluster.ts';
 import { Consumer, type ConsumerConfig, type ConsumerRunConfig, type EachMessagePayload, type TopicPartitions } from './consumer.ts';
 import { AssignerProtocol, PartitionAssigners, range_assign, round_robin_assign } from './assignors.ts';
 import { decode_fetched } from './records.ts';
-import { compress_record_batch } from './compression.ts';
+import { compress_record_batch } from '../protocol/compression.ts';
 import { encode_record_batch, type BatchRecord } from '../protocol/record_batch.ts';
 import { start_broker, type RunningBroker } from '../server/start.ts';
 import { temp_dir } from '../../test/support/storage.ts';

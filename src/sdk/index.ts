@@ -72,3 +72,4 @@ export { Producer, Consumer, Admin };
 export type { ProducerConfig, ConsumerConfig, SaslOptions };
 export * from './errors.ts';
 export * from './dedupe.ts';
+export { CompressionError } from '../protocol/compression.ts';

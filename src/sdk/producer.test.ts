@@ -10,7 +10,7 @@ import { BrokerConnection, Cluster, RETRY_DEFAULT, type ClusterOptions } from '.
 import { BufferFullError, ConnectionError, KafkaProtocolError, SluiceError } from './errors.ts';
 import { Producer, type ProducerConfig, type RecordMetadata } from './producer.ts';
 import { partition_for_key } from './partitioner.ts';
-import { compress, decompress, decompress_record_batch, CompressionCodes, type CompressionName } from './compression.ts';
+import { compress, decompress, decompress_record_batch, CompressionCodes, type CompressionName } from '../protocol/compression.ts';
 import { decode_record_batch, type DecodedRecord } from '../protocol/record_batch.ts';
 import type { Value } from '../protocol/kafka/codec.ts';
 import type { ApiSpec } from '../protocol/kafka/schema.ts';

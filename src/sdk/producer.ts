@@ -22,7 +22,7 @@ import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { PRODUCE } from '../protocol/kafka/messages/00_produce.ts';
 import { INIT_PRODUCER_ID } from '../protocol/kafka/messages/22_init_producer_id.ts';
 import { encode_record_batch, type BatchRecord, type RecordHeader } from '../protocol/record_batch.ts';
-import { compress_record_batch, compression_name, stamp_record_batch, type CompressionName, type CompressionType } from './compression.ts';
+import { compress_record_batch, compression_name, stamp_record_batch, type CompressionName, type CompressionType } from '../protocol/compression.ts';
 import { DefaultPartitioner, type CreatePartitioner, type IHeaders, type PartitionMetadata, type Partitioner, type PartitionerMessage } from './partitioner.ts';
 
 /**
@@ -33,8 +33,8 @@ import { DefaultPartitioner, type CreatePartitioner, type IHeaders, type Partiti
  */
 const BATCH_BYTES_DEFAULT = 1_000_000;
 
-export type { CompressionType } from './compression.ts';
-export { CompressionCodes, CompressionTypes } from './compression.ts';
+export type { CompressionType } from '../protocol/compression.ts';
+export { CompressionCodes, CompressionTypes } from '../protocol/compression.ts';
 
 // ------------------------------------------------------------------------------ public types
 

@@ -7,7 +7,7 @@ import zlib from 'node:zlib';
 import { promisify } from 'node:util';
 import { crc32c } from '@node-rs/crc32';
 import { SluiceError } from './errors.ts';
-import { decompress } from './compression.ts';
+import { decompress } from '../protocol/compression.ts';
 
 const gunzip = promisify(zlib.gunzip);
 

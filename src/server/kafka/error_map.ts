@@ -1,5 +1,6 @@
 // Maps broker-core and storage errors to Kafka error codes, in one place.
 import { BrokerError, type BrokerErrorKind } from '../../broker/errors.ts';
+import { AckError } from '../../broker/queues/share_partition.ts';
 import { StorageError, type StorageErrorCode } from '../../storage/index.ts';
 import { ErrorCode } from '../../protocol/kafka/error_codes.ts';
 
@@ -30,6 +31,10 @@ const BROKER_CODES: Record<BrokerErrorKind, number> = {
   offset_metadata_too_large: ErrorCode.OFFSET_METADATA_TOO_LARGE,
   policy_violation: ErrorCode.POLICY_VIOLATION,
   unsupported_version: ErrorCode.UNSUPPORTED_VERSION,
+  fenced_member_epoch: ErrorCode.FENCED_MEMBER_EPOCH,
+  invalid_record_state: ErrorCode.INVALID_RECORD_STATE,
+  share_session_not_found: ErrorCode.SHARE_SESSION_NOT_FOUND,
+  invalid_share_session_epoch: ErrorCode.INVALID_SHARE_SESSION_EPOCH,
 };
 
 const STORAGE_CODES: Record<StorageErrorCode, number> = {
@@ -49,6 +54,7 @@ const STORAGE_CODES: Record<StorageErrorCode, number> = {
 
 export function kafka_error_code(error: unknown): number {
   if (error instanceof BrokerError) return BROKER_CODES[error.kind];
+  if (error instanceof AckError) return error.kind === 'invalid_record_state' ? ErrorCode.INVALID_RECORD_STATE : ErrorCode.INVALID_REQUEST;
   if (error instanceof StorageError) {
     // A refused batch whose reason is structural, not a checksum, is an invalid record.
     if (error.code === 'invalid_batch' && (error as { reason?: string }).reason !== 'crc') return ErrorCode.INVALID_RECORD;

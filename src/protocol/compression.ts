@@ -13,7 +13,15 @@
 import zlib from 'node:zlib';
 import { promisify } from 'node:util';
 import { crc32c } from '@node-rs/crc32';
-import { SluiceError } from './errors.ts';
+
+/** A codec that is unknown, cannot load, or meets malformed data. Not retriable. */
+export class CompressionError extends Error {
+  readonly retriable = false;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'CompressionError';
+  }
+}
 
 export type CompressionName = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
 /** A codec by name, or by its Kafka id (0-4, the values of kafkajs's `CompressionTypes`). */
@@ -41,7 +49,7 @@ export function compression_name(type: CompressionType | undefined | null): Comp
   } else if (NAMES.includes(type)) {
     return type;
   }
-  throw new SluiceError(`unknown compression ${JSON.stringify(type)} (expected one of ${NAMES.join(', ')})`, false);
+  throw new CompressionError(`unknown compression ${JSON.stringify(type)} (expected one of ${NAMES.join(', ')})`);
 }
 
 interface Codec {
@@ -62,7 +70,7 @@ async function load<T>(name: string, loader: () => Promise<T>): Promise<T> {
   try {
     return await loader();
   } catch (error) {
-    throw new SluiceError(`the ${name} codec package could not be loaded (npm install ${name}): ${String(error)}`, false, { cause: error });
+    throw new CompressionError(`the ${name} codec package could not be loaded (npm install ${name}): ${String(error)}`, { cause: error });
   }
 }
 
@@ -97,10 +105,10 @@ function make_snappy(snappy: typeof import('snappy')): Codec {
       const blocks: Buffer[] = [];
       let at = XERIAL_HEADER_BYTES;
       while (at < data.length) {
-        if (at + 4 > data.length) throw new SluiceError('truncated xerial snappy block length', false);
+        if (at + 4 > data.length) throw new CompressionError('truncated xerial snappy block length');
         const length = data.readInt32BE(at);
         at += 4;
-        if (length < 0 || at + length > data.length) throw new SluiceError('truncated xerial snappy block', false);
+        if (length < 0 || at + length > data.length) throw new CompressionError('truncated xerial snappy block');
         blocks.push(await raw_decompress(data.subarray(at, at + length)));
         at += length;
       }
@@ -159,7 +167,7 @@ function codec(name: CompressionName): Promise<Codec> {
     if (name === 'snappy') loaded = load('snappy', async () => make_snappy(await import('snappy')));
     else if (name === 'lz4') loaded = load('lz4-napi', async () => make_lz4(await import('lz4-napi')));
     else if (name === 'zstd') loaded = load('@bokuweb/zstd-wasm', make_zstd);
-    else throw new SluiceError(`compression ${name} has no codec`, false);
+    else throw new CompressionError(`compression ${name} has no codec`);
     codecs.set(name, loaded);
     loaded.catch(() => codecs.delete(name)); // a failed load may be retried later
   }
@@ -188,7 +196,7 @@ export async function decompress(type: CompressionType, data: Buffer): Promise<B
 export async function compress_record_batch(batch: Buffer, type: CompressionType): Promise<Buffer> {
   const name = compression_name(type);
   if (name === 'none') return batch;
-  if ((batch.readInt16BE(OFFSET_ATTRIBUTES) & 0x07) !== 0) throw new SluiceError('the batch is compressed already', false);
+  if ((batch.readInt16BE(OFFSET_ATTRIBUTES) & 0x07) !== 0) throw new CompressionError('the batch is compressed already');
   const records = await compress(name, batch.subarray(HEADER_BYTES));
   const out = Buffer.allocUnsafe(HEADER_BYTES + records.length);
   batch.copy(out, 0, 0, HEADER_BYTES);

@@ -1,0 +1,138 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { Broker } from '../broker.ts';
+import { BrokerError } from '../errors.ts';
+import { decode_record_batch, encode_record_batch } from '../../protocol/record_batch.ts';
+import { temp_dir } from '../../../test/support/storage.ts';
+import { AckType } from './share_partition.ts';
+import { DLQ_HEADERS } from './dead_letters.ts';
+import type { FetchedPartition } from './share_coordinator.ts';
+
+const FAST = { tick_ms: 10, session_timeout_ms: 2_000, partition: { delivery_count_limit: 3, record_lock_duration_ms: 200, records_in_flight_max: 1_000, retry_backoff_ms: [20] } };
+
+async function with_broker(work: (broker: Broker, data_dir: string) => Promise<void>): Promise<void> {
+  const data_dir = temp_dir('shares');
+  try {
+    await work(await Broker.start({ data_dir, node_id: 1, share_groups: FAST }), data_dir);
+  } finally {
+    fs.rmSync(data_dir, { recursive: true, force: true });
+  }
+}
+
+async function produce(broker: Broker, topic: string, values: string[]): Promise<void> {
+  await broker.produce(topic, 0, encode_record_batch(values.map((v) => ({ key: Buffer.from(`k-${v}`), value: Buffer.from(v), timestamp_ms: 1_700_000_000_000, headers: [{ key: 'h', value: Buffer.from('x') }] }))));
+}
+
+const join = (broker: Broker, member: string, topics = ['jobs']) =>
+  broker.shares.heartbeat({ group_id: 'workers', member_id: member, member_epoch: 0, subscribed_topic_names: topics, client_id: 'test', client_host: '127.0.0.1' }, Date.now());
+
+/** The values delivered by a fetch, only those inside the acquired ranges. */
+function delivered(fetched: FetchedPartition[]): Array<{ offset: number; value: string; deliveries: number }> {
+  const out = [];
+  for (const p of fetched) {
+    for (const batch of p.batches) {
+      for (const record of decode_record_batch(batch)) {
+        const range = p.acquired.find((r) => record.offset >= r.first_offset && record.offset <= r.last_offset);
+        if (range) out.push({ offset: record.offset, value: record.value!.toString(), deliveries: range.delivery_count });
+      }
+    }
+  }
+  return out;
+}
+
+const fetch = (broker: Broker, member: string, records = 100) => broker.shares.fetch('workers', member, [{ topic: 'jobs', partition: 0 }], records, 1 << 20, Date.now());
+const ack = (broker: Broker, member: string, first: number, last: number, type: number, reason: string | null = null) =>
+  broker.shares.acknowledge('workers', member, [{ topic: 'jobs', partition: 0, batches: [{ first_offset: first, last_offset: last, types: [type as 1] }] }], Date.now(), reason);
+
+test('members join and see every partition; competing members get disjoint records; accepted records are done', async () => {
+  await with_broker(async (broker) => {
+    await broker.topics.create('jobs', 1);
+    await produce(broker, 'jobs', ['a', 'b', 'c', 'd', 'e']);
+    const a = join(broker, 'member-a');
+    assert.deepEqual([...a.assignment], [['jobs', [0]]]);
+    assert.ok(a.member_epoch > 0);
+    join(broker, 'member-b');
+    const first = delivered(await fetch(broker, 'member-a', 3));
+    const second = delivered(await fetch(broker, 'member-b', 10));
+    assert.deepEqual(first.map((r) => r.value), ['a', 'b', 'c']);
+    assert.deepEqual(second.map((r) => r.value), ['d', 'e']);
+    assert.deepEqual(delivered(await fetch(broker, 'member-b')), [], 'nothing left');
+    const results = await ack(broker, 'member-a', 0, 2, AckType.ACCEPT);
+    assert.equal([...results.values()][0], null);
+    const wrong = await ack(broker, 'member-a', 3, 4, AckType.ACCEPT);
+    assert.match(String([...wrong.values()][0]), /not acquired by this member/);
+    assert.throws(() => broker.shares.heartbeat({ group_id: 'workers', member_id: 'member-a', member_epoch: 99, subscribed_topic_names: null, client_id: 't', client_host: 'h' }, Date.now()), (e: unknown) => e instanceof BrokerError && e.kind === 'fenced_member_epoch');
+    await assert.rejects(broker.shares.fetch('workers', 'stranger', [{ topic: 'jobs', partition: 0 }], 10, 1000, Date.now()), (e: unknown) => e instanceof BrokerError && e.kind === 'unknown_member_id');
+    await broker.close();
+  });
+});
+
+test('release and lock timeout redeliver with a raised delivery count; at the limit the record is dead-lettered with its origin', async () => {
+  await with_broker(async (broker) => {
+    await broker.topics.create('jobs', 1);
+    await produce(broker, 'jobs', ['poison', 'fine']);
+    join(broker, 'm');
+    assert.deepEqual(delivered(await fetch(broker, 'm', 1)).map((r) => [r.value, r.deliveries]), [['poison', 1]]);
+    await ack(broker, 'm', 0, 0, AckType.RELEASE, 'boom 1');
+    const next = delivered(await fetch(broker, 'm', 10));
+    assert.deepEqual(next.map((r) => r.value), ['fine'], 'the released record waits for its backoff');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.deepEqual(delivered(await fetch(broker, 'm', 1)).map((r) => [r.value, r.deliveries]), [['poison', 2]]);
+    // Not acknowledged: the lock runs out (200 ms) and the record comes back.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual(delivered(await fetch(broker, 'm', 1)).map((r) => [r.value, r.deliveries]), [['poison', 3]]);
+    await ack(broker, 'm', 0, 0, AckType.RELEASE, 'boom 3');
+    const dlq = 'jobs.workers.dlq';
+    const deadline = Date.now() + 5_000;
+    while (!broker.topics.get(dlq) || broker.topics.log(dlq, 0).high_watermark === 0) {
+      assert.ok(Date.now() < deadline, 'dead letter written');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const { batches } = await broker.topics.log(dlq, 0).read(0, 1 << 20);
+    const [letter] = decode_record_batch(batches[0]!);
+    assert.equal(letter!.value!.toString(), 'poison');
+    assert.equal(letter!.key!.toString(), 'k-poison');
+    assert.equal(letter!.timestamp_ms, 1_700_000_000_000);
+    const header = (name: string) => letter!.headers!.find((h) => h.key === name)?.value?.toString();
+    assert.equal(header('h'), 'x', 'original headers kept');
+    assert.equal(header(DLQ_HEADERS.topic), 'jobs');
+    assert.equal(header(DLQ_HEADERS.partition), '0');
+    assert.equal(header(DLQ_HEADERS.offset), '0');
+    assert.equal(header(DLQ_HEADERS.group), 'workers');
+    assert.equal(header(DLQ_HEADERS.delivery_count), '3');
+    assert.match(header(DLQ_HEADERS.reason)!, /delivery limit 3 reached; last failure: boom 3/);
+    assert.ok(Number(header(DLQ_HEADERS.time_ms)) > 1_700_000_000_000);
+    assert.equal(broker.shares.counters.dead_lettered, 1);
+    await broker.close();
+  });
+});
+
+test('state survives a restart: accepted records stay done, acquired ones come back with their count raised', async () => {
+  await with_broker(async (broker, data_dir) => {
+    await broker.topics.create('jobs', 1);
+    await produce(broker, 'jobs', Array.from({ length: 10 }, (_, i) => `v${i}`));
+    join(broker, 'm');
+    await fetch(broker, 'm', 6);
+    await ack(broker, 'm', 0, 2, AckType.ACCEPT);
+    await ack(broker, 'm', 3, 3, AckType.REJECT, 'bad');
+    // offsets 4 and 5 stay acquired across the restart
+    await broker.close();
+
+    const again = await Broker.start({ data_dir, node_id: 1, share_groups: FAST });
+    join(again, 'm2');
+    const after = delivered(await fetch(again, 'm2', 100));
+    assert.deepEqual(after.map((r) => [r.value, r.deliveries]), [['v4', 2], ['v5', 2], ['v6', 1], ['v7', 1], ['v8', 1], ['v9', 1]]);
+    const dlq = 'jobs.workers.dlq';
+    const deadline = Date.now() + 5_000;
+    while (!again.topics.get(dlq) || again.topics.log(dlq, 0).high_watermark === 0) {
+      assert.ok(Date.now() < deadline, 'the rejected record is dead-lettered');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const { batches } = await again.topics.log(dlq, 0).read(0, 1 << 20);
+    assert.deepEqual(batches.flatMap((b) => decode_record_batch(b)).map((r) => r.value!.toString()), ['v3'], 'once');
+    assert.equal(again.shares.partitions_of('workers')[0]!.start_offset, 4);
+    await again.close();
+  });
+});

@@ -1,0 +1,524 @@
+// Share groups (the queue model): members that heartbeat, the partitions each may fetch (every
+// partition of its subscribed topics: consumers may outnumber partitions), and per group and
+// partition a SharePartition with its durable state. Every change is persisted before the client
+// hears of it; a timer expires locks, drops silent members and writes dead letters.
+// Protocol-neutral: the Kafka front end (ShareGroupHeartbeat, ShareFetch, ShareAcknowledge) and
+// later AMQP call these methods.
+import { encode_record_batch } from '../../protocol/record_batch.ts';
+import type { Logger, PartitionLog } from '../../storage/index.ts';
+import { BrokerError } from '../errors.ts';
+import type { TopicManager } from '../topics.ts';
+import { dead_letter_records, dead_letter_topic_name, read_records_at } from './dead_letters.ts';
+import { AckError, SHARE_PARTITION_SETTINGS_DEFAULT, SharePartition, type AckTypeCode, type AcquiredRange, type OffsetRange, type SharePartitionSettings } from './share_partition.ts';
+import type { ShareStateStore, ShareStateWrite } from './share_state_store.ts';
+
+export interface ShareGroupSettings {
+  session_timeout_ms: number;
+  heartbeat_interval_ms: number;
+  /** Where a group starts reading a partition it has no state for. */
+  auto_offset_reset: 'earliest' | 'latest';
+  /** How often locks, members and dead letters are looked after. */
+  tick_ms: number;
+  partition: SharePartitionSettings;
+}
+
+export const SHARE_GROUP_SETTINGS_DEFAULT: ShareGroupSettings = {
+  session_timeout_ms: 45_000,
+  heartbeat_interval_ms: 5_000,
+  auto_offset_reset: 'earliest',
+  tick_ms: 100,
+  partition: SHARE_PARTITION_SETTINGS_DEFAULT,
+};
+
+/** Records one fetch may acquire across its partitions, whatever the client asks. */
+export const FETCH_RECORDS_MAX = 10_000;
+/** Dead letters written per partition per tick. */
+const DEAD_LETTERS_PER_TICK = 1_000;
+
+interface Member {
+  id: string;
+  epoch: number;
+  topics: string[];
+  last_seen_ms: number;
+  client_id: string;
+  client_host: string;
+}
+
+interface PartitionState {
+  topic: string;
+  partition: number;
+  share: SharePartition;
+  /** Dead letters decided and not yet written. */
+  letters: ReturnType<SharePartition['take_dead_letters']>;
+}
+
+interface ShareGroup {
+  id: string;
+  epoch: number;
+  members: Map<string, Member>;
+  partitions: Map<string, PartitionState>;
+}
+
+export interface HeartbeatRequest {
+  group_id: string;
+  member_id: string;
+  member_epoch: number;
+  /** null: unchanged since the last heartbeat. */
+  subscribed_topic_names: string[] | null;
+  client_id: string;
+  client_host: string;
+}
+
+export interface HeartbeatResult {
+  member_id: string;
+  member_epoch: number;
+  heartbeat_interval_ms: number;
+  /** Topic name -> partitions this member may fetch. */
+  assignment: Map<string, number[]>;
+}
+
+export interface FetchedPartition {
+  topic: string;
+  partition: number;
+  acquired: AcquiredRange[];
+  batches: Buffer[];
+  high_watermark: number;
+  error: Error | null;
+}
+
+export interface AcknowledgeBatch extends OffsetRange {
+  types: AckTypeCode[];
+}
+
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+export interface ShareCoordinatorDeps {
+  topics: TopicManager;
+  store: ShareStateStore;
+  logger: Logger;
+  /** Creates a dead-letter topic (one partition) if it does not exist. */
+  ensure_dead_letter_topic(name: string): Promise<void>;
+}
+
+const key_of = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+
+export class ShareCoordinator {
+  private readonly groups = new Map<string, ShareGroup>();
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> = Promise.resolve();
+  /** Partitions changed since the last state write. */
+  private readonly dirty = new Map<string, { group: ShareGroup; state: PartitionState }>();
+  private writing: Promise<void> = Promise.resolve();
+  private queued_write: Promise<void> | null = null;
+  /** Counters for metrics. */
+  readonly counters = { acquired: 0, accepted: 0, released: 0, rejected: 0, lock_timeouts: 0, dead_lettered: 0 };
+
+  constructor(
+    private readonly deps: ShareCoordinatorDeps,
+    readonly settings: ShareGroupSettings,
+  ) {}
+
+  /** Restores every group's partitions from the state topic (members re-join). */
+  async load(): Promise<void> {
+    const now = Date.now();
+    for (const persisted of await this.deps.store.load()) {
+      if (!this.deps.topics.get(persisted.topic)) continue;
+      const group = this.group(persisted.group);
+      const share = SharePartition.restore(persisted.start_offset, persisted.end_offset, persisted.runs, this.settings.partition, now);
+      const state: PartitionState = { topic: persisted.topic, partition: persisted.partition, share, letters: share.take_dead_letters() };
+      group.partitions.set(key_of(persisted.topic, persisted.partition), state);
+      this.mark_dirty(group, state);
+    }
+    await this.persist();
+  }
+
+  start(): void {
+    this.timer = setInterval(() => {
+      this.ticking = this.ticking.then(() => this.tick()).catch((error: unknown) => this.deps.logger.warn({ error: String(error) }, 'share group maintenance failed'));
+    }, this.settings.tick_ms);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.ticking;
+    await this.persist();
+    for (const waiters of this.waiters.values()) for (const wake of waiters) wake();
+  }
+
+  private group(id: string): ShareGroup {
+    let group = this.groups.get(id);
+    if (!group) {
+      group = { id, epoch: 0, members: new Map(), partitions: new Map() };
+      this.groups.set(id, group);
+    }
+    return group;
+  }
+
+  // ------------------------------------------------------------------ membership
+
+  heartbeat(request: HeartbeatRequest, now_ms: number): HeartbeatResult {
+    if (request.group_id === '') throw new BrokerError('invalid_group_id', 'a share group needs a non-empty group id');
+    if (request.member_id === '') throw new BrokerError('invalid_request', 'the member id is generated by the consumer and must not be empty');
+    const group = this.group(request.group_id);
+    let member = group.members.get(request.member_id);
+    if (request.member_epoch === -1) {
+      if (member) this.remove_member(group, member, now_ms);
+      return { member_id: request.member_id, member_epoch: -1, heartbeat_interval_ms: this.settings.heartbeat_interval_ms, assignment: new Map() };
+    }
+    if (request.member_epoch === 0) {
+      if (!request.subscribed_topic_names) throw new BrokerError('invalid_request', 'a joining member must name the topics it subscribes to');
+      if (!member) {
+        member = { id: request.member_id, epoch: 0, topics: [], last_seen_ms: now_ms, client_id: request.client_id, client_host: request.client_host };
+        group.members.set(member.id, member);
+      }
+    } else if (!member) {
+      throw new BrokerError('unknown_member_id', `member ${request.member_id} is not in share group ${group.id}`);
+    } else if (request.member_epoch !== member.epoch) {
+      throw new BrokerError('fenced_member_epoch', `member epoch ${request.member_epoch} is not the current ${member.epoch}`);
+    }
+    member.last_seen_ms = now_ms;
+    if (request.subscribed_topic_names) {
+      const topics = [...new Set(request.subscribed_topic_names)].sort();
+      if (member.epoch === 0 || topics.join('\u0000') !== member.topics.join('\u0000')) {
+        member.topics = topics;
+        member.epoch = ++group.epoch;
+      }
+    }
+    return { member_id: member.id, member_epoch: member.epoch, heartbeat_interval_ms: this.settings.heartbeat_interval_ms, assignment: this.assignment(member) };
+  }
+
+  /** Every partition of every subscribed topic that exists. */
+  private assignment(member: Member): Map<string, number[]> {
+    const assignment = new Map<string, number[]>();
+    for (const name of member.topics) {
+      const topic = this.deps.topics.get(name);
+      if (topic) assignment.set(name, Array.from({ length: topic.partitions }, (_, i) => i));
+    }
+    return assignment;
+  }
+
+  private remove_member(group: ShareGroup, member: Member, now_ms: number): void {
+    group.members.delete(member.id);
+    group.epoch++;
+    for (const state of group.partitions.values()) {
+      if (state.share.release_member(member.id, now_ms) > 0) this.after_change(group, state);
+    }
+    this.wake(group.id);
+  }
+
+  /** The member, known and current; refreshes its liveness. */
+  private member(group_id: string, member_id: string, now_ms: number): { group: ShareGroup; member: Member } {
+    const group = this.groups.get(group_id);
+    const member = group?.members.get(member_id);
+    if (!group || !member) throw new BrokerError('unknown_member_id', `member ${member_id} is not in share group ${group_id}; heartbeat first`);
+    member.last_seen_ms = now_ms;
+    return { group, member };
+  }
+
+  private partition_state(group: ShareGroup, topic: string, partition: number): PartitionState {
+    const key = key_of(topic, partition);
+    let state = group.partitions.get(key);
+    if (!state) {
+      const log = this.deps.topics.log(topic, partition);
+      const start = this.settings.auto_offset_reset === 'earliest' ? log.log_start_offset : log.high_watermark;
+      state = { topic, partition, share: new SharePartition(start, this.settings.partition), letters: [] };
+      group.partitions.set(key, state);
+      this.mark_dirty(group, state);
+    }
+    return state;
+  }
+
+  // ------------------------------------------------------------------ acknowledge and fetch
+
+  /** Settles records; resolves once the new states are durable. Errors are per partition. */
+  async acknowledge(group_id: string, member_id: string, acks: ReadonlyArray<TopicPartition & { batches: AcknowledgeBatch[] }>, now_ms: number, reason: string | null = null): Promise<Map<string, Error | null>> {
+    const { group } = this.member(group_id, member_id, now_ms);
+    const results = new Map<string, Error | null>();
+    for (const ack of acks) {
+      const key = key_of(ack.topic, ack.partition);
+      const state = group.partitions.get(key);
+      if (!state) {
+        results.set(key, new AckError('invalid_record_state', `nothing of ${ack.topic}-${ack.partition} is acquired in share group ${group_id}`));
+        continue;
+      }
+      let error: Error | null = null;
+      for (const batch of ack.batches) {
+        try {
+          state.share.acknowledge(member_id, batch, batch.types, now_ms, reason);
+          this.count(batch);
+        } catch (caught) {
+          if (!(caught instanceof AckError)) throw caught;
+          error ??= caught;
+        }
+      }
+      this.after_change(group, state);
+      results.set(key, error);
+    }
+    await this.persist();
+    this.wake(group_id);
+    return results;
+  }
+
+  private count(batch: AcknowledgeBatch): void {
+    const n = batch.last_offset - batch.first_offset + 1;
+    for (let i = 0; i < n; i++) {
+      const type = batch.types.length === 1 ? batch.types[0] : batch.types[i];
+      if (type === 1 || type === 0) this.counters.accepted++;
+      else if (type === 2) this.counters.released++;
+      else if (type === 3) this.counters.rejected++;
+    }
+  }
+
+  /**
+   * Acquires records for the member from the partitions asked for (each must be assigned to it),
+   * reads their batches within `bytes_max`, and resolves once the acquisitions are durable.
+   */
+  async fetch(group_id: string, member_id: string, partitions: readonly TopicPartition[], records_max: number, bytes_max: number, now_ms: number): Promise<FetchedPartition[]> {
+    const { group, member } = this.member(group_id, member_id, now_ms);
+    let records_left = Math.max(1, Math.min(records_max, FETCH_RECORDS_MAX));
+    let bytes_left = Math.max(1, bytes_max);
+    const fetched: FetchedPartition[] = [];
+    for (const { topic, partition } of partitions) {
+      const result: FetchedPartition = { topic, partition, acquired: [], batches: [], high_watermark: -1, error: null };
+      fetched.push(result);
+      try {
+        if (!member.topics.includes(topic)) throw new BrokerError('invalid_request', `${topic} is not among the member's subscribed topics`);
+        const log = this.deps.topics.log(topic, partition);
+        result.high_watermark = log.high_watermark;
+        if (records_left === 0 || bytes_left === 0) continue;
+        const state = this.partition_state(group, topic, partition);
+        state.share.truncate_before(log.log_start_offset);
+        const acquired = state.share.acquire(member_id, records_left, log.high_watermark, now_ms);
+        if (acquired.length === 0) continue;
+        const sent = await this.read_acquired(log, acquired, bytes_left);
+        state.share.unacquire(sent.unsent);
+        result.acquired = sent.ranges;
+        result.batches = sent.batches;
+        bytes_left = Math.max(0, bytes_left - sent.bytes);
+        for (const range of sent.ranges) records_left -= range.last_offset - range.first_offset + 1;
+        this.counters.acquired += sent.count;
+        this.after_change(group, state);
+      } catch (error) {
+        result.error = error as Error;
+      }
+    }
+    try {
+      await this.persist();
+    } catch (error) {
+      // Not durable: nothing is handed out; the records go back as they were.
+      for (const result of fetched) {
+        const state = group.partitions.get(key_of(result.topic, result.partition));
+        state?.share.unacquire(result.acquired.flatMap((r) => offsets_in(r)));
+        result.acquired = [];
+        result.batches = [];
+        result.error ??= error as Error;
+      }
+    }
+    return fetched;
+  }
+
+  /**
+   * Reads the batches holding the acquired ranges, in order, until `bytes_max` (at least one batch
+   * is always read). Offsets whose batch did not fit come back in `unsent`.
+   */
+  private async read_acquired(log: PartitionLog, acquired: AcquiredRange[], bytes_max: number) {
+    const batches: Buffer[] = [];
+    const ranges: AcquiredRange[] = [];
+    const unsent: number[] = [];
+    let bytes = 0;
+    let count = 0;
+    let covered_to = -1; // last offset of the batches read so far
+    for (const range of acquired) {
+      let first = range.first_offset;
+      while (first <= range.last_offset) {
+        if (first > covered_to) {
+          if (batches.length > 0 && bytes >= bytes_max) break;
+          const read = await log.read(first, Math.max(1, bytes_max - bytes));
+          if (read.batches.length === 0) break;
+          for (const batch of read.batches) {
+            const last = Number(batch.readBigInt64BE(0)) + batch.readInt32BE(23);
+            if (last < first) continue;
+            batches.push(batch);
+            bytes += batch.length;
+            covered_to = last;
+            if (bytes >= bytes_max || last >= range.last_offset) break;
+          }
+        }
+        const last = Math.min(range.last_offset, covered_to);
+        if (last < first) break;
+        ranges.push({ first_offset: first, last_offset: last, delivery_count: range.delivery_count });
+        count += last - first + 1;
+        first = last + 1;
+      }
+      for (let offset = first; offset <= range.last_offset; offset++) unsent.push(offset);
+    }
+    return { batches, ranges, unsent, bytes, count };
+  }
+
+  /** Resolves when records may be available to the group, or after `timeout_ms`. */
+  wait(group_id: string, timeout_ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let waiters = this.waiters.get(group_id);
+      if (!waiters) this.waiters.set(group_id, (waiters = new Set()));
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeout_ms);
+      waiters.add(done);
+    });
+  }
+
+  private wake(group_id: string): void {
+    const waiters = this.waiters.get(group_id);
+    if (waiters) for (const wake of [...waiters]) wake();
+  }
+
+  /** True when the group could hand the member something from these partitions now. */
+  has_available(group_id: string, partitions: readonly TopicPartition[], now_ms: number): boolean {
+    const group = this.groups.get(group_id);
+    for (const { topic, partition } of partitions) {
+      const topic_record = this.deps.topics.get(topic);
+      if (!topic_record || partition >= topic_record.partitions) continue;
+      const log = this.deps.topics.log(topic, partition);
+      const state = group?.partitions.get(key_of(topic, partition));
+      if (!state) {
+        if (log.high_watermark > (this.settings.auto_offset_reset === 'earliest' ? log.log_start_offset : log.high_watermark)) return true;
+        continue;
+      }
+      if (state.share.has_available(log.high_watermark, now_ms)) return true;
+    }
+    return false;
+  }
+
+  // ------------------------------------------------------------------ durability
+
+  private after_change(group: ShareGroup, state: PartitionState): void {
+    const letters = state.share.take_dead_letters();
+    if (letters.length > 0) state.letters.push(...letters);
+    this.mark_dirty(group, state);
+  }
+
+  private mark_dirty(group: ShareGroup, state: PartitionState): void {
+    this.dirty.set(`${group.id}\u0000${key_of(state.topic, state.partition)}`, { group, state });
+  }
+
+  /**
+   * Makes every change made so far durable: joins the write that has not started yet, or queues
+   * one after the running write (which may have taken its deltas before these changes).
+   */
+  private persist(): Promise<void> {
+    if (this.queued_write) return this.queued_write;
+    const next = this.writing.then(() => {
+      this.queued_write = null;
+      return this.write_dirty();
+    });
+    this.queued_write = next;
+    this.writing = next.catch(() => undefined);
+    return next;
+  }
+
+  private async write_dirty(): Promise<void> {
+    if (this.dirty.size === 0) return;
+    const writes: ShareStateWrite[] = [];
+    for (const { group, state } of this.dirty.values()) {
+      const key = { group: group.id, topic: state.topic, partition: state.partition };
+      const delta = state.share.take_delta();
+      if (this.deps.store.wants_snapshot(key)) {
+        const snapshot = state.share.snapshot();
+        writes.push({ ...key, start_offset: snapshot.start_offset, end_offset: snapshot.end_offset, runs: snapshot.runs, snapshot: true });
+      } else {
+        writes.push({ ...key, start_offset: delta.start_offset, end_offset: state.share.end_offset, runs: delta.runs, snapshot: false });
+      }
+    }
+    this.dirty.clear();
+    await this.deps.store.write(writes);
+  }
+
+  // ------------------------------------------------------------------ maintenance
+
+  private async tick(): Promise<void> {
+    const now = Date.now();
+    for (const group of this.groups.values()) {
+      for (const member of [...group.members.values()]) {
+        if (now - member.last_seen_ms > this.settings.session_timeout_ms) {
+          this.deps.logger.info({ group: group.id, member: member.id }, 'share group member timed out');
+          this.remove_member(group, member, now);
+        }
+      }
+      let woke = false;
+      for (const [key, state] of group.partitions) {
+        if (!this.deps.topics.get(state.topic)) {
+          group.partitions.delete(key);
+          await this.deps.store.delete([{ group: group.id, topic: state.topic, partition: state.partition }]);
+          continue;
+        }
+        if (state.share.next_lock_deadline() <= now) {
+          this.counters.lock_timeouts += state.share.expire_locks(now);
+          this.after_change(group, state);
+          woke = true;
+        }
+        if (state.share.next_available_at(now) <= now) woke = true;
+        if (state.letters.length > 0) await this.write_dead_letters(group, state, now);
+      }
+      if (woke) this.wake(group.id);
+    }
+    await this.persist();
+  }
+
+  /** Copies pending dead letters to the group's dead-letter topic, then archives the records. */
+  private async write_dead_letters(group: ShareGroup, state: PartitionState, now_ms: number): Promise<void> {
+    const letters = state.letters.splice(0, DEAD_LETTERS_PER_TICK).sort((a, b) => a.offset - b.offset);
+    try {
+      const log = this.deps.topics.log(state.topic, state.partition);
+      const originals = await read_records_at(log, letters.map((l) => l.offset));
+      const records = dead_letter_records({ topic: state.topic, partition: state.partition, group: group.id }, letters, originals, now_ms);
+      if (records.length > 0) {
+        const dlq = dead_letter_topic_name(state.topic, group.id);
+        await this.deps.ensure_dead_letter_topic(dlq);
+        const dlq_partitions = this.deps.topics.get(dlq)!.partitions;
+        await this.deps.topics.log(dlq, state.partition % dlq_partitions).append(encode_record_batch(records));
+      }
+      state.share.dead_lettered(letters.map((l) => l.offset));
+      this.counters.dead_lettered += records.length;
+      this.mark_dirty(group, state);
+    } catch (error) {
+      state.letters.unshift(...letters);
+      this.deps.logger.warn({ group: group.id, topic: state.topic, partition: state.partition, error: String(error) }, 'could not write dead letters; will retry');
+    }
+  }
+
+  // ------------------------------------------------------------------ describe
+
+  describe(group_id: string): { group_id: string; epoch: number; members: Array<{ member_id: string; member_epoch: number; client_id: string; client_host: string; topics: string[]; assignment: Map<string, number[]> }> } | null {
+    const group = this.groups.get(group_id);
+    if (!group) return null;
+    return {
+      group_id,
+      epoch: group.epoch,
+      members: [...group.members.values()].map((m) => ({ member_id: m.id, member_epoch: m.epoch, client_id: m.client_id, client_host: m.client_host, topics: m.topics, assignment: this.assignment(m) })),
+    };
+  }
+
+  /** Records in flight and waiting per partition of a group (admin and metrics). */
+  partitions_of(group_id: string): Array<{ topic: string; partition: number; start_offset: number; end_offset: number; in_flight: number; dead_letters_pending: number }> {
+    const group = this.groups.get(group_id);
+    if (!group) return [];
+    return [...group.partitions.values()].map((s) => ({ topic: s.topic, partition: s.partition, start_offset: s.share.start_offset, end_offset: s.share.end_offset, in_flight: s.share.in_flight, dead_letters_pending: s.letters.length }));
+  }
+
+  group_ids(): string[] {
+    return [...this.groups.keys()];
+  }
+}
+
+function offsets_in(range: OffsetRange): number[] {
+  return Array.from({ length: range.last_offset - range.first_offset + 1 }, (_, i) => range.first_offset + i);
+}
