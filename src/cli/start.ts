@@ -6,6 +6,7 @@ import pino from 'pino';
 import { start_broker } from '../server/start.ts';
 import type { DurabilityPolicy } from '../storage/index.ts';
 import { CredentialStore } from '../broker/credentials.ts';
+import { SHARE_GROUP_SETTINGS_DEFAULT, type ShareGroupSettings } from '../broker/queues/share_coordinator.ts';
 
 export interface StartFlags {
   data?: string;
@@ -30,8 +31,9 @@ function env_name(setting: string): string {
 }
 
 /** Merges flags over environment over config file over defaults. */
-export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = process.env): Required<Omit<StartFlags, 'config' | 'etcd' | 'saslUsers'>> & { etcd?: string; saslUsers?: string } {
-  const file: Record<string, unknown> = flags.config ?? env.SLUICE_CONFIG ? JSON.parse(fs.readFileSync((flags.config ?? env.SLUICE_CONFIG)!, 'utf8')) : {};
+export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = process.env): Required<Omit<StartFlags, 'config' | 'etcd' | 'saslUsers'>> & { etcd?: string; saslUsers?: string; shareGroups?: unknown } {
+  const config_file = flags.config ?? env.SLUICE_CONFIG;
+  const file: Record<string, unknown> = config_file ? (JSON.parse(fs.readFileSync(config_file, 'utf8')) as Record<string, unknown>) : {};
   const pick = (setting: (typeof SETTINGS)[number], fallback: string | undefined) =>
     (flags[setting] as string | undefined) ?? env[env_name(setting)] ?? (file[setting] as string | undefined) ?? fallback;
   const auto_env = env.SLUICE_AUTO_CREATE;
@@ -48,6 +50,7 @@ export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = pro
     logLevel: pick('logLevel', 'info')!,
     saslUsers: pick('saslUsers', undefined),
     autoCreate: flags.autoCreate === false ? false : auto_env !== undefined ? auto_env !== 'false' : (file.autoCreate as boolean | undefined) ?? true,
+    shareGroups: file.shareGroups,
   };
 }
 
@@ -57,6 +60,39 @@ export function parse_host_port(text: string, what: string): { host: string; por
   const port = Number(text.slice(at + 1));
   if (at <= 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${what}: expected HOST:PORT, got ${JSON.stringify(text)}`);
   return { host, port };
+}
+
+/** Share-group settings from the config file's "shareGroups" object; unknown keys are refused. */
+export function parse_share_groups(value: unknown): Partial<ShareGroupSettings> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('config shareGroups: expected an object');
+  const input = value as Record<string, unknown>;
+  const number = (name: string, min: number, max: number): number | undefined => {
+    const v = input[name];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new Error(`config shareGroups.${name}: an integer from ${min} to ${max}`);
+    return v;
+  };
+  const known = ['recordLockDurationMs', 'deliveryCountLimit', 'recordsInFlightMax', 'retryBackoffMs', 'sessionTimeoutMs', 'heartbeatIntervalMs', 'autoOffsetReset'];
+  for (const key of Object.keys(input)) if (!known.includes(key)) throw new Error(`config shareGroups.${key}: unknown setting (known: ${known.join(', ')})`);
+  const backoff = input.retryBackoffMs;
+  if (backoff !== undefined && (!Array.isArray(backoff) || backoff.some((b) => typeof b !== 'number' || !Number.isInteger(b) || b < 0))) {
+    throw new Error('config shareGroups.retryBackoffMs: a list of non-negative integers (milliseconds)');
+  }
+  const reset = input.autoOffsetReset;
+  if (reset !== undefined && reset !== 'earliest' && reset !== 'latest') throw new Error('config shareGroups.autoOffsetReset: "earliest" or "latest"');
+  const defaults = SHARE_GROUP_SETTINGS_DEFAULT;
+  return {
+    session_timeout_ms: number('sessionTimeoutMs', 1_000, 3_600_000) ?? defaults.session_timeout_ms,
+    heartbeat_interval_ms: number('heartbeatIntervalMs', 100, 600_000) ?? defaults.heartbeat_interval_ms,
+    auto_offset_reset: (reset as 'earliest' | 'latest' | undefined) ?? defaults.auto_offset_reset,
+    partition: {
+      record_lock_duration_ms: number('recordLockDurationMs', 100, 3_600_000) ?? defaults.partition.record_lock_duration_ms,
+      delivery_count_limit: number('deliveryCountLimit', 1, 1_000) ?? defaults.partition.delivery_count_limit,
+      records_in_flight_max: number('recordsInFlightMax', 1, 100_000) ?? defaults.partition.records_in_flight_max,
+      retry_backoff_ms: (backoff as number[] | undefined) ?? defaults.partition.retry_backoff_ms,
+    },
+  };
 }
 
 export function parse_durability(text: string): DurabilityPolicy {
@@ -88,6 +124,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
     default_partitions: Number(settings.partitions),
     auto_create_topics: settings.autoCreate,
     credentials,
+    share_groups: parse_share_groups(settings.shareGroups),
     logger,
   });
   const address = running.kafka_address;

@@ -8,6 +8,7 @@ import { Producer, type ProducerConfig } from './producer.ts';
 import { Consumer, type ConsumerConfig } from './consumer.ts';
 import { Admin } from './admin.ts';
 import { check_sasl_options, type SaslOptions } from './sasl.ts';
+import { QueueConsumer, type QueueConsumerConfig } from './queue_consumer.ts';
 
 export interface SluiceConfig {
   brokers: string[];
@@ -48,6 +49,29 @@ export class Sluice {
   admin(): Admin {
     return new Admin(this.cluster());
   }
+
+  /** A member of a share group: records shared among members, each settled on its own. */
+  queueConsumer(config: QueueConsumerConfig): QueueConsumer {
+    return new OwningQueueConsumer(this.cluster(), config);
+  }
+}
+
+/** A queue consumer that closes the connections it was given when it disconnects. */
+class OwningQueueConsumer extends QueueConsumer {
+  constructor(
+    private readonly owned: Cluster,
+    config: QueueConsumerConfig,
+  ) {
+    super(owned, config);
+  }
+
+  override async disconnect(): Promise<void> {
+    try {
+      await super.disconnect();
+    } finally {
+      await this.owned.close();
+    }
+  }
 }
 
 /** A consumer that closes the connections it was given when it disconnects. */
@@ -68,8 +92,9 @@ class OwningConsumer extends Consumer {
   }
 }
 
-export { Producer, Consumer, Admin };
-export type { ProducerConfig, ConsumerConfig, SaslOptions };
+export { Producer, Consumer, Admin, QueueConsumer };
+export type { ProducerConfig, ConsumerConfig, SaslOptions, QueueConsumerConfig };
+export type { QueueMessagePayload, QueueRunConfig } from './queue_consumer.ts';
 export * from './errors.ts';
 export * from './dedupe.ts';
 export { CompressionError } from '../protocol/compression.ts';

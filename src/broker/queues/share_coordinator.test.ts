@@ -43,7 +43,7 @@ function delivered(fetched: FetchedPartition[]): Array<{ offset: number; value: 
 
 const fetch = (broker: Broker, member: string, records = 100) => broker.shares.fetch('workers', member, [{ topic: 'jobs', partition: 0 }], records, 1 << 20, Date.now());
 const ack = (broker: Broker, member: string, first: number, last: number, type: number, reason: string | null = null) =>
-  broker.shares.acknowledge('workers', member, [{ topic: 'jobs', partition: 0, batches: [{ first_offset: first, last_offset: last, types: [type as 1] }] }], Date.now(), reason);
+  broker.shares.acknowledge('workers', member, [{ topic: 'jobs', partition: 0, batches: [{ first_offset: first, last_offset: last, types: [type as 1], reason }] }], Date.now());
 
 test('members join and see every partition; competing members get disjoint records; accepted records are done', async () => {
   await with_broker(async (broker) => {

@@ -88,6 +88,10 @@ export interface FetchedPartition {
 
 export interface AcknowledgeBatch extends OffsetRange {
   types: AckTypeCode[];
+  /** Why the consumer released or rejected the records (kept in their dead letters). */
+  reason?: string | null;
+  /** For a release: wait this long before offering the records again (-1: the group's backoff). */
+  release_delay_ms?: number;
 }
 
 export interface TopicPartition {
@@ -237,7 +241,7 @@ export class ShareCoordinator {
   // ------------------------------------------------------------------ acknowledge and fetch
 
   /** Settles records; resolves once the new states are durable. Errors are per partition. */
-  async acknowledge(group_id: string, member_id: string, acks: ReadonlyArray<TopicPartition & { batches: AcknowledgeBatch[] }>, now_ms: number, reason: string | null = null): Promise<Map<string, Error | null>> {
+  async acknowledge(group_id: string, member_id: string, acks: ReadonlyArray<TopicPartition & { batches: AcknowledgeBatch[] }>, now_ms: number): Promise<Map<string, Error | null>> {
     const { group } = this.member(group_id, member_id, now_ms);
     const results = new Map<string, Error | null>();
     for (const ack of acks) {
@@ -250,7 +254,7 @@ export class ShareCoordinator {
       let error: Error | null = null;
       for (const batch of ack.batches) {
         try {
-          state.share.acknowledge(member_id, batch, batch.types, now_ms, reason);
+          state.share.acknowledge(member_id, batch, batch.types, now_ms, batch.reason ?? null, batch.release_delay_ms ?? -1);
           this.count(batch);
         } catch (caught) {
           if (!(caught instanceof AckError)) throw caught;
@@ -361,19 +365,15 @@ export class ShareCoordinator {
     return { batches, ranges, unsent, bytes, count };
   }
 
-  /** Resolves when records may be available to the group, or after `timeout_ms`. */
-  wait(group_id: string, timeout_ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      let waiters = this.waiters.get(group_id);
-      if (!waiters) this.waiters.set(group_id, (waiters = new Set()));
-      const done = () => {
-        clearTimeout(timer);
-        waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeout_ms);
-      waiters.add(done);
-    });
+  /** Calls `listener` whenever records of the group may have become available (a release, a lock timeout). */
+  on_available(group_id: string, listener: () => void): () => void {
+    let waiters = this.waiters.get(group_id);
+    if (!waiters) this.waiters.set(group_id, (waiters = new Set()));
+    waiters.add(listener);
+    return () => {
+      waiters.delete(listener);
+      if (waiters.size === 0) this.waiters.delete(group_id);
+    };
   }
 
   private wake(group_id: string): void {

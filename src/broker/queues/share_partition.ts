@@ -31,6 +31,9 @@ export interface SharePartitionSettings {
   retry_backoff_ms: readonly number[];
 }
 
+/** The longest wait a consumer may ask for when it releases a record. */
+export const RELEASE_DELAY_MS_MAX = 7 * 24 * 3600 * 1000;
+
 export const SHARE_PARTITION_SETTINGS_DEFAULT: SharePartitionSettings = {
   delivery_count_limit: 5,
   record_lock_duration_ms: 30_000,
@@ -205,7 +208,7 @@ export class SharePartition {
    * Settles `first`..`last` for `member` with one type (or one type per offset). All offsets must
    * be acquired by that member; otherwise nothing changes and AckError says why.
    */
-  acknowledge(member: string, range: OffsetRange, types: readonly AckTypeCode[], now_ms: number, reason: string | null = null): void {
+  acknowledge(member: string, range: OffsetRange, types: readonly AckTypeCode[], now_ms: number, reason: string | null = null, release_delay_ms = -1): void {
     const { first_offset, last_offset } = range;
     if (last_offset < first_offset) throw new AckError('invalid_request', `acknowledgement range ${first_offset}-${last_offset} is empty`);
     if (types.length !== 1 && types.length !== last_offset - first_offset + 1) {
@@ -219,12 +222,12 @@ export class SharePartition {
     }
     for (let offset = first_offset; offset <= last_offset; offset++) {
       const type = types.length === 1 ? types[0]! : types[offset - first_offset]!;
-      this.settle(offset, type, now_ms, reason);
+      this.settle(offset, type, now_ms, reason, release_delay_ms);
     }
     this.advance();
   }
 
-  private settle(offset: number, type: AckTypeCode, now_ms: number, reason: string | null): void {
+  private settle(offset: number, type: AckTypeCode, now_ms: number, reason: string | null, release_delay_ms: number): void {
     const entry = this.entry(offset)!;
     this.acquired_count--;
     entry.member = null;
@@ -238,20 +241,21 @@ export class SharePartition {
         this.dead_letter(offset, entry, reason ?? 'rejected by the consumer');
         return;
       case AckType.RELEASE:
-        this.retry_or_dead_letter(offset, entry, now_ms, reason ?? 'released by the consumer');
+        this.retry_or_dead_letter(offset, entry, now_ms, reason ?? 'released by the consumer', release_delay_ms);
         return;
       default:
         throw new AckError('invalid_request', `unknown acknowledge type ${String(type)}`);
     }
   }
 
-  private retry_or_dead_letter(offset: number, entry: Entry, now_ms: number, reason: string): void {
+  /** `delay_ms` >= 0: the consumer's own wait before the next offer, instead of the group's backoff. */
+  private retry_or_dead_letter(offset: number, entry: Entry, now_ms: number, reason: string, delay_ms = -1): void {
     if (entry.delivery_count >= this.settings.delivery_count_limit) {
       this.dead_letter(offset, entry, `delivery limit ${this.settings.delivery_count_limit} reached; last failure: ${reason}`);
       return;
     }
     const schedule = this.settings.retry_backoff_ms;
-    const backoff_ms = schedule.length === 0 ? 0 : schedule[Math.min(entry.delivery_count, schedule.length) - 1]!;
+    const backoff_ms = delay_ms >= 0 ? Math.min(delay_ms, RELEASE_DELAY_MS_MAX) : schedule.length === 0 ? 0 : schedule[Math.min(entry.delivery_count, schedule.length) - 1]!;
     this.make_available(entry, now_ms + backoff_ms);
   }
 

@@ -5,6 +5,7 @@ import type { Value } from '../../protocol/kafka/codec.ts';
 import type { RequestHeader } from '../../protocol/kafka/header.ts';
 import type { Broker } from '../../broker/broker.ts';
 import type { SaslSession } from './sasl_session.ts';
+import type { ShareSessions } from './share_sessions.ts';
 
 export interface ListenerInfo {
   /** Host and port that Metadata and FindCoordinator tell clients to connect to. */
@@ -20,6 +21,8 @@ export interface RequestContext {
   client_host: string;
   /** The connection's authentication state (shared by its requests). */
   sasl: SaslSession;
+  /** The listener's share sessions (KIP-932), shared by every connection. */
+  share_sessions: ShareSessions;
   /** Set when the server starts shutting down; long polls listen to answer early. */
   closing: ShutdownSignal;
 }

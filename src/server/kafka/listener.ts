@@ -7,6 +7,7 @@ import { CONNECTION_LIMITS_DEFAULT, type ConnectionLimits, KafkaConnection } fro
 import { type KafkaHandler, type ListenerInfo, ShutdownSignal } from './handler.ts';
 import { handler_table } from './handlers/index.ts';
 import { SaslSession } from './sasl_session.ts';
+import { ShareSessions } from './share_sessions.ts';
 import type { CredentialStore } from '../../broker/credentials.ts';
 
 export interface KafkaListenerOptions {
@@ -28,6 +29,7 @@ export class KafkaListener {
   private readonly handlers: ReadonlyMap<number, KafkaHandler> = handler_table();
   private readonly info: ListenerInfo = { advertised_host: '127.0.0.1', advertised_port: 0 };
   private readonly closing = new ShutdownSignal();
+  private readonly share_sessions = new ShareSessions();
 
   constructor(
     private readonly broker: Broker,
@@ -41,7 +43,7 @@ export class KafkaListener {
     const connection = new KafkaConnection(
       socket,
       this.handlers,
-      { broker: this.broker, listener: this.info, closing: this.closing, sasl: new SaslSession(this.options.credentials ?? null) },
+      { broker: this.broker, listener: this.info, closing: this.closing, sasl: new SaslSession(this.options.credentials ?? null), share_sessions: this.share_sessions },
       { ...CONNECTION_LIMITS_DEFAULT, ...this.options.limits },
       this.options.logger,
     );

@@ -57,14 +57,14 @@ function request_samples(v: number) {
             partition_index: 0,
             acknowledgement_batches: [
               // one type for the whole range
-              { first_offset: 100, last_offset: 149, acknowledge_types: [ACCEPT] },
+              { first_offset: 100, last_offset: 149, acknowledge_types: [ACCEPT], sluice_failure_reason: null, sluice_release_delay_ms: -1 },
               // one type per offset, with a gap (a compacted-away offset)
-              { first_offset: 150, last_offset: 154, acknowledge_types: [ACCEPT, GAP, RELEASE, REJECT, ACCEPT] },
+              { first_offset: 150, last_offset: 154, acknowledge_types: [ACCEPT, GAP, RELEASE, REJECT, ACCEPT], sluice_failure_reason: null, sluice_release_delay_ms: -1 },
             ],
           },
         ],
       },
-      { topic_id: AUDIT_ID, partitions: [{ partition_index: 3, acknowledgement_batches: [{ first_offset: 7, last_offset: 7, acknowledge_types: [RELEASE] }] }] },
+      { topic_id: AUDIT_ID, partitions: [{ partition_index: 3, acknowledgement_batches: [{ first_offset: 7, last_offset: 7, acknowledge_types: [RELEASE], sluice_failure_reason: 'billing timed out', sluice_release_delay_ms: 2500 }] }] },
     ],
     forgotten_topics_data: [{ topic_id: AUDIT_ID, partitions: [0, 2] }],
   };
@@ -83,7 +83,7 @@ function request_samples(v: number) {
     topics: [
       {
         topic_id: ORDERS_ID,
-        partitions: [{ partition_index: 1, acknowledgement_batches: [{ first_offset: 40, last_offset: 42, acknowledge_types: v >= 2 ? [RENEW] : [ACCEPT] }] }],
+        partitions: [{ partition_index: 1, acknowledgement_batches: [{ first_offset: 40, last_offset: 42, acknowledge_types: v >= 2 ? [RENEW] : [ACCEPT], sluice_failure_reason: null, sluice_release_delay_ms: -1 }] }],
       },
     ],
     forgotten_topics_data: [],

@@ -27,11 +27,11 @@ function request_samples(v: number) {
             {
               partition_index: 0,
               acknowledgement_batches: [
-                { first_offset: 100, last_offset: 149, acknowledge_types: [ACCEPT] },
-                { first_offset: 150, last_offset: 153, acknowledge_types: [REJECT, GAP, ACCEPT, RELEASE] },
+                { first_offset: 100, last_offset: 149, acknowledge_types: [ACCEPT], sluice_failure_reason: null, sluice_release_delay_ms: -1 },
+                { first_offset: 150, last_offset: 153, acknowledge_types: [REJECT, GAP, ACCEPT, RELEASE], sluice_failure_reason: null, sluice_release_delay_ms: -1 },
               ],
             },
-            { partition_index: 2, acknowledgement_batches: [{ first_offset: 8, last_offset: 9, acknowledge_types: [RELEASE] }] },
+            { partition_index: 2, acknowledgement_batches: [{ first_offset: 8, last_offset: 9, acknowledge_types: [RELEASE], sluice_failure_reason: 'billing timed out', sluice_release_delay_ms: 2500 }] },
           ],
         },
       ],
@@ -44,7 +44,7 @@ function request_samples(v: number) {
       topics: [
         {
           topic_id: AUDIT_ID,
-          partitions: [{ partition_index: 3, acknowledgement_batches: [{ first_offset: 4000, last_offset: 4010, acknowledge_types: [v >= 2 ? RENEW : ACCEPT] }] }],
+          partitions: [{ partition_index: 3, acknowledgement_batches: [{ first_offset: 4000, last_offset: 4010, acknowledge_types: [v >= 2 ? RENEW : ACCEPT], sluice_failure_reason: null, sluice_release_delay_ms: -1 }] }],
         },
       ],
     },

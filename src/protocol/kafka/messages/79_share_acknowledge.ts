@@ -35,6 +35,11 @@ export const SHARE_ACKNOWLEDGE: ApiSpec = {
                   field('last_offset', 'int64', '0+'),
                   // One per offset, or one for the whole range: 0 gap, 1 accept, 2 release, 3 reject, 4 renew (v2).
                   field('acknowledge_types', array_of('int8'), '0+'),
+                  // Sluice's extension, as tagged fields that Kafka brokers skip: why a consumer
+                  // released or rejected the records (kept in dead letters), and how long a release
+                  // should wait before the records are offered again (-1: the group's backoff).
+                  field('sluice_failure_reason', 'string', '0+', { nullable_versions: '0+', default: null, tag: 7000 }),
+                  field('sluice_release_delay_ms', 'int32', '0+', { default: -1, tag: 7001 }),
                 ),
                 '0+',
               ),

@@ -30,6 +30,7 @@ import {
   offset_for_leader_epoch_handler,
 } from './admin.ts';
 import { sasl_authenticate_handler, sasl_handshake_handler } from './sasl.ts';
+import { share_acknowledge_handler, share_fetch_handler, share_group_describe_handler, share_group_heartbeat_handler } from './shares.ts';
 
 export function handler_table(): ReadonlyMap<number, KafkaHandler> {
   const table = new Map<number, KafkaHandler>();
@@ -61,6 +62,10 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     describe_cluster_handler,
     sasl_handshake_handler,
     sasl_authenticate_handler,
+    share_group_heartbeat_handler,
+    share_group_describe_handler,
+    share_fetch_handler,
+    share_acknowledge_handler,
   ];
   for (const handler of handlers) table.set(handler.api.api_key, handler);
   return table;

@@ -1,0 +1,37 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse_share_groups, resolve_settings } from './start.ts';
+
+test('settings: flags over environment over the --config file over defaults', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-settings-'));
+  try {
+    const file = path.join(dir, 'sluice.json');
+    fs.writeFileSync(file, JSON.stringify({ data: 'from-file', durability: 'none', partitions: '3', autoCreate: false, shareGroups: { recordLockDurationMs: 1500 } }));
+    const settings = resolve_settings({ config: file, partitions: '5' }, { SLUICE_DURABILITY: 'interval:50' });
+    assert.equal(settings.data, 'from-file');
+    assert.equal(settings.durability, 'interval:50');
+    assert.equal(settings.partitions, '5');
+    assert.equal(settings.autoCreate, false);
+    assert.equal(parse_share_groups(settings.shareGroups)!.partition!.record_lock_duration_ms, 1500);
+    assert.equal(resolve_settings({}, { SLUICE_CONFIG: file }).data, 'from-file', 'SLUICE_CONFIG names the file too');
+    assert.equal(resolve_settings({}, {}).data, './sluice-data');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('share-group settings are checked', () => {
+  assert.equal(parse_share_groups(undefined), undefined);
+  const parsed = parse_share_groups({ deliveryCountLimit: 7, retryBackoffMs: [10, 20], autoOffsetReset: 'latest' })!;
+  assert.equal(parsed.partition!.delivery_count_limit, 7);
+  assert.deepEqual(parsed.partition!.retry_backoff_ms, [10, 20]);
+  assert.equal(parsed.auto_offset_reset, 'latest');
+  assert.throws(() => parse_share_groups({ lockMs: 5 }), /unknown setting/);
+  assert.throws(() => parse_share_groups({ recordLockDurationMs: 5 }), /from 100 to/);
+  assert.throws(() => parse_share_groups({ retryBackoffMs: [-1] }), /non-negative/);
+  assert.throws(() => parse_share_groups({ autoOffsetReset: 'middle' }), /earliest/);
+  assert.throws(() => parse_share_groups([]), /expected an object/);
+});

@@ -1,0 +1,201 @@
+// The queue model against a real broker process: share groups through the SDK's queue consumer
+// (ShareGroupHeartbeat, ShareFetch, ShareAcknowledge). Competing consumers, a consumer killed
+// with records in flight, a poison message dead-lettered with its origin, and a broker killed with
+// kill -9 while consumers work.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { new_data_dir, start_broker_process, type BrokerProcess } from './support/broker_process.ts';
+import { Sluice, type QueueConsumer } from '../src/sdk/index.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const LOCK_MS = 1_500;
+const DELIVERY_LIMIT = 3;
+const SHARE_CONFIG = {
+  shareGroups: { recordLockDurationMs: LOCK_MS, deliveryCountLimit: DELIVERY_LIMIT, retryBackoffMs: [100], sessionTimeoutMs: 3_000, heartbeatIntervalMs: 300 },
+};
+const WAIT_MS_MAX = 60_000;
+
+let data_dir: string;
+let config_file: string;
+let broker: BrokerProcess;
+
+before(async () => {
+  data_dir = new_data_dir('queues');
+  config_file = path.join(data_dir, 'sluice.json');
+  fs.writeFileSync(config_file, JSON.stringify(SHARE_CONFIG));
+  broker = await start_broker_process({ data_dir: path.join(data_dir, 'data'), args: ['--config', config_file] });
+});
+
+after(async () => {
+  await broker?.stop();
+  fs.rmSync(data_dir, { recursive: true, force: true });
+});
+
+const client = () => new Sluice({ brokers: [broker.bootstrap], clientId: 'queue-test', retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1_000 } });
+
+async function until(condition: () => boolean, what: string, wait_ms = WAIT_MS_MAX): Promise<void> {
+  const deadline = Date.now() + wait_ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function create_and_fill(topic: string, count: number, value = (i: number) => `${topic}-${i}`): Promise<void> {
+  const sluice = client();
+  const admin = sluice.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }] });
+  await admin.disconnect();
+  const producer = sluice.producer();
+  await producer.connect();
+  for (let i = 0; i < count; i += 1000) {
+    await producer.send({ topic, messages: Array.from({ length: Math.min(1000, count - i) }, (_, j) => ({ key: `k${(i + j) % 10}`, value: value(i + j) })) });
+  }
+  await producer.disconnect();
+}
+
+test('four queue consumers on one partition share 10,000 messages; each is accepted exactly once', async () => {
+  await create_and_fill('shared', 10_000);
+  const handled = new Map<string, number>();
+  const per_consumer = [0, 0, 0, 0];
+  const consumers: QueueConsumer[] = [];
+  for (let c = 0; c < 4; c++) {
+    const queue = client().queueConsumer({ groupId: 'sharers', maxRecords: 200 });
+    await queue.subscribe({ topics: ['shared'] });
+    await queue.run({
+      concurrency: 4,
+      eachMessage: async ({ message, deliveryCount }) => {
+        assert.equal(deliveryCount, 1);
+        const value = message.value!.toString();
+        handled.set(value, (handled.get(value) ?? 0) + 1);
+        per_consumer[c]!++;
+      },
+    });
+    consumers.push(queue);
+  }
+  await until(() => handled.size === 10_000, '10,000 messages handled');
+  await Promise.all(consumers.map((q) => q.disconnect()));
+  assert.deepEqual([...handled.values()].filter((n) => n !== 1), [], 'no message handled twice');
+  assert.ok(per_consumer.every((n) => n > 0), `every consumer got work: ${per_consumer.join(', ')}`);
+  // Everything was accepted: a new member of the group finds nothing.
+  const late = client().queueConsumer({ groupId: 'sharers', maxWaitTimeInMs: 100 });
+  let extra = 0;
+  await late.subscribe({ topics: ['shared'] });
+  await late.run({ eachMessage: async () => void extra++ });
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  await late.disconnect();
+  assert.equal(extra, 0);
+});
+
+test('a consumer killed with messages in flight: those messages reach another consumer after the lock timeout', async () => {
+  await create_and_fill('orphans', 200);
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test', 'support', 'queue_consumer_process.ts'), broker.bootstrap, 'rescuers', 'orphans', '50'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  await until(() => (output.match(/^A /gm) ?? []).length === 50, 'the doomed consumer holding 50 records');
+  const orphaned = new Set((output.match(/^A (\d+)$/gm) ?? []).map((line) => Number(line.slice(2))));
+  child.kill('SIGKILL');
+  await exited;
+  const killed_at = Date.now();
+
+  const received = new Map<number, { deliveries: number; at: number }>();
+  const queue = client().queueConsumer({ groupId: 'rescuers', maxWaitTimeInMs: 100 });
+  await queue.subscribe({ topics: ['orphans'] });
+  await queue.run({ concurrency: 8, eachMessage: async ({ message, deliveryCount }) => void received.set(Number(message.offset), { deliveries: deliveryCount, at: Date.now() }) });
+  await until(() => received.size === 200, 'all 200 messages');
+  await queue.disconnect();
+  for (const offset of orphaned) {
+    const got = received.get(offset)!;
+    assert.equal(got.deliveries, 2, `offset ${offset} is a second delivery`);
+    assert.ok(got.at - killed_at >= LOCK_MS - 1_000, `offset ${offset} came back after the lock timeout (${got.at - killed_at} ms after the kill)`);
+  }
+  assert.equal([...received.values()].filter((r) => r.deliveries === 1).length, 150);
+});
+
+test('a handler that always fails: the message is dead-lettered after the delivery limit, with its origin', async () => {
+  await create_and_fill('payments', 6, (i) => (i === 2 ? 'poison' : `payment-${i}`));
+  const attempts: number[] = [];
+  const accepted: string[] = [];
+  const queue = client().queueConsumer({ groupId: 'payers', maxWaitTimeInMs: 100 });
+  await queue.subscribe({ topics: ['payments'] });
+  await queue.run({
+    eachMessage: async ({ message, deliveryCount }) => {
+      if (message.value!.toString() === 'poison') {
+        attempts.push(deliveryCount);
+        throw new Error(`card declined (attempt ${deliveryCount})`);
+      }
+      accepted.push(message.value!.toString());
+    },
+  });
+  // The dead letter, read with a broadcast consumer of the dead-letter topic.
+  const letters: Array<{ value: string; headers: Record<string, string> }> = [];
+  const sluice = client();
+  await until(() => attempts.length === DELIVERY_LIMIT, `${DELIVERY_LIMIT} attempts`, 20_000);
+  const reader = sluice.consumer({ maxWaitTimeInMs: 100 });
+  let dlq_exists = false;
+  const admin = sluice.admin();
+  await admin.connect();
+  for (let i = 0; i < 200 && !dlq_exists; i++) {
+    dlq_exists = (await admin.listTopics()).includes('payments.payers.dlq');
+    if (!dlq_exists) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await admin.disconnect();
+  assert.ok(dlq_exists, 'payments.payers.dlq exists');
+  await reader.subscribe({ topics: ['payments.payers.dlq'], fromBeginning: true });
+  await reader.run({
+    eachMessage: async ({ message }) => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(message.headers ?? {})) headers[k] = String(v);
+      letters.push({ value: message.value!.toString(), headers });
+    },
+  });
+  await until(() => letters.length === 1, 'the dead letter', 20_000);
+  await reader.disconnect();
+  await queue.disconnect();
+  assert.deepEqual(attempts, [1, 2, 3]);
+  assert.deepEqual(accepted.sort(), ['payment-0', 'payment-1', 'payment-3', 'payment-4', 'payment-5']);
+  const [letter] = letters;
+  assert.equal(letter!.value, 'poison');
+  assert.equal(letter!.headers['sluice-dlq-topic'], 'payments');
+  assert.equal(letter!.headers['sluice-dlq-partition'], '0');
+  assert.equal(letter!.headers['sluice-dlq-offset'], '2');
+  assert.equal(letter!.headers['sluice-dlq-group'], 'payers');
+  assert.equal(letter!.headers['sluice-dlq-delivery-count'], '3');
+  assert.match(letter!.headers['sluice-dlq-reason']!, /delivery limit 3 reached; last failure: card declined \(attempt 3\)/);
+  assert.ok(letter!.headers['message-id'], 'the original headers travel with it');
+});
+
+test('kill -9 of the broker while queue consumers work: nothing is lost, and redeliveries stay within what was in flight', async () => {
+  const MAX_RECORDS = 100;
+  const COUNT = 4_000;
+  await create_and_fill('durable-jobs', COUNT);
+  const handled = new Map<string, number>();
+  const consumers: QueueConsumer[] = [];
+  for (let c = 0; c < 2; c++) {
+    const queue = client().queueConsumer({ groupId: 'survivors', maxRecords: MAX_RECORDS, maxWaitTimeInMs: 100 });
+    await queue.subscribe({ topics: ['durable-jobs'] });
+    await queue.run({
+      concurrency: 4,
+      eachMessage: async ({ message }) => {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        const value = message.value!.toString();
+        handled.set(value, (handled.get(value) ?? 0) + 1);
+      },
+    });
+    consumers.push(queue);
+  }
+  await until(() => handled.size >= 1_000, '1,000 handled before the crash');
+  const port = broker.port;
+  await broker.kill();
+  broker = await start_broker_process({ data_dir: path.join(data_dir, 'data'), port, args: ['--config', config_file] });
+  await until(() => handled.size === COUNT, `all ${COUNT} handled after the restart`);
+  await Promise.all(consumers.map((q) => q.disconnect()));
+  const repeated = [...handled.values()].filter((n) => n > 1).length;
+  assert.ok(repeated <= 2 * MAX_RECORDS, `${repeated} messages handled again: at most the ${2 * MAX_RECORDS} that two members can hold`);
+});
