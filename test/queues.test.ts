@@ -118,7 +118,7 @@ test('a consumer killed with messages in flight: those messages reach another co
   assert.equal([...received.values()].filter((r) => r.deliveries === 1).length, 150);
 });
 
-test('a handler that always fails: the message is dead-lettered after the delivery limit, with its origin', async () => {
+test('a handler that always fails: the message is dead-lettered after the delivery limit, with its origin; the CLI lists, peeks and redrives it', async () => {
   await create_and_fill('payments', 6, (i) => (i === 2 ? 'poison' : `payment-${i}`));
   const attempts: number[] = [];
   const accepted: string[] = [];
@@ -169,7 +169,41 @@ test('a handler that always fails: the message is dead-lettered after the delive
   assert.equal(letter!.headers['sluice-dlq-delivery-count'], '3');
   assert.match(letter!.headers['sluice-dlq-reason']!, /delivery limit 3 reached; last failure: card declined \(attempt 3\)/);
   assert.ok(letter!.headers['message-id'], 'the original headers travel with it');
+
+  // The CLI: list, peek, redrive (once: a second redrive sends nothing), then purge the origin.
+  const listed = JSON.parse((await cli(['dlq', 'list', '--json'])).stdout) as Array<{ topic: string; messages: number; origin: string; group: string }>;
+  assert.deepEqual(listed.find((r) => r.topic === 'payments.payers.dlq'), { topic: 'payments.payers.dlq', origin: 'payments', group: 'payers', messages: 1 });
+  const peeked = (await cli(['dlq', 'peek', 'payments.payers.dlq', '--json'])).stdout.trim().split('\n').map((line) => JSON.parse(line) as { value: string; origin: { topic: string; offset: number }; delivery_count: number });
+  assert.deepEqual(peeked.map((p) => [p.value, p.origin.topic, p.origin.offset, p.delivery_count]), [['poison', 'payments', 2, 3]]);
+  const refused = await cli(['dlq', 'redrive', 'payments.payers.dlq', '--all', '--to', 'no-such-topic'], false);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.stderr, /--to: topic no-such-topic does not exist/);
+  const redrive = JSON.parse((await cli(['dlq', 'redrive', 'payments.payers.dlq', '--all', '--json'])).stdout) as { redriven: number };
+  assert.equal(redrive.redriven, 1);
+  const again = JSON.parse((await cli(['dlq', 'redrive', 'payments.payers.dlq', '--all', '--json'])).stdout) as { redriven: number; skipped_already_redriven: number };
+  assert.deepEqual([again.redriven, again.skipped_already_redriven], [0, 1], 'de-duplicated by the audit topic');
+  const origin = (await cli(['consume', 'payments', '--from-beginning', '--json', '--timeout-ms', '1500'])).stdout.trim().split('\n').map((line) => JSON.parse(line) as { offset: number; value: string });
+  assert.deepEqual(origin.map((m) => m.value), ['payment-0', 'payment-1', 'poison', 'payment-3', 'payment-4', 'payment-5', 'poison'], 'the dead letter is back in its origin topic, once');
+  const purged = JSON.parse((await cli(['topic', 'purge', 'payments', '--json'])).stdout) as { messages: number };
+  assert.equal(purged.messages, 7);
+  const after_purge = (await cli(['consume', 'payments', '--from-beginning', '--json', '--timeout-ms', '500'])).stdout.trim();
+  assert.equal(after_purge, '');
 });
+
+/** Runs `sluice ARGS --bootstrap B`; by default asserts a clean exit. */
+async function cli(args: string[], must_succeed = true): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'sluice.js'), ...args, '--bootstrap', broker.bootstrap], { cwd: ROOT, timeout: 30_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  if (must_succeed) assert.equal(result.code, 0, `sluice ${args.join(' ')} exited with ${result.code}\n${result.stderr}`);
+  return result;
+}
 
 test('kill -9 of the broker while queue consumers work: nothing is lost, and redeliveries stay within what was in flight', async () => {
   const MAX_RECORDS = 100;

@@ -1,68 +1,7 @@
 // Client-side CLI commands (topics, produce, consume, groups). They talk to a broker over the Kafka
 // protocol through the project's SDK (src/sdk/).
 import readline from 'node:readline';
-import cliProgress from 'cli-progress';
-import { Sluice, type Admin, type SaslOptions } from '../sdk/index.ts';
-
-export interface ClientFlags {
-  bootstrap: string;
-  json?: boolean;
-  saslUsername?: string;
-  saslMechanism?: string;
-}
-
-/** The SASL login from --sasl-username/--sasl-mechanism and SLUICE_SASL_PASSWORD (never a flag: argv is visible to every user). */
-function sasl_of(flags: ClientFlags): SaslOptions | undefined {
-  if (!flags.saslUsername) return undefined;
-  const password = process.env.SLUICE_SASL_PASSWORD;
-  if (!password) throw new Error('--sasl-username needs the password in the SLUICE_SASL_PASSWORD environment variable');
-  return { mechanism: (flags.saslMechanism ?? 'scram-sha-256') as SaslOptions['mechanism'], username: flags.saslUsername, password };
-}
-
-function client(flags: ClientFlags): Sluice {
-  return new Sluice({ brokers: flags.bootstrap.split(','), clientId: 'sluice-cli', retry: { retries: 3 }, sasl: sasl_of(flags) });
-}
-
-async function with_admin<T>(flags: ClientFlags, work: (admin: Admin) => Promise<T>): Promise<T> {
-  const admin = client(flags).admin();
-  await admin.connect();
-  try {
-    return await work(admin);
-  } finally {
-    await admin.disconnect();
-  }
-}
-
-/** A live counter on standard error, drawn only for people (a terminal, no --json); else a no-op. */
-interface Progress {
-  update(count: number): void;
-  stop(): void;
-}
-
-function progress(flags: ClientFlags, label: string, total: number | null, interactive_stream_busy: boolean): Progress {
-  if (!process.stderr.isTTY || flags.json || interactive_stream_busy) return { update: () => {}, stop: () => {} };
-  const started = Date.now();
-  const bar = new cliProgress.SingleBar(
-    {
-      stream: process.stderr,
-      format: total === null ? `${label} {value} messages | {rate} msg/s | {duration_formatted}` : `${label} [{bar}] {value}/{total} messages | {rate} msg/s | {duration_formatted}`,
-      hideCursor: false,
-      clearOnComplete: true,
-      fps: 10,
-    },
-    cliProgress.Presets.shades_classic,
-  );
-  const rate = (count: number) => ({ rate: Math.round(count / Math.max(0.001, (Date.now() - started) / 1000)) });
-  bar.start(total ?? 0, 0, rate(0));
-  return {
-    update: (count) => bar.update(count, rate(count)),
-    stop: () => bar.stop(),
-  };
-}
-
-function print(flags: ClientFlags, value: unknown, text: () => string): void {
-  process.stdout.write(flags.json ? `${JSON.stringify(value)}\n` : `${text()}\n`);
-}
+import { type ClientFlags, client, print, progress, with_admin } from './client_support.ts';
 
 function parse_configs(pairs: string[] = []): Array<{ name: string; value: string }> {
   return pairs.map((pair) => {
@@ -111,6 +50,16 @@ export async function topic_describe(name: string, options: ClientFlags): Promis
 export async function topic_delete(name: string, options: ClientFlags): Promise<void> {
   await with_admin(options, (admin) => admin.deleteTopics({ topics: [name] }));
   print(options, { deleted: name }, () => `deleted topic ${name}`);
+}
+
+export async function topic_purge(name: string, options: ClientFlags): Promise<void> {
+  const purged = await with_admin(options, async (admin) => {
+    const offsets = await admin.fetchTopicOffsets(name);
+    const partitions = offsets.filter((p) => Number(p.high) > Number(p.low)).map((p) => ({ partition: p.partition, offset: p.high }));
+    if (partitions.length > 0) await admin.deleteTopicRecords({ topic: name, partitions });
+    return { topic: name, messages: offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0) };
+  });
+  print(options, purged, () => `purged ${purged.messages} messages from ${name}`);
 }
 
 export async function topic_add_partitions(name: string, options: ClientFlags & { count: string }): Promise<void> {

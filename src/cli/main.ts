@@ -7,6 +7,12 @@ const client = new Proxy({} as typeof import('./client_commands.ts'), {
     return commands[name]!(...args);
   },
 });
+const dlq = new Proxy({} as typeof import('./dlq_commands.ts'), {
+  get: (_target, name: string) => async (...args: unknown[]) => {
+    const commands = (await import('./dlq_commands.ts')) as unknown as Record<string, (...a: unknown[]) => Promise<void>>;
+    return commands[name]!(...args);
+  },
+});
 const run_start = async (flags: import('./start.ts').StartFlags) => (await import('./start.ts')).run_start(flags);
 
 const BOOTSTRAP_DEFAULT = '127.0.0.1:9092';
@@ -45,6 +51,7 @@ export function build_program(): Command {
   bootstrap(topic.command('list').option('--internal', 'include internal topics such as __consumer_offsets')).action((options) => client.topic_list(options));
   bootstrap(topic.command('describe <name>')).action((name, options) => client.topic_describe(name, options));
   bootstrap(topic.command('delete <name>')).action((name, options) => client.topic_delete(name, options));
+  bootstrap(topic.command('purge <name>').description('delete every message the topic holds now (the topic stays)')).action((name, options) => client.topic_purge(name, options));
   bootstrap(topic.command('add-partitions <name>').requiredOption('--count <n>', 'the new total partition count'))
     .action((name, options) => client.topic_add_partitions(name, options));
 
@@ -66,6 +73,18 @@ export function build_program(): Command {
       .option('--max <n>', 'stop after this many messages')
       .option('--timeout-ms <ms>', 'stop after this long without a message', '10000'),
   ).action((name, options) => client.consume(name, options));
+
+  const dead_letters = program.command('dlq').description('dead-letter topics of share groups: list, peek, redrive');
+  bootstrap(dead_letters.command('list')).action((options) => dlq.dlq_list(options));
+  bootstrap(dead_letters.command('peek <dlq-topic>').option('--max <n>', 'messages to show', '20')).action((name, options) => dlq.dlq_peek(name, options));
+  bootstrap(
+    dead_letters
+      .command('redrive <dlq-topic>')
+      .description('send dead letters back to their origin topic (or --to); each is recorded in sluice.dlq.audit and never sent twice')
+      .option('--all', 'every dead letter of the topic')
+      .option('--offsets <list>', 'only these: OFFSET or PARTITION:OFFSET, comma-separated')
+      .option('--to <topic>', 'send to this topic instead of each letter\'s origin'),
+  ).action((name, options) => dlq.dlq_redrive(name, options));
 
   const group = program.command('group').description('list, describe and reset consumer groups');
   bootstrap(group.command('list')).action((options) => client.group_list(options));
