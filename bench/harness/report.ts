@@ -8,10 +8,12 @@ export interface WorkloadResult {
   durability: DurabilityClass;
   durability_detail: string;
   client: string;
-  workload: 'publish' | 'publish_consume' | 'latency' | 'drain';
+  workload: 'publish' | 'publish_consume' | 'latency' | 'drain' | 'queue';
   payload_bytes: number;
   partitions: number;
   producers: number;
+  /** Consumers sharing the queue (the queue workload only). */
+  consumers?: number;
   messages: number;
   elapsed_ms: number;
   msgs_per_s: number;
@@ -79,14 +81,14 @@ export function markdown(report: Report): string {
     const group = systems.filter((s) => s.durability === durability);
     if (group.length === 0) continue;
     lines.push(`## ${CLASS_TITLES[durability]}`, '');
-    lines.push('| system | publish 100 B msg/s | publish 1 KiB msg/s | publish+consume 100 B msg/s | drain 100 B msg/s | latency p50 / p99 / p99.9 / max ms | broker CPU µs/msg (publish 100 B) | peak RSS MiB |');
-    lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    lines.push('| system | publish 100 B msg/s | publish 1 KiB msg/s | publish+consume 100 B msg/s | drain 100 B msg/s | queue (4 consumers, per-message ack) msg/s | latency p50 / p99 / p99.9 / max ms | broker CPU µs/msg (publish 100 B) | peak RSS MiB |');
+    lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const s of group) {
       const mine = report.results.filter((r) => r.system === s.system);
       const pub = mine.find((r) => r.workload === 'publish' && r.payload_bytes === 100 && r.partitions === 1 && r.producers === 1);
       const rss = Math.max(...mine.map((r) => r.peak_rss_mib));
       lines.push(
-        `| ${s.label} | ${cell(report.results, s.system, 'publish', 100)} | ${cell(report.results, s.system, 'publish', 1024)} | ${cell(report.results, s.system, 'publish_consume', 100)} | ${cell(report.results, s.system, 'drain', 100)} | ${cell(report.results, s.system, 'latency', 100)} | ${pub && !pub.error ? n2(pub.cpu_us_per_msg) : '–'} | ${Number.isFinite(rss) ? n0(rss) : '–'} |`,
+        `| ${s.label} | ${cell(report.results, s.system, 'publish', 100)} | ${cell(report.results, s.system, 'publish', 1024)} | ${cell(report.results, s.system, 'publish_consume', 100)} | ${cell(report.results, s.system, 'drain', 100)} | ${cell(report.results, s.system, 'queue', 100)} | ${cell(report.results, s.system, 'latency', 100)} | ${pub && !pub.error ? n2(pub.cpu_us_per_msg) : '–'} | ${Number.isFinite(rss) ? n0(rss) : '–'} |`,
       );
     }
     lines.push('');
@@ -102,7 +104,8 @@ export function markdown(report: Report): string {
     }
     lines.push('');
   }
-  lines.push('`*` the run reached its time limit before publishing every message; the rate covers what was acknowledged.', '');
+  lines.push('`*` the run reached its time limit before publishing (or, for the queue workload, consuming) every message; the rate covers what was acknowledged.', '');
+  if (report.results.some((r) => r.workload === 'queue')) lines.push('Queue: a backlog of 100-B messages on one queue (Sluice: a topic with 1 partition) written first, untimed; then 4 consumers in the harness process share it and acknowledge every message on its own, timed from the first message received to the last one acknowledged by the handlers. `–`: the system has no queue driver in the harness.', '');
   if (report.unavailable.length > 0) {
     lines.push('## Not run', '');
     for (const u of report.unavailable) lines.push(`- ${u.label}: ${u.reason}`);

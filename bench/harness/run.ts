@@ -8,7 +8,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { spawn } from 'node:child_process';
 import cliProgress from 'cli-progress';
-import type { LatencyResult, PublishParams, SystemUnderTest, ThroughputResult, Unavailable } from './types.ts';
+import type { LatencyResult, PublishParams, QueueParams, SystemUnderTest, ThroughputResult, Unavailable } from './types.ts';
 import { ServerSampler, disk_limit, loopback_mb_per_s, machine_facts } from './machine.ts';
 import { type Report, type TargetCheck, type WorkloadResult, markdown, svg_chart } from './report.ts';
 import { all_systems } from './registry.ts';
@@ -20,6 +20,8 @@ interface Step {
   payload_bytes: number;
   partitions: number;
   producers: number;
+  /** Consumers sharing the queue (the queue workload). */
+  consumers?: number;
   messages: number;
   rate_per_s?: number;
   duration_ms?: number;
@@ -35,6 +37,10 @@ interface Profile {
 }
 
 const SLUICE_MAIN = 'sluice-lean-fsync';
+/** The Sluice system with a queue driver (the SDK's queue consumer), and the peer it is judged against. */
+const SLUICE_QUEUE = 'sluice-sdk-fsync';
+const QUEUE_PEER = 'rabbitmq-quorum';
+const QUEUE_CONSUMERS = 4;
 
 function profile(name: string, scale: number): Profile {
   const n = (count: number) => Math.max(1000, Math.round(count * scale));
@@ -43,6 +49,7 @@ function profile(name: string, scale: number): Profile {
       common: [
         { workload: 'publish', payload_bytes: 100, partitions: 1, producers: 1, messages: n(20_000) },
         { workload: 'latency', payload_bytes: 100, partitions: 1, producers: 1, messages: 0, rate_per_s: 1000, duration_ms: 1000 },
+        { workload: 'queue', payload_bytes: 100, partitions: 1, producers: 1, consumers: QUEUE_CONSUMERS, messages: n(20_000) },
       ],
       sluice_extra: [],
       time_limit_ms: 15_000,
@@ -55,6 +62,7 @@ function profile(name: string, scale: number): Profile {
     { workload: 'publish_consume', payload_bytes: 100, partitions: 1, producers: 1, messages: n(500_000) },
     { workload: 'latency', payload_bytes: 100, partitions: 1, producers: 1, messages: 0, rate_per_s: 5000, duration_ms: 10_000 },
     { workload: 'drain', payload_bytes: 100, partitions: 1, producers: 1, messages: n(1_000_000) },
+    { workload: 'queue', payload_bytes: 100, partitions: 1, producers: 1, consumers: QUEUE_CONSUMERS, messages: n(400_000) },
   ];
   const sluice_extra: Step[] = [
     { workload: 'publish', payload_bytes: 100, partitions: 8, producers: 1, messages: n(1_000_000) },
@@ -88,8 +96,9 @@ async function run_step(system: SystemUnderTest, step: Step, time_limit_ms: numb
     payload_bytes: step.payload_bytes,
     partitions: step.partitions,
     producers: step.producers,
+    ...(step.consumers !== undefined ? { consumers: step.consumers } : {}),
   };
-  const title = `${system.id} ${step.workload} ${step.payload_bytes}B p${step.partitions} x${step.producers}`.padEnd(52);
+  const title = `${system.id} ${step.workload} ${step.payload_bytes}B p${step.partitions} x${step.producers}${step.consumers !== undefined ? ` c${step.consumers}` : ''}`.padEnd(52);
   const total = step.workload === 'latency' ? Math.round((step.rate_per_s! * step.duration_ms!) / 1000) : step.messages;
   const bar = bars.create(total, 0, { title });
   const sampler = new ServerSampler(() => system.server_pids());
@@ -101,6 +110,11 @@ async function run_step(system: SystemUnderTest, step: Step, time_limit_ms: numb
     if (step.workload === 'publish') throughput = await system.publish(params, progress);
     else if (step.workload === 'publish_consume') throughput = await system.publish_consume(params, progress);
     else if (step.workload === 'drain') throughput = await system.drain(params, progress);
+    else if (step.workload === 'queue') {
+      if (!system.queue) throw new Error('no queue driver');
+      const queue_params: QueueParams = { ...params, consumers: step.consumers ?? QUEUE_CONSUMERS };
+      throughput = await system.queue(queue_params, progress);
+    }
     else latency = await system.latency({ rate_per_s: step.rate_per_s!, duration_ms: step.duration_ms!, payload_bytes: step.payload_bytes });
     const { cpu_s, peak_rss_bytes } = sampler.stop();
     bar.update(total);
@@ -220,6 +234,24 @@ function check_targets(report: Report): TargetCheck[] {
     met: big ? big.peak_rss_mib < 512 : null,
     note: big ? 'peak RSS over the whole drain; flat means bounded by configuration, not by backlog' : 'run with --profile full',
   });
+  const queue_ours = find(SLUICE_QUEUE, 'queue', 100);
+  const queue_peer = find(QUEUE_PEER, 'queue', 100);
+  const queue_truncated = [queue_ours, queue_peer].filter((r): r is WorkloadResult => r !== undefined && r.truncated).map((r) => r.label);
+  checks.push({
+    target: "queue delivery with per-message ack: at least RabbitMQ quorum queues' rate",
+    measured:
+      queue_ours && queue_peer
+        ? `${Math.round(queue_ours.msgs_per_s).toLocaleString('en-US')} msg/s = ${(queue_ours.msgs_per_s / queue_peer.msgs_per_s).toFixed(2)}x ${queue_peer.label} (${Math.round(queue_peer.msgs_per_s).toLocaleString('en-US')} msg/s)`
+        : queue_ours
+          ? `${Math.round(queue_ours.msgs_per_s).toLocaleString('en-US')} msg/s (${QUEUE_PEER} not measured)`
+          : queue_peer
+            ? `${QUEUE_PEER} ${Math.round(queue_peer.msgs_per_s).toLocaleString('en-US')} msg/s (${SLUICE_QUEUE} not measured)`
+            : 'n/a',
+    met: queue_ours && queue_peer ? queue_ours.msgs_per_s >= queue_peer.msgs_per_s : null,
+    note:
+      `${QUEUE_CONSUMERS} consumers, 100 B, 1 partition/queue: Sluice SDK queueConsumer (share group, maxRecords 500, concurrency 16) vs amqplib (prefetch 500, manual ack per message)` +
+      (queue_truncated.length > 0 ? `; reached the time limit: ${queue_truncated.join(', ')}` : ''),
+  });
   checks.push({
     target: 'cold start to ready at most 0.5 s',
     measured: report.cold_start_ms !== null ? `${Math.round(report.cold_start_ms)} ms` : 'n/a',
@@ -298,9 +330,15 @@ async function main(): Promise<void> {
       }
       try {
         for (const step of steps) {
+          if (step.workload === 'queue' && !system.queue) {
+            const skipped = `${system.id} queue: – (no queue driver for this system)`;
+            if (process.stderr.isTTY) bars.log(`${skipped}\n`);
+            else say(skipped);
+            continue;
+          }
           const result = await run_step(system, step, plan.time_limit_ms, bars);
           report.results.push(result);
-          const summary = `${system.id} ${step.workload} ${step.payload_bytes} B x${step.partitions}p x${step.producers}: ${
+          const summary = `${system.id} ${step.workload} ${step.payload_bytes} B x${step.partitions}p x${step.producers}${step.consumers !== undefined ? ` x${step.consumers}c` : ''}: ${
             result.error ? `n/a (${result.error})` : result.latency ? `p50 ${result.latency.p50_ms.toFixed(2)} ms p99 ${result.latency.p99_ms.toFixed(2)} ms` : `${Math.round(result.msgs_per_s).toLocaleString('en-US')} msg/s`
           }`;
           if (process.stderr.isTTY) bars.log(`${summary}\n`);

@@ -17,6 +17,12 @@ export interface PublishParams {
   time_limit_ms: number;
 }
 
+/** The queue workload: a backlog of `messages` written first (untimed), then shared by `consumers`. */
+export interface QueueParams extends PublishParams {
+  /** Consumers (each its own connection) sharing the one queue, each acknowledging every message. */
+  consumers: number;
+}
+
 export interface ThroughputResult {
   messages: number;
   bytes: number;
@@ -64,6 +70,14 @@ export interface SystemUnderTest {
    * The result counts the consumed messages.
    */
   drain(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult>;
+  /**
+   * Queue delivery with per-message acknowledgement: `params.messages` written first to a fresh
+   * queue/topic with `params.partitions` partitions (not timed), then `params.consumers` consumers
+   * share it, each message acknowledged on its own; timed from the first message received to the
+   * last one acknowledged by the consumers' handlers. The result counts acknowledged messages.
+   * Optional: the harness skips systems without it (the report shows "–").
+   */
+  queue?(params: QueueParams, progress: (messages_done: number) => void): Promise<ThroughputResult>;
 }
 
 /** A system that cannot run here says why instead of being silently left out. */

@@ -8,7 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LatencyParams, LatencyResult, PublishParams, ThroughputResult, Unavailable } from '../types.ts';
+import type { LatencyParams, LatencyResult, PublishParams, QueueParams, ThroughputResult, Unavailable } from '../types.ts';
 
 // ---------------------------------------------------------------- tunables
 
@@ -18,6 +18,10 @@ export const PUBLISH_WINDOW = 1000;
 export const CONSUMER_PREFETCH = 1000;
 /** A consumer acknowledges cumulatively (or in one batch) every this many messages, and once at the end. */
 export const CONSUMER_ACK_EVERY = 100;
+/** Messages a queue-workload consumer may hold unacknowledged (AMQP prefetch); it acknowledges each on its own. */
+export const QUEUE_PREFETCH = 500;
+/** Queue workload: how long after subscribing the first message may take to arrive. */
+export const QUEUE_FIRST_MESSAGE_MS = 30_000;
 /** After a phase's time limit, how long in-flight acknowledgements / deliveries may still take. */
 export const SETTLE_GRACE_MS = 60_000;
 /** After a latency run's publishing ends, how long to wait for the remaining deliveries. */
@@ -406,6 +410,24 @@ export interface PeerRun {
 
 export type RunFactory = (partitions: number) => PeerRun;
 
+/** A consumer for the queue workload: it acknowledges every message on its own. */
+export interface PeerQueueConsumer {
+  /**
+   * Starts consuming destination `dest`: for each message, on_delivery when it arrives, then the
+   * message's own acknowledgement is sent (handed to the connection), then on_acked.
+   */
+  subscribe(dest: number, on_delivery: () => void, on_acked: () => void): Promise<void>;
+  /** Stops and closes (anything unacknowledged goes back to the queue). */
+  close(): Promise<void>;
+  /** An asynchronous failure (connection or channel error) seen since subscribe, if any. */
+  failure(): Error | undefined;
+}
+
+/** A run that can also open queue-workload consumers. */
+export interface QueuePeerRun extends PeerRun {
+  open_queue_consumer(index: number): Promise<PeerQueueConsumer>;
+}
+
 // ---------------------------------------------------------------- workload engine
 
 /** A promise that one waiter can wait on until notified, or until a deadline. */
@@ -654,6 +676,65 @@ export async function run_drain(factory: RunFactory, params: PublishParams, prog
       await Promise.allSettled(consumers.map((consumer) => with_timeout(consumer.close(), 30_000, 'consumer close')));
     }
   });
+}
+
+/**
+ * Queue delivery with per-message acknowledgement: publish params.messages to the destination(s)
+ * first (untimed, the same publishing as every other workload), then params.consumers consumers
+ * (consumer c reads destination c mod partitions) acknowledge every message on its own. Timed from
+ * the first delivery to the acknowledgement that makes the count reach the backlog; the first
+ * delivery may take QUEUE_FIRST_MESSAGE_MS, the rest params.time_limit_ms (then truncated).
+ */
+export async function run_queue(factory: (partitions: number) => QueuePeerRun, params: QueueParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
+  check_params(params);
+  if (!Number.isSafeInteger(params.consumers) || params.consumers < 1) throw new Error(`consumers must be a positive integer, got ${params.consumers}`);
+  const payload = make_payload(params.payload_bytes);
+  const report = throttled_progress(progress);
+  const run = factory(params.partitions);
+  try {
+    await run.prepare();
+    const filled = await publish_all(run, params, () => payload, performance.now() + params.time_limit_ms, () => undefined);
+    const consumers: PeerQueueConsumer[] = [];
+    try {
+      for (let c = 0; c < params.consumers; c++) consumers.push(await run.open_queue_consumer(c));
+      const target = filled.acked;
+      let acked = 0;
+      let started = 0;
+      let finished = 0;
+      const signal = new Signal();
+      const on_delivery = () => {
+        if (started === 0) started = performance.now();
+      };
+      const on_acked = () => {
+        acked++;
+        report.tick(acked);
+        if (acked === target) {
+          finished = performance.now();
+          signal.notify();
+        } else if ((acked & 255) === 0) signal.notify();
+      };
+      const subscribed_at = performance.now();
+      for (let c = 0; c < consumers.length; c++) await consumers[c]!.subscribe(c % params.partitions, on_delivery, on_acked);
+      while (acked < target) {
+        for (const consumer of consumers) {
+          const failure = consumer.failure();
+          if (failure) throw new Error(`queue consumer failed: ${failure.message}`);
+        }
+        const deadline = started === 0 ? subscribed_at + QUEUE_FIRST_MESSAGE_MS : started + params.time_limit_ms;
+        const left = deadline - performance.now();
+        if (left <= 0) break;
+        await signal.wait(Math.min(left, 5));
+      }
+      if (started === 0 && target > 0) throw new Error(`no message delivered to ${params.consumers} consumers within ${QUEUE_FIRST_MESSAGE_MS} ms`);
+      const end = finished !== 0 ? finished : performance.now();
+      report.final(acked);
+      return result(acked, params.payload_bytes, end - started, filled.truncated || acked < target);
+    } finally {
+      await Promise.allSettled(consumers.map((consumer) => with_timeout(consumer.close(), 30_000, 'queue consumer close')));
+    }
+  } finally {
+    await with_timeout(run.cleanup(), 60_000, 'cleanup').catch(() => undefined);
+  }
 }
 
 /** Fixed-rate publishing to one destination with one consumer measuring end-to-end latency. */

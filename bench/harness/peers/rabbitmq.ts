@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import amqp from 'amqplib';
 import type { ChannelModel, ConfirmChannel, Channel, ConsumeMessage, Options } from 'amqplib';
-import type { DurabilityClass, SystemUnderTest, Unavailable } from '../types.ts';
+import type { DurabilityClass, QueueParams, SystemUnderTest, ThroughputResult, Unavailable } from '../types.ts';
 import {
   CONSUMER_ACK_EVERY,
   CONSUMER_PREFETCH,
@@ -25,6 +25,8 @@ import {
   read_tail,
   remove_dir,
   PeerWorkloads,
+  QUEUE_PREFETCH,
+  run_queue,
   spawn_server,
   stop_server,
   track_pid,
@@ -32,7 +34,8 @@ import {
   wait_until_ready,
   type PeerConsumer,
   type PeerProducer,
-  type PeerRun,
+  type PeerQueueConsumer,
+  type QueuePeerRun,
   type SpawnedServer,
 } from './common.ts';
 
@@ -254,13 +257,23 @@ export class RabbitMQSystem extends PeerWorkloads implements SystemUnderTest {
     return beam !== undefined ? [beam] : [];
   }
 
-  protected new_run(partitions: number): PeerRun {
+  protected new_run(partitions: number): RabbitRun {
     return new RabbitRun(this.url(), next_run_name(), partitions, this.queue_arguments());
+  }
+
+  /**
+   * Queue delivery with per-message acknowledgement: persistent messages published with publisher
+   * confirms to a fresh queue (the publish workload's code), then `params.consumers` consumers,
+   * each on its own connection and channel with prefetch QUEUE_PREFETCH and noAck false, calling
+   * channel.ack(message) for every message.
+   */
+  queue(params: QueueParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
+    return run_queue((partitions) => this.new_run(partitions), params, progress);
   }
 }
 
 /** One set of queues: bench.<run>.<i>. */
-class RabbitRun implements PeerRun {
+class RabbitRun implements QueuePeerRun {
   private admin: ChannelModel | undefined;
   private readonly queues: string[];
 
@@ -296,6 +309,14 @@ class RabbitRun implements PeerRun {
     const channel = await connection.createChannel();
     const consumer = new RabbitConsumer(connection, channel, this.queues);
     await channel.prefetch(CONSUMER_PREFETCH, false);
+    return consumer;
+  }
+
+  async open_queue_consumer(): Promise<PeerQueueConsumer> {
+    const connection = await amqp.connect(this.url, { timeout: 10_000 });
+    const channel = await connection.createChannel();
+    const consumer = new RabbitQueueConsumer(connection, channel, this.queues);
+    await channel.prefetch(QUEUE_PREFETCH, false); // per consumer on this channel
     return consumer;
   }
 
@@ -397,6 +418,55 @@ class RabbitConsumer implements PeerConsumer {
     try {
       if (this.last && this.unacked > 0 && !this.error) this.channel.ack(this.last, true);
       for (const tag of this.tags) await this.channel.cancel(tag).catch(() => undefined);
+      await this.channel.close().catch(() => undefined);
+    } finally {
+      await this.connection.close().catch(() => undefined);
+    }
+  }
+}
+
+/** Queue workload consumer: one channel on its own connection, manual acknowledgement of every message. */
+class RabbitQueueConsumer implements PeerQueueConsumer {
+  private tag: string | undefined;
+  private error: Error | undefined;
+  private closing = false;
+
+  constructor(
+    private readonly connection: ChannelModel,
+    private readonly channel: Channel,
+    private readonly queues: string[],
+  ) {
+    const record = (error?: Error) => {
+      if (!this.closing) this.error ??= error ?? new Error('consumer channel closed unexpectedly');
+    };
+    connection.on('error', record);
+    connection.on('close', record);
+    channel.on('error', record);
+    channel.on('close', () => record());
+  }
+
+  failure(): Error | undefined {
+    return this.error;
+  }
+
+  async subscribe(dest: number, on_delivery: () => void, on_acked: () => void): Promise<void> {
+    const reply = await this.channel.consume(
+      this.queues[dest]!,
+      (message) => {
+        if (!message) return; // cancelled by the server
+        on_delivery();
+        this.channel.ack(message); // this delivery only
+        on_acked();
+      },
+      { noAck: false },
+    );
+    this.tag = reply.consumerTag;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    try {
+      if (this.tag !== undefined) await this.channel.cancel(this.tag).catch(() => undefined);
       await this.channel.close().catch(() => undefined);
     } finally {
       await this.connection.close().catch(() => undefined);

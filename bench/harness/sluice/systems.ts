@@ -15,9 +15,9 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs';
 import { Consumer as PlatformaticConsumer, Producer as PlatformaticProducer, ProduceAcks } from '@platformatic/kafka';
-import { Sluice } from '../../../src/sdk/index.ts';
+import { Sluice, type QueueMessagePayload } from '../../../src/sdk/index.ts';
 import { decode_record_batch, encode_record_batch } from '../../../src/protocol/record_batch.ts';
-import type { DurabilityClass, LatencyParams, LatencyResult, PublishParams, SystemUnderTest, ThroughputResult, Unavailable } from '../types.ts';
+import type { DurabilityClass, LatencyParams, LatencyResult, PublishParams, QueueParams, SystemUnderTest, ThroughputResult, Unavailable } from '../types.ts';
 import { BrokerProcess } from './broker.ts';
 import { Connection, consume, create_topic, end_offsets, produce_request, check_produce_response, publish, split, type ProduceOptions } from './lean_client.ts';
 
@@ -906,11 +906,16 @@ class KafkajsSystem extends ClientLibrarySystem {
   }
 }
 
+/** Queue workload, SDK queue consumer: records acquired per ShareFetch, and handlers running at once per consumer. */
+const QUEUE_MAX_RECORDS = 500;
+const QUEUE_CONCURRENCY = 16;
+
 /**
  * The project's SDK (src/sdk). Producer: its defaults (idempotent, acks -1, lingerMs 5,
  * batchBytes 1,000,000, maxInFlightRequests 5, a message-id header on every message), driven like
  * kafkajs: sends of 1,000 messages, 8 outstanding. Consumer: a group member with eachBatch and its
- * defaults except maxWaitTimeInMs 100 (as the kafkajs system).
+ * defaults except maxWaitTimeInMs 100 (as the kafkajs system). Queue: share-group members made with
+ * queueConsumer (maxRecords 500), each running eachMessage with concurrency 16.
  */
 class SdkSystem extends ClientLibrarySystem {
   readonly id = 'sluice-sdk-fsync';
@@ -961,6 +966,78 @@ class SdkSystem extends ClientLibrarySystem {
     })();
     joined.catch(() => undefined);
     return { joined, done: state.done, received: state.received, joined_at: () => joined_at, recheck: state.recheck, close };
+  }
+
+  /**
+   * Queue delivery with per-message acknowledgement: the backlog is written by the lean client (as
+   * for drain), then `params.consumers` members of a fresh share group each handle messages one by
+   * one; a handler that resolves accepts its message (the SDK sends the acknowledgement with its
+   * next ShareFetch). Timed from the first handler call to the handler call that makes the count
+   * reach the backlog; bounded by the time limit (then the result is truncated).
+   */
+  async queue(params: QueueParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
+    const topic = await this.new_topic(params.partitions);
+    const produced = await publish({ host: this.running.host, port: this.running.port, topic, partitions: params.partitions, producers: params.producers, messages: params.messages, payload_bytes: params.payload_bytes, time_limit_ms: params.time_limit_ms });
+    if (produced.truncated) throw new Error(`queue: only ${produced.acknowledged} of ${params.messages} messages published within ${params.time_limit_ms} ms`);
+    const expected = produced.acknowledged;
+    const group_id = `bench-${this.id}-queue-${++this.groups}`;
+    let handled = 0;
+    let duplicates = 0;
+    let started = 0;
+    let finished = 0;
+    let finish!: () => void;
+    const all_handled = new Promise<void>((resolve) => (finish = resolve));
+    // Distinct offsets per partition (a fresh topic: offsets below the backlog size), so a redelivery is not counted twice.
+    const seen = Array.from({ length: params.partitions }, () => new Uint8Array(expected));
+    const each_message = async ({ partition, message }: QueueMessagePayload): Promise<void> => {
+      if (started === 0) started = performance.now();
+      const offset = Number(message.offset);
+      const marks = seen[partition];
+      if (!marks || offset < 0 || offset >= marks.length || marks[offset] === 1) {
+        duplicates++;
+        return;
+      }
+      marks[offset] = 1;
+      handled++;
+      if ((handled & 1023) === 0) progress(handled);
+      if (handled === expected) {
+        finished = performance.now();
+        finish();
+      }
+    };
+    const consumers = Array.from({ length: params.consumers }, (_, i) => this.sluice(`bench-queue-${i}`).queueConsumer({ groupId: group_id, maxRecords: QUEUE_MAX_RECORDS }));
+    try {
+      await within(
+        Promise.all(
+          consumers.map(async (consumer) => {
+            await consumer.subscribe({ topics: [topic] });
+            // run() resolves once the member has its first assignment; fetching goes on after.
+            await consumer.run({ concurrency: QUEUE_CONCURRENCY, eachMessage: each_message });
+          }),
+        ),
+        GRACE_MS,
+        'SDK queue consumers join',
+      );
+      // Bounded: the first message within GRACE_MS of joining, then all of them within the time
+      // limit of the first; each round waits at most 50 ms.
+      const joined_at = performance.now();
+      while (handled < expected) {
+        const now = performance.now();
+        const deadline = started === 0 ? joined_at + GRACE_MS : started + params.time_limit_ms;
+        if (now >= deadline) break;
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([all_handled, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(deadline - now, 50))))]);
+        clearTimeout(timer);
+      }
+      const end = finished !== 0 ? finished : performance.now();
+      const count = handled;
+      progress(count);
+      if (started === 0) throw new Error(`queue: no message delivered to ${params.consumers} SDK queue consumers within ${GRACE_MS} ms of joining`);
+      if (duplicates > 0) process.stderr.write(`${this.id} queue: ${duplicates} redeliveries of already handled messages (not counted)\n`);
+      return result(count, params, end - started, count < expected);
+    } finally {
+      await Promise.all(consumers.map((consumer) => within(consumer.disconnect(), GRACE_MS, 'SDK queue consumer disconnect').catch(() => undefined)));
+    }
   }
 }
 
