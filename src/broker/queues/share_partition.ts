@@ -209,6 +209,17 @@ export class SharePartition {
    * be acquired by that member; otherwise nothing changes and AckError says why.
    */
   acknowledge(member: string, range: OffsetRange, types: readonly AckTypeCode[], now_ms: number, reason: string | null = null, release_delay_ms = -1): void {
+    this.check_acknowledgement(member, range, types);
+    const { first_offset, last_offset } = range;
+    for (let offset = first_offset; offset <= last_offset; offset++) {
+      const type = types.length === 1 ? types[0]! : types[offset - first_offset]!;
+      this.settle(offset, type, now_ms, reason, release_delay_ms);
+    }
+    this.advance();
+  }
+
+  /** Throws AckError unless every offset of the range is acquired by `member` (changes nothing). */
+  check_acknowledgement(member: string, range: OffsetRange, types: readonly AckTypeCode[]): void {
     const { first_offset, last_offset } = range;
     if (last_offset < first_offset) throw new AckError('invalid_request', `acknowledgement range ${first_offset}-${last_offset} is empty`);
     if (types.length !== 1 && types.length !== last_offset - first_offset + 1) {
@@ -220,11 +231,6 @@ export class SharePartition {
         throw new AckError('invalid_record_state', `offset ${offset} is not acquired by this member (${entry ? state_name(entry.state) : 'not in flight'})`);
       }
     }
-    for (let offset = first_offset; offset <= last_offset; offset++) {
-      const type = types.length === 1 ? types[0]! : types[offset - first_offset]!;
-      this.settle(offset, type, now_ms, reason, release_delay_ms);
-    }
-    this.advance();
   }
 
   private settle(offset: number, type: AckTypeCode, now_ms: number, reason: string | null, release_delay_ms: number): void {

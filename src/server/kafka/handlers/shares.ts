@@ -145,6 +145,7 @@ export const share_fetch_handler: KafkaHandler = {
     try {
       if (request.is_renew_ack === true) throw new BrokerError('invalid_request', 'renewing acquisition locks is not supported');
       const epoch = request.share_session_epoch as number;
+      ctx.broker.shares.check_member(group_id, member_id); // no session for strangers
       const session = ctx.share_sessions.use(group_id, member_id, epoch, true);
       const { known, unknown } = resolve_topics(rows(request.topics), ctx);
       check_ack_types(known);
@@ -163,6 +164,9 @@ export const share_fetch_handler: KafkaHandler = {
         });
         ShareSessions.forget(session, forgotten);
         const fetched = await fetch_with_wait(ctx, group_id, member_id, [...session.partitions.values()], request);
+        // A partition that failed (gone, not subscribed) is reported once and leaves the session,
+        // so later fetches wait for records instead of answering the same error at once.
+        ShareSessions.forget(session, fetched.filter((f) => f.error));
         for (const f of fetched) {
           if (f.acquired.length === 0 && !f.error) continue;
           const row = row_for(f.topic, ctx.broker.topics.get(f.topic)?.id ?? '', f.partition);
@@ -235,6 +239,7 @@ export const share_acknowledge_handler: KafkaHandler = {
     const base = { throttle_time_ms: 0, error_code: 0, error_message: null, acquisition_lock_timeout_ms: lock_ms, responses: [] as Row[], node_endpoints: [] };
     try {
       if (request.is_renew_ack === true) throw new BrokerError('invalid_request', 'renewing acquisition locks is not supported');
+      ctx.broker.shares.check_member(group_id, member_id);
       ctx.share_sessions.use(group_id, member_id, request.share_session_epoch as number, false);
       const { known, unknown } = resolve_topics(rows(request.topics), ctx);
       check_ack_types(known);
