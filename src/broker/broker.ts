@@ -22,6 +22,8 @@ import { GROUP_SETTINGS_DEFAULT, GroupCoordinator, type GroupSettings } from './
 import { PartitionProducers, last_sequence_of, type BatchEntry } from './producer_state.ts';
 import { SHARE_GROUP_SETTINGS_DEFAULT, ShareCoordinator, type ShareGroupSettings } from './queues/share_coordinator.ts';
 import { SHARE_STATE_TOPIC, ShareStateStore } from './queues/share_state_store.ts';
+import { DELAYED_SETTINGS_DEFAULT, DELAYED_TOPIC, DelayedDelivery, type DelayedSettings } from './delayed/delayed_delivery.ts';
+import { delayed_records, may_carry_delay, type DelayedRecords } from './delayed/delay_headers.ts';
 
 export interface BrokerOptions {
   data_dir: string;
@@ -32,6 +34,7 @@ export interface BrokerOptions {
   default_partitions?: number;
   groups?: Partial<GroupSettings>;
   share_groups?: Partial<ShareGroupSettings>;
+  delayed?: Partial<DelayedSettings>;
   logger?: Logger;
 }
 
@@ -51,7 +54,10 @@ export class Broker {
   readonly offsets: OffsetStore;
   readonly groups: GroupCoordinator;
   readonly shares: ShareCoordinator;
+  readonly delayed: DelayedDelivery;
   private readonly producers = new Map<string, PartitionProducers>();
+  /** Per partition, the end of the chain of produces that had to wait (see produce). */
+  private readonly produce_gates = new Map<string, Promise<void>>();
   private next_producer_id: number;
   private closed = false;
   private producer_state_saves: Promise<void> = Promise.resolve();
@@ -66,6 +72,7 @@ export class Broker {
     topics: TopicManager,
     group_settings: GroupSettings,
     share_settings: ShareGroupSettings,
+    delayed_settings: DelayedSettings,
     readonly logger: Logger,
   ) {
     this.topics = topics;
@@ -75,6 +82,7 @@ export class Broker {
       { topics, store: new ShareStateStore(topics.log(SHARE_STATE_TOPIC, 0)), logger, ensure_dead_letter_topic: (name) => this.ensure_internal_topic(name, 1) },
       share_settings,
     );
+    this.delayed = new DelayedDelivery(topics.log(DELAYED_TOPIC, 0), topics, logger, delayed_settings);
     this.next_producer_id = state.producer_id_block_end;
   }
 
@@ -94,6 +102,9 @@ export class Broker {
     if (!topics.get(OFFSETS_TOPIC)) {
       await topics.create(OFFSETS_TOPIC, 1, { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) });
     }
+    if (!topics.get(DELAYED_TOPIC)) {
+      await topics.create(DELAYED_TOPIC, 1, { 'retention.ms': '-1', 'max.message.bytes': String(128 * 1024 * 1024) });
+    }
     if (!topics.get(SHARE_STATE_TOPIC)) {
       await topics.create(SHARE_STATE_TOPIC, 1, { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) });
     }
@@ -111,11 +122,14 @@ export class Broker {
       topics,
       { ...GROUP_SETTINGS_DEFAULT, ...options.groups },
       { ...SHARE_GROUP_SETTINGS_DEFAULT, ...options.share_groups, partition: { ...SHARE_GROUP_SETTINGS_DEFAULT.partition, ...options.share_groups?.partition } },
+      { ...DELAYED_SETTINGS_DEFAULT, ...options.delayed },
       logger,
     );
     await broker.offsets.load();
     await broker.shares.load();
     broker.shares.start();
+    await broker.delayed.load(Date.now());
+    broker.delayed.start();
     await broker.load_producer_state();
     // Periodic snapshots bound how much of the log a restart after a crash replays.
     broker.producer_state_timer = setInterval(() => void broker.save_producer_state().catch(() => undefined), PRODUCER_STATE_INTERVAL_MS);
@@ -169,6 +183,36 @@ export class Broker {
     if (records.length >= 61 && (batch_attributes(records, 0) & ATTRIBUTE_TRANSACTIONAL) !== 0) {
       throw new BrokerError('invalid_record', 'transactional batches are not supported yet');
     }
+    const needs_delay_check = records.length >= 61 && may_carry_delay(records);
+    const gate = this.produce_gates.get(log.name);
+    if (!needs_delay_check && !gate) return this.append_in_order(log, records);
+    // Reading a batch's headers may wait (decompression); later batches of the partition wait for
+    // it, so batches are still appended in the order they arrived.
+    let open!: () => void;
+    const mine = new Promise<void>((resolve) => (open = resolve));
+    const chained = (gate ?? Promise.resolve()).then(() => mine);
+    this.produce_gates.set(log.name, chained);
+    try {
+      await gate;
+      let result: Promise<ProduceResult> | null = null;
+      if (needs_delay_check) {
+        // Checked before its records are read: a corrupt batch is refused as corrupt.
+        check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
+        const received_ms = Date.now();
+        const delayed = await delayed_records(records, received_ms, this.delayed.settings.delay_max_ms);
+        if (delayed) result = this.produce_delayed(log, topic, partition, records, delayed, received_ms);
+      }
+      result ??= this.append_in_order(log, records); // issues the append before its first await
+      open();
+      return await result;
+    } finally {
+      open();
+      if (this.produce_gates.get(log.name) === chained) this.produce_gates.delete(log.name);
+    }
+  }
+
+  /** The append of an ordinary batch; the log's append is called before the first await. */
+  private async append_in_order(log: PartitionLog, records: Buffer): Promise<ProduceResult> {
     const producer_id = records.length >= 61 ? read_int64(records, OFFSET_PRODUCER_ID) : -1;
     const sequence = records.length >= 61 ? records.readInt32BE(OFFSET_BASE_SEQUENCE) : -1;
     if (producer_id < 0 || sequence < 0) return this.result(await log.append(records));
@@ -194,6 +238,39 @@ export class Broker {
       producers.forget(producer_id, entry);
       throw error;
     }
+  }
+
+  /**
+   * A batch with delayed records goes to the delay log as a whole (records without a delay header
+   * in it are due at once). There is no offset in the topic yet: the answer carries -1. An
+   * idempotent producer's retry is recognised as long as the producer state holds the batch.
+   */
+  private async produce_delayed(log: PartitionLog, topic: string, partition: number, records: Buffer, delayed: DelayedRecords, received_ms: number): Promise<ProduceResult> {
+    const answer = { base_offset: -1, log_append_time_ms: -1, log_start_offset: log.log_start_offset };
+    const producer_id = read_int64(records, OFFSET_PRODUCER_ID);
+    const sequence = records.readInt32BE(OFFSET_BASE_SEQUENCE);
+    if (producer_id < 0 || sequence < 0) {
+      await this.delayed.schedule(topic, partition, records, delayed.records, delayed.due_ms, received_ms);
+      return answer;
+    }
+    const epoch = records.readInt16BE(OFFSET_PRODUCER_EPOCH);
+    const last_sequence = last_sequence_of(sequence, records.readInt32BE(OFFSET_LAST_OFFSET_DELTA));
+    const producers = this.producers_of(log.name);
+    const duplicate = producers.check(producer_id, epoch, sequence, last_sequence);
+    if (duplicate) {
+      await duplicate.settled;
+      return answer;
+    }
+    const scheduling = this.delayed.schedule(topic, partition, records, delayed.records, delayed.due_ms, received_ms);
+    const entry: BatchEntry = { first_sequence: sequence, last_sequence, base_offset: -1, last_offset: -1, settled: scheduling };
+    producers.record(producer_id, epoch, entry);
+    try {
+      await scheduling;
+    } catch (error) {
+      producers.forget(producer_id, entry);
+      throw error;
+    }
+    return answer;
   }
 
   private result(appended: { base_offset: number; log_append_time_ms: number; log_start_offset: number }): ProduceResult {
@@ -294,6 +371,7 @@ export class Broker {
     if (this.producer_state_timer) clearInterval(this.producer_state_timer);
     this.groups.close();
     await this.shares.close();
+    await this.delayed.close();
     await this.storage.checkpoint();
     await this.save_producer_state();
     await this.storage.close();

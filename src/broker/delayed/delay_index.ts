@@ -1,0 +1,158 @@
+// The in-memory index of pending delayed records, as a hierarchy of time buckets (a timing wheel
+// that only keeps the buckets in use): records due within 10 s sit in 10 ms buckets, within an hour
+// in 1 s buckets, later in 1 min buckets; as time passes a coarse bucket is split into the finer
+// level. Each entry is two float64s (the due time, and a reference: the delay log offset of the
+// batch holding the record times 2^16 plus the record's index in it), so ten million pending
+// records cost about 160 MB plus the slack of growing buckets, and the bucket count stays bounded
+// by the levels' spans, not by the number of records.
+//
+// Only finest-level buckets whose end has passed are handed out: a record is never delivered
+// early, and at most one fine bucket (10 ms) plus a scheduler tick late.
+
+/** Records of one batch at most (the index is 16 bits). */
+export const RECORDS_PER_BATCH_MAX = 65_536;
+const BUCKET_INITIAL_ENTRIES = 8;
+
+interface Level {
+  bucket_ms: number;
+  /** Records due within this span of now go into this level (or a finer one). */
+  horizon_ms: number;
+}
+
+export const LEVELS: readonly Level[] = [
+  { bucket_ms: 10, horizon_ms: 10_000 },
+  { bucket_ms: 1_000, horizon_ms: 3_600_000 },
+  { bucket_ms: 60_000, horizon_ms: Infinity },
+];
+
+export function pack(batch_offset: number, index: number): number {
+  return batch_offset * RECORDS_PER_BATCH_MAX + index;
+}
+
+export function unpack(ref: number): { batch_offset: number; index: number } {
+  const index = ref % RECORDS_PER_BATCH_MAX;
+  return { batch_offset: (ref - index) / RECORDS_PER_BATCH_MAX, index };
+}
+
+class Bucket {
+  /** [due, ref, due, ref, ...] */
+  entries = new Float64Array(BUCKET_INITIAL_ENTRIES * 2);
+  length = 0;
+
+  push(due_ms: number, ref: number): void {
+    if (this.length * 2 === this.entries.length) {
+      const grown = new Float64Array(this.entries.length * 2);
+      grown.set(this.entries);
+      this.entries = grown;
+    }
+    this.entries[this.length * 2] = due_ms;
+    this.entries[this.length * 2 + 1] = ref;
+    this.length++;
+  }
+}
+
+class LevelBuckets {
+  readonly buckets = new Map<number, Bucket>();
+  /** Bucket keys in ascending order. */
+  order: number[] = [];
+
+  constructor(readonly level: Level) {}
+
+  bucket(key: number): Bucket {
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      bucket = new Bucket();
+      this.buckets.set(key, bucket);
+      this.order.splice(lower_bound(this.order, key), 0, key);
+    }
+    return bucket;
+  }
+
+  drop_first(): void {
+    this.buckets.delete(this.order.shift()!);
+  }
+}
+
+export class DelayIndex {
+  private readonly levels = LEVELS.map((level) => new LevelBuckets(level));
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(due_ms: number, ref: number, now_ms: number): void {
+    this.place(due_ms, ref, now_ms);
+    this.count++;
+  }
+
+  private place(due_ms: number, ref: number, now_ms: number): void {
+    const ahead = due_ms - now_ms;
+    const level = this.levels.find((l) => ahead < l.level.horizon_ms)!;
+    level.bucket(Math.floor(due_ms / level.level.bucket_ms)).push(due_ms, ref);
+  }
+
+  /** Splits coarse buckets that now fall within a finer level's horizon. */
+  private cascade(now_ms: number): void {
+    for (let i = this.levels.length - 1; i > 0; i--) {
+      const coarse = this.levels[i]!;
+      const finer_horizon = this.levels[i - 1]!.level.horizon_ms;
+      const finer = this.levels[i - 1]!;
+      while (coarse.order.length > 0 && coarse.order[0]! * coarse.level.bucket_ms < now_ms + finer_horizon) {
+        const bucket = coarse.buckets.get(coarse.order[0]!)!;
+        coarse.drop_first();
+        // Into the finer level whatever the exact due time: placing by horizon again could put an
+        // entry back into the bucket just emptied.
+        for (let e = 0; e < bucket.length; e++) {
+          const due_ms = bucket.entries[e * 2]!;
+          finer.bucket(Math.floor(due_ms / finer.level.bucket_ms)).push(due_ms, bucket.entries[e * 2 + 1]!);
+        }
+      }
+    }
+  }
+
+  /** When the next records fall due (the end of the earliest bucket), or Infinity. */
+  next_due_ms(now_ms: number): number {
+    this.cascade(now_ms);
+    const fine = this.levels[0]!;
+    if (fine.order.length > 0) return (fine.order[0]! + 1) * fine.level.bucket_ms;
+    for (const level of this.levels.slice(1)) if (level.order.length > 0) return level.order[0]! * level.level.bucket_ms;
+    return Infinity;
+  }
+
+  /** Removes and returns up to `max` references whose fine bucket has ended by `now_ms`. */
+  take_due(now_ms: number, max: number): number[] {
+    this.cascade(now_ms);
+    const fine = this.levels[0]!;
+    const out: number[] = [];
+    while (fine.order.length > 0 && out.length < max) {
+      const key = fine.order[0]!;
+      if ((key + 1) * fine.level.bucket_ms > now_ms) break;
+      const bucket = fine.buckets.get(key)!;
+      const take = Math.min(bucket.length, max - out.length);
+      for (let e = bucket.length - take; e < bucket.length; e++) out.push(bucket.entries[e * 2 + 1]!);
+      bucket.length -= take;
+      this.count -= take;
+      if (bucket.length === 0) fine.drop_first();
+    }
+    return out;
+  }
+
+  /** Bytes held by the buckets' arrays (for metrics and the memory benchmark). */
+  bytes(): number {
+    let bytes = 0;
+    for (const level of this.levels) for (const bucket of level.buckets.values()) bytes += bucket.entries.byteLength;
+    return bytes;
+  }
+}
+
+function lower_bound(sorted: number[], value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,251 @@
+// Delayed delivery. A produced batch in which any record carries a delay header is not appended to
+// its topic: it is kept, as received, in the internal log __sluice_delayed (one record per batch:
+// key {"t","p","r"} = target topic, partition and receive time; value = the batch), and each of its
+// records is indexed by due time (delay_index.ts). When a record falls due it is appended to its
+// topic (key, value, headers and timestamp kept), so consumer groups and share groups see it only
+// then; afterwards a done marker (key {"d":[[batch offset,[record indexes]],...]}) records that it
+// was delivered. A restart rebuilds the index from the log: records without a done marker are
+// pending. The log is pruned up to the oldest batch with a pending record.
+import { decompress_record_batch } from '../../protocol/compression.ts';
+import { decode_record_batch, encode_record_batch, type BatchRecord, type DecodedRecord } from '../../protocol/record_batch.ts';
+import type { Logger, PartitionLog } from '../../storage/index.ts';
+import type { TopicManager } from '../topics.ts';
+import { due_time_of } from './delay_headers.ts';
+import { DelayIndex, RECORDS_PER_BATCH_MAX, pack, unpack } from './delay_index.ts';
+
+export const DELAYED_TOPIC = '__sluice_delayed';
+
+export interface DelayedSettings {
+  /** The furthest in the future a record may be scheduled. */
+  delay_max_ms: number;
+  /** How often due records are looked for. */
+  tick_ms: number;
+  /** Records delivered per tick at most. */
+  deliver_per_tick_max: number;
+}
+
+export const DELAYED_SETTINGS_DEFAULT: DelayedSettings = {
+  delay_max_ms: 7 * 24 * 3600 * 1000,
+  tick_ms: 5,
+  deliver_per_tick_max: 20_000,
+};
+
+/** Wait before a record whose delivery failed (disk full, say) is tried again. */
+const RETRY_MS = 1_000;
+const READ_BYTES = 1024 * 1024;
+/** Decoded batches kept between ticks (records of one batch are often due together). */
+const BATCH_CACHE_MAX = 256;
+const LATENESS_SAMPLES_MAX = 10_000;
+
+interface StoredBatch {
+  topic: string;
+  partition: number;
+  received_ms: number;
+  records: DecodedRecord[];
+}
+
+export class DelayedDelivery {
+  private readonly index = new DelayIndex();
+  /** Batch offset in the delay log -> records of it not yet delivered (insertion order = offset order). */
+  private readonly remaining = new Map<number, number>();
+  private readonly cache = new Map<number, StoredBatch>();
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+  readonly counters = { scheduled: 0, delivered: 0, dropped: 0 };
+  /** Delivery minus due time of recent deliveries, in ms (a bounded ring). */
+  readonly lateness_ms: number[] = [];
+
+  constructor(
+    private readonly log: PartitionLog,
+    private readonly topics: TopicManager,
+    private readonly logger: Logger,
+    readonly settings: DelayedSettings,
+  ) {}
+
+  get pending(): number {
+    return this.index.size;
+  }
+
+  get index_bytes(): number {
+    return this.index.bytes();
+  }
+
+  /** Rebuilds the pending records from the log. */
+  async load(now_ms: number): Promise<void> {
+    const delivered = new Map<number, Set<number>>();
+    const batches: Array<{ offset: number; stored: StoredBatch; due: number[] }> = [];
+    let offset = this.log.log_start_offset;
+    while (offset < this.log.high_watermark) {
+      const { batches: read } = await this.log.read(offset, READ_BYTES);
+      if (read.length === 0) break;
+      for (const wrapper of read) {
+        for (const record of decode_record_batch(wrapper)) {
+          if (record.offset < offset) continue;
+          const key = JSON.parse(record.key!.toString('utf8')) as { t?: string; p?: number; r?: number; d?: Array<[number, number[]]> };
+          if (key.d) {
+            for (const [batch_offset, indexes] of key.d) {
+              let set = delivered.get(batch_offset);
+              if (!set) delivered.set(batch_offset, (set = new Set()));
+              for (const i of indexes) set.add(i);
+            }
+            continue;
+          }
+          const stored = await unwrap(key as { t: string; p: number; r: number }, record.value!);
+          // A malformed header cannot get here: the batch was checked when it was produced.
+          const due = stored.records.map((r) => due_time_of(r, stored.received_ms, Infinity) ?? stored.received_ms);
+          batches.push({ offset: record.offset, stored, due });
+        }
+        offset = Number(wrapper.readBigInt64BE(0)) + wrapper.readInt32BE(23) + 1;
+      }
+    }
+    for (const { offset: batch_offset, stored, due } of batches) {
+      const done = delivered.get(batch_offset);
+      let left = 0;
+      stored.records.forEach((_, i) => {
+        if (done?.has(i)) return;
+        this.index.add(due[i]!, pack(batch_offset, i), now_ms);
+        left++;
+      });
+      if (left > 0) this.remaining.set(batch_offset, left);
+    }
+    await this.prune();
+  }
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (this.running || this.index.size === 0) return;
+      this.running = this.deliver_due(Date.now())
+        .catch((error: unknown) => this.logger.warn({ error: String(error) }, 'delayed delivery failed; will retry'))
+        .finally(() => (this.running = null));
+    }, this.settings.tick_ms);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  /**
+   * Keeps `batch` (as received) until its records are due; resolves once it is durable in the
+   * delay log. `due_ms` holds each record's due time.
+   */
+  async schedule(topic: string, partition: number, batch: Buffer, records: DecodedRecord[], due_ms: number[], received_ms: number): Promise<void> {
+    if (records.length > RECORDS_PER_BATCH_MAX) throw new RangeError(`a delayed batch holds at most ${RECORDS_PER_BATCH_MAX} records`);
+    const wrapper = encode_record_batch([{ key: Buffer.from(JSON.stringify({ t: topic, p: partition, r: received_ms })), value: batch, timestamp_ms: received_ms }]);
+    const { base_offset } = await this.log.append(wrapper);
+    this.cache_put(base_offset, { topic, partition, received_ms, records });
+    const now_ms = Date.now();
+    records.forEach((_, i) => this.index.add(due_ms[i]!, pack(base_offset, i), now_ms));
+    this.remaining.set(base_offset, records.length);
+    this.counters.scheduled += records.length;
+  }
+
+  /** Appends the due records to their topics, then records that they were delivered. */
+  async deliver_due(now_ms: number): Promise<number> {
+    const refs = this.index.take_due(now_ms, this.settings.deliver_per_tick_max);
+    if (refs.length === 0) return 0;
+    const by_target = new Map<string, { topic: string; partition: number; records: BatchRecord[]; refs: number[] }>();
+    const done = new Map<number, number[]>();
+    for (const ref of refs.sort((a, b) => a - b)) {
+      const { batch_offset, index } = unpack(ref);
+      const stored = await this.batch(batch_offset);
+      const record = stored?.records[index];
+      if (!stored || !record) {
+        (done.get(batch_offset) ?? done.set(batch_offset, []).get(batch_offset)!).push(index);
+        continue;
+      }
+      const key = `${stored.topic}\u0000${stored.partition}`;
+      let target = by_target.get(key);
+      if (!target) by_target.set(key, (target = { topic: stored.topic, partition: stored.partition, records: [], refs: [] }));
+      target.records.push({ key: record.key, value: record.value, headers: record.headers, timestamp_ms: record.timestamp_ms });
+      target.refs.push(ref);
+    }
+    await Promise.all([...by_target.values()].map((target) => this.append_to_target(target, done, now_ms)));
+    // Written even while closing: close() waits for this delivery, and a delivered record without
+    // its marker would be delivered again after the restart.
+    if (done.size > 0) {
+      await this.log.append(encode_record_batch([{ key: Buffer.from(JSON.stringify({ d: [...done] })), value: null, timestamp_ms: Date.now() }]));
+      for (const [batch_offset, indexes] of done) {
+        const left = (this.remaining.get(batch_offset) ?? indexes.length) - indexes.length;
+        if (left > 0) this.remaining.set(batch_offset, left);
+        else {
+          this.remaining.delete(batch_offset);
+          this.cache.delete(batch_offset);
+        }
+      }
+      await this.prune();
+    }
+    return refs.length;
+  }
+
+  private async append_to_target(target: { topic: string; partition: number; records: BatchRecord[]; refs: number[] }, done: Map<number, number[]>, now_ms: number): Promise<void> {
+    const mark_done = () => {
+      for (const ref of target.refs) {
+        const { batch_offset, index } = unpack(ref);
+        (done.get(batch_offset) ?? done.set(batch_offset, []).get(batch_offset)!).push(index);
+      }
+    };
+    const topic = this.topics.get(target.topic);
+    if (!topic || target.partition >= topic.partitions) {
+      this.logger.warn({ topic: target.topic, partition: target.partition, records: target.records.length }, 'delayed records dropped: their topic or partition no longer exists');
+      this.counters.dropped += target.records.length;
+      mark_done();
+      return;
+    }
+    try {
+      await this.topics.log(target.topic, target.partition).append(encode_record_batch(target.records));
+    } catch (error) {
+      this.logger.warn({ topic: target.topic, partition: target.partition, error: String(error) }, 'could not deliver delayed records; will retry');
+      for (const ref of target.refs) this.index.add(now_ms + RETRY_MS, ref, now_ms);
+      return;
+    }
+    const delivered_at = Date.now();
+    this.counters.delivered += target.records.length;
+    mark_done();
+    this.note_lateness(target, delivered_at);
+  }
+
+  private note_lateness(target: { refs: number[] }, delivered_at: number): void {
+    for (const ref of target.refs) {
+      const { batch_offset, index } = unpack(ref);
+      const stored = this.cache.get(batch_offset);
+      const record = stored?.records[index];
+      if (!stored || !record) continue;
+      const due = due_time_of(record, stored.received_ms, Infinity) ?? stored.received_ms;
+      if (this.lateness_ms.length >= LATENESS_SAMPLES_MAX) this.lateness_ms.shift();
+      this.lateness_ms.push(delivered_at - due);
+    }
+  }
+
+  private async batch(batch_offset: number): Promise<StoredBatch | null> {
+    const cached = this.cache.get(batch_offset);
+    if (cached) return cached;
+    if (batch_offset < this.log.log_start_offset) return null;
+    const { batches } = await this.log.read(batch_offset, READ_BYTES);
+    for (const wrapper of batches) {
+      for (const record of decode_record_batch(wrapper)) {
+        if (record.offset !== batch_offset) continue;
+        const stored = await unwrap(JSON.parse(record.key!.toString('utf8')) as { t: string; p: number; r: number }, record.value!);
+        this.cache_put(batch_offset, stored);
+        return stored;
+      }
+    }
+    return null;
+  }
+
+  private cache_put(batch_offset: number, stored: StoredBatch): void {
+    this.cache.set(batch_offset, stored);
+    while (this.cache.size > BATCH_CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
+  }
+
+  /** Deletes the log before the oldest batch that still has a pending record. */
+  private async prune(): Promise<void> {
+    const oldest = this.remaining.size > 0 ? this.remaining.keys().next().value! : this.log.next_offset;
+    if (oldest > this.log.log_start_offset) await this.log.delete_records_before(Math.min(oldest, this.log.high_watermark));
+  }
+}
+
+async function unwrap(key: { t: string; p: number; r: number }, batch: Buffer): Promise<StoredBatch> {
+  return { topic: key.t, partition: key.p, received_ms: key.r, records: decode_record_batch(await decompress_record_batch(batch)) };
+}
