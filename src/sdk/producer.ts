@@ -49,6 +49,26 @@ export interface Message {
   headers?: IHeaders;
   /** Milliseconds since the epoch (kafkajs passes a string); default: now. */
   timestamp?: string | number;
+  /** Sluice: deliver to consumers no earlier than this (epoch ms or a Date); the `sluice-deliver-at` header. */
+  deliverAt?: number | Date;
+  /** Sluice: deliver to consumers no earlier than this many ms from now; the `sluice-delay-ms` header. */
+  delayMs?: number;
+}
+
+/** The delay headers a message's `deliverAt` / `delayMs` stand for (checked here, refused by the broker too). */
+function delay_headers(message: Message): Array<[string, Buffer]> {
+  const out: Array<[string, Buffer]> = [];
+  if (message.deliverAt !== undefined) {
+    const at = message.deliverAt instanceof Date ? message.deliverAt.getTime() : message.deliverAt;
+    if (!Number.isSafeInteger(at) || at < 0) throw new SluiceError(`deliverAt ${String(message.deliverAt)} is not a time (epoch milliseconds or a Date)`, false);
+    out.push(['sluice-deliver-at', Buffer.from(String(at))]);
+  }
+  if (message.delayMs !== undefined) {
+    if (message.deliverAt !== undefined) throw new SluiceError('give deliverAt or delayMs, not both', false);
+    if (!Number.isSafeInteger(message.delayMs) || message.delayMs < 0) throw new SluiceError(`delayMs ${String(message.delayMs)} is not a whole number of milliseconds >= 0`, false);
+    out.push(['sluice-delay-ms', Buffer.from(String(message.delayMs))]);
+  }
+  return out;
 }
 
 export interface ProducerRecord {
@@ -463,6 +483,10 @@ export class Producer {
         bytes += Buffer.byteLength(name) + (header_value?.length ?? 0) + 2;
       }
       if (name === 'message-id') has_id = true;
+    }
+    for (const [name, value] of delay_headers(message)) {
+      headers.push({ key: name, value });
+      bytes += name.length + value.length + 2;
     }
     if (!has_id) {
       const id = Buffer.from(randomUUID(), 'utf8');
