@@ -36,6 +36,13 @@ const ENTRIES: Record<string, ConfigEntry> = {
     validate: (v) => (v === 'producer' ? null : 'only "producer" is supported: batches are stored as the producer compressed them'),
   },
   'min.insync.replicas': { default: '1', validate: integer(1) },
+  // Sluice's own: how long a message may wait in a share group before it expires (-1: forever;
+  // a message's `sluice-ttl-ms` header overrides it), and what happens to it then.
+  'sluice.message.ttl.ms': { default: '-1', validate: integer(-1) },
+  'sluice.ttl.expired.action': {
+    default: 'dead-letter',
+    validate: (v) => (v === 'dead-letter' || v === 'drop' ? null : 'must be dead-letter or drop'),
+  },
 };
 
 export function config_names(): string[] {

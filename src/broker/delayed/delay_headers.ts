@@ -8,8 +8,9 @@ import { BrokerError } from '../errors.ts';
 
 export const DELIVER_AT_HEADER = 'sluice-deliver-at';
 export const DELAY_MS_HEADER = 'sluice-delay-ms';
-/** Both header names start with this; an uncompressed batch without these bytes has no delay. */
-const COMMON_PREFIX = Buffer.from('sluice-de');
+export const TTL_MS_HEADER = 'sluice-ttl-ms';
+/** Every header name read here starts with this; an uncompressed batch without these bytes has none. */
+const COMMON_PREFIX = Buffer.from('sluice-');
 const BATCH_HEADER_BYTES = 61;
 const ATTRIBUTES_AT = 21;
 const INTEGER = /^\d{1,16}$/;
@@ -30,6 +31,12 @@ function parse_ms(value: string, name: string): number {
   return Number(value);
 }
 
+/** The record's own time to live (its `sluice-ttl-ms` header), or null; a malformed value throws. */
+export function ttl_of(record: DecodedRecord): number | null {
+  const value = header_value(record, TTL_MS_HEADER);
+  return value === null ? null : parse_ms(value, TTL_MS_HEADER);
+}
+
 /** The record's due time, or null when it carries no delay header. */
 export function due_time_of(record: DecodedRecord, received_ms: number, delay_max_ms: number): number | null {
   const at = header_value(record, DELIVER_AT_HEADER);
@@ -42,7 +49,7 @@ export function due_time_of(record: DecodedRecord, received_ms: number, delay_ma
   return Math.max(due_ms, received_ms);
 }
 
-/** False when the batch surely has no delay header (uncompressed, without the header bytes). */
+/** False when the batch surely has no delay or TTL header (uncompressed, without the header bytes). */
 export function may_carry_delay(batch: Buffer): boolean {
   return (batch.readInt16BE(ATTRIBUTES_AT) & 0x07) !== 0 || batch.indexOf(COMMON_PREFIX, BATCH_HEADER_BYTES) >= 0;
 }
@@ -62,6 +69,7 @@ export async function delayed_records(batch: Buffer, received_ms: number, delay_
   }
   let delayed = false;
   const due_ms = records.map((record) => {
+    ttl_of(record); // checked when produced, so a malformed value never reaches a consumer
     const due = due_time_of(record, received_ms, delay_max_ms);
     if (due !== null) delayed = true;
     return due ?? received_ms;

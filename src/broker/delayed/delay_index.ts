@@ -138,6 +138,28 @@ export class DelayIndex {
     return out;
   }
 
+  /** Drops every entry whose reference fails `keep` (a full pass: call it now and then). */
+  retain(keep: (ref: number) => boolean): void {
+    for (const level of this.levels) {
+      for (const [key, bucket] of level.buckets) {
+        let kept = 0;
+        for (let e = 0; e < bucket.length; e++) {
+          const ref = bucket.entries[e * 2 + 1]!;
+          if (!keep(ref)) continue;
+          bucket.entries[kept * 2] = bucket.entries[e * 2]!;
+          bucket.entries[kept * 2 + 1] = ref;
+          kept++;
+        }
+        this.count -= bucket.length - kept;
+        bucket.length = kept;
+        if (kept === 0) {
+          level.buckets.delete(key);
+          level.order.splice(lower_bound(level.order, key), 1);
+        }
+      }
+    }
+  }
+
   /** Bytes held by the buckets' arrays (for metrics and the memory benchmark). */
   bytes(): number {
     let bytes = 0;

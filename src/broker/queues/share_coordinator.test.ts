@@ -11,10 +11,10 @@ import type { FetchedPartition } from './share_coordinator.ts';
 
 const FAST = { tick_ms: 10, session_timeout_ms: 2_000, partition: { delivery_count_limit: 3, record_lock_duration_ms: 200, records_in_flight_max: 1_000, retry_backoff_ms: [20] } };
 
-async function with_broker(work: (broker: Broker, data_dir: string) => Promise<void>): Promise<void> {
+async function with_broker(work: (broker: Broker, data_dir: string) => Promise<void>, lock_ms = FAST.partition.record_lock_duration_ms): Promise<void> {
   const data_dir = temp_dir('shares');
   try {
-    await work(await Broker.start({ data_dir, node_id: 1, share_groups: FAST }), data_dir);
+    await work(await Broker.start({ data_dir, node_id: 1, share_groups: { ...FAST, partition: { ...FAST.partition, record_lock_duration_ms: lock_ms } } }), data_dir);
   } finally {
     fs.rmSync(data_dir, { recursive: true, force: true });
   }
@@ -134,5 +134,54 @@ test('state survives a restart: accepted records stay done, acquired ones come b
     assert.deepEqual(batches.flatMap((b) => decode_record_batch(b)).map((r) => r.value!.toString()), ['v3'], 'once');
     assert.equal(again.shares.partitions_of('workers')[0]!.start_offset, 4);
     await again.close();
+  });
+});
+
+test('a message whose time to live runs out while those before it wait goes to the dead-letter topic on time', async () => {
+  await with_broker(async (broker) => {
+    await broker.topics.create('jobs', 1);
+    await broker.produce('jobs', 0, encode_record_batch([
+      { key: null, value: Buffer.from('a'), timestamp_ms: Date.now() },
+      { key: null, value: Buffer.from('b'), timestamp_ms: Date.now() },
+      { key: null, value: Buffer.from('short-lived'), timestamp_ms: Date.now(), headers: [{ key: 'sluice-ttl-ms', value: Buffer.from('300') }] },
+      { key: null, value: Buffer.from('d'), timestamp_ms: Date.now() },
+    ]));
+    await assert.rejects(
+      broker.produce('jobs', 0, encode_record_batch([{ key: null, value: Buffer.from('x'), timestamp_ms: Date.now(), headers: [{ key: 'sluice-ttl-ms', value: Buffer.from('soon') }] }])),
+      (e: unknown) => e instanceof BrokerError && e.kind === 'invalid_record' && /sluice-ttl-ms/.test(e.message),
+    );
+    join(broker, 'm');
+    const held = delivered(await fetch(broker, 'm', 2)); // a and b stay unacknowledged
+    assert.deepEqual(held.map((r) => r.value), ['a', 'b']);
+    const started = Date.now();
+    const dlq = 'jobs.workers.dlq';
+    while (!broker.topics.get(dlq) || broker.topics.log(dlq, 0).high_watermark === 0) {
+      assert.ok(Date.now() - started < 3_000, 'dead-lettered');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const waited = Date.now() - started;
+    assert.ok(waited < 1_000, `on time (${waited} ms after the fetch, TTL 300 ms)`);
+    const { batches } = await broker.topics.log(dlq, 0).read(0, 1 << 20);
+    const [letter] = decode_record_batch(batches[0]!);
+    assert.equal(letter!.value!.toString(), 'short-lived');
+    assert.match(letter!.headers!.find((h) => h.key === 'sluice-dlq-reason')!.value!.toString(), /expired/);
+    await ack(broker, 'm', 0, 1, AckType.ACCEPT);
+    assert.deepEqual(delivered(await fetch(broker, 'm', 10)).map((r) => r.value), ['d'], 'the expired message is never delivered');
+    assert.equal(broker.shares.counters.expired, 1);
+    await broker.close();
+  }, 10_000);
+});
+
+test('a topic TTL expires what waits too long; with sluice.ttl.expired.action=drop nothing is dead-lettered', async () => {
+  await with_broker(async (broker) => {
+    await broker.topics.create('jobs', 1, { 'sluice.message.ttl.ms': '100', 'sluice.ttl.expired.action': 'drop' });
+    await produce(broker, 'jobs', ['x', 'y']);
+    join(broker, 'm');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.deepEqual(delivered(await fetch(broker, 'm', 10)), [], 'both expired before anyone fetched');
+    assert.equal(broker.shares.counters.expired, 2);
+    assert.equal(broker.topics.get('jobs.workers.dlq'), undefined, 'dropped, not dead-lettered');
+    assert.equal(broker.shares.partitions_of('workers')[0]!.start_offset, 2);
+    await broker.close();
   });
 });

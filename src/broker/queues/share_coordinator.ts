@@ -11,6 +11,7 @@ import type { TopicManager } from '../topics.ts';
 import { dead_letter_records, dead_letter_topic_name, read_records_at } from './dead_letters.ts';
 import { AckError, SHARE_PARTITION_SETTINGS_DEFAULT, SharePartition, type AckTypeCode, type AcquiredRange, type OffsetRange, type SharePartitionSettings } from './share_partition.ts';
 import type { ShareStateStore, ShareStateWrite } from './share_state_store.ts';
+import { TtlTracker } from './ttl_tracker.ts';
 
 export interface ShareGroupSettings {
   session_timeout_ms: number;
@@ -32,6 +33,12 @@ export const SHARE_GROUP_SETTINGS_DEFAULT: ShareGroupSettings = {
 
 /** Records one fetch may acquire across its partitions, whatever the client asks. */
 export const FETCH_RECORDS_MAX = 10_000;
+/** Expired records handled per partition per round. */
+const EXPIRED_PER_ROUND_MAX = 10_000;
+/** A record that expired ahead of a full window is looked at again after this long. */
+const TTL_RETRY_MS = 1_000;
+/** Every so many ticks, expiry times of finished records are dropped from the TTL index. */
+const TTL_PRUNE_TICKS = 50;
 /** Dead letters written per partition per tick. */
 const DEAD_LETTERS_PER_TICK = 1_000;
 
@@ -48,6 +55,8 @@ interface PartitionState {
   topic: string;
   partition: number;
   share: SharePartition;
+  /** Expiry times of the records read so far (records are acquired only once read). */
+  ttl: TtlTracker;
   /** Dead letters decided and not yet written. */
   letters: ReturnType<SharePartition['take_dead_letters']>;
 }
@@ -119,7 +128,8 @@ export class ShareCoordinator {
   private writing: Promise<void> = Promise.resolve();
   private queued_write: Promise<void> | null = null;
   /** Counters for metrics. */
-  readonly counters = { acquired: 0, accepted: 0, released: 0, rejected: 0, lock_timeouts: 0, dead_lettered: 0 };
+  readonly counters = { acquired: 0, accepted: 0, released: 0, rejected: 0, lock_timeouts: 0, dead_lettered: 0, expired: 0 };
+  private ticks = 0;
 
   constructor(
     private readonly deps: ShareCoordinatorDeps,
@@ -133,7 +143,7 @@ export class ShareCoordinator {
       if (!this.deps.topics.get(persisted.topic)) continue;
       const group = this.group(persisted.group);
       const share = SharePartition.restore(persisted.start_offset, persisted.end_offset, persisted.runs, this.settings.partition, now);
-      const state: PartitionState = { topic: persisted.topic, partition: persisted.partition, share, letters: share.take_dead_letters() };
+      const state: PartitionState = { topic: persisted.topic, partition: persisted.partition, share, ttl: new TtlTracker(share.start_offset), letters: share.take_dead_letters() };
       group.partitions.set(key_of(persisted.topic, persisted.partition), state);
       this.mark_dirty(group, state);
     }
@@ -238,7 +248,7 @@ export class ShareCoordinator {
     if (!state) {
       const log = this.deps.topics.log(topic, partition);
       const start = this.settings.auto_offset_reset === 'earliest' ? log.log_start_offset : log.high_watermark;
-      state = { topic, partition, share: new SharePartition(start, this.settings.partition), letters: [] };
+      state = { topic, partition, share: new SharePartition(start, this.settings.partition), ttl: new TtlTracker(start), letters: [] };
       group.partitions.set(key, state);
       this.mark_dirty(group, state);
     }
@@ -308,7 +318,9 @@ export class ShareCoordinator {
         if (records_left === 0 || bytes_left === 0) continue;
         const state = this.partition_state(group, topic, partition);
         state.share.truncate_before(log.log_start_offset);
-        const acquired = state.share.acquire(member_id, records_left, log.high_watermark, now_ms);
+        await this.track_ttl(group, state, log, now_ms);
+        // Only records the TTL tracker has read may be handed out: an expired one never is.
+        const acquired = state.share.acquire(member_id, records_left, Math.min(log.high_watermark, state.ttl.cursor), now_ms);
         if (acquired.length === 0) continue;
         const sent = await this.read_acquired(log, acquired, bytes_left);
         state.share.unacquire(sent.unsent);
@@ -456,6 +468,7 @@ export class ShareCoordinator {
 
   private async tick(): Promise<void> {
     const now = Date.now();
+    this.ticks++;
     for (const group of this.groups.values()) {
       for (const member of [...group.members.values()]) {
         if (now - member.last_seen_ms > this.settings.session_timeout_ms) {
@@ -470,6 +483,12 @@ export class ShareCoordinator {
           await this.deps.store.delete([{ group: group.id, topic: state.topic, partition: state.partition }]);
           continue;
         }
+        const log = this.deps.topics.log(state.topic, state.partition);
+        if (state.ttl.cursor < log.high_watermark || state.ttl.tracked > 0) {
+          await this.track_ttl(group, state, log, now);
+          if (this.ticks % TTL_PRUNE_TICKS === 0) state.ttl.forget_below(state.share.start_offset);
+          woke = true;
+        }
         if (state.share.next_lock_deadline() <= now) {
           this.counters.lock_timeouts += state.share.expire_locks(now);
           this.after_change(group, state);
@@ -481,6 +500,23 @@ export class ShareCoordinator {
       if (woke) this.wake(group.id);
     }
     await this.persist();
+  }
+
+  /** Reads ahead for expiry times, then expires what is due (dead letter, or drop as the topic says). */
+  private async track_ttl(group: ShareGroup, state: PartitionState, log: PartitionLog, now_ms: number): Promise<void> {
+    const configs = this.deps.topics.get(state.topic)?.configs ?? {};
+    const topic_ttl_ms = Number(configs['sluice.message.ttl.ms'] ?? -1);
+    await state.ttl.scan(log, topic_ttl_ms, now_ms);
+    const expired = state.ttl.take_expired(now_ms, EXPIRED_PER_ROUND_MAX);
+    if (expired.length === 0) return;
+    const drop = configs['sluice.ttl.expired.action'] === 'drop';
+    for (const offset of expired) {
+      if (offset < state.share.start_offset) continue;
+      const outcome = state.share.expire(offset, 'expired: its time to live ran out', drop);
+      if (outcome === 'later') state.ttl.retry(offset, now_ms + TTL_RETRY_MS, now_ms);
+      else if (outcome === 'expired') this.counters.expired++;
+    }
+    this.after_change(group, state);
   }
 
   /** Copies pending dead letters to the group's dead-letter topic, then archives the records. */

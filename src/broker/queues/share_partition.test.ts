@@ -152,3 +152,20 @@ test('random operations keep the invariants: each record accepted at most once, 
   }
   assert.ok(accepted.size > 100, `the run made progress (${accepted.size} accepted)`);
 });
+
+test('expiry: an available record is dead-lettered (or dropped), an acquired one once released, one ahead of the window joins it', () => {
+  const p = new SharePartition(0, SETTINGS);
+  p.acquire('a', 2, 10, 0);
+  assert.equal(p.expire(1, 'expired', false), 'expired', 'acquired: marked');
+  assert.equal(p.expire(5, 'expired', false), 'expired', 'ahead of the window: brought in');
+  assert.equal(p.window_size, 6);
+  assert.deepEqual(p.take_dead_letters().map((l) => l.offset), [5]);
+  p.acknowledge('a', { first_offset: 1, last_offset: 1 }, [AckType.RELEASE], 0);
+  assert.deepEqual(p.take_dead_letters().map((l) => [l.offset, l.reason]), [[1, 'expired']], 'released after expiring: dead-lettered, not retried');
+  assert.equal(p.expire(3, 'expired', true), 'expired');
+  assert.deepEqual(p.take_dead_letters(), [], 'dropped, no dead letter');
+  assert.deepEqual(offsets_of(p.acquire('b', 10, 10, 1_000)), [2, 4, 6, 7, 8, 9], 'expired records are not offered');
+  p.acknowledge('a', { first_offset: 0, last_offset: 0 }, [AckType.ACCEPT], 0);
+  assert.equal(p.expire(0, 'expired', false), 'finished');
+  assert.equal(p.expire(1_000, 'expired', false), 'later', 'beyond the window bound');
+});

@@ -49,6 +49,8 @@ interface Entry {
   deadline_ms: number;
   /** Why it is being dead-lettered (DEAD_LETTERING only). */
   reason: string | null;
+  /** Its time to live ran out while it was acquired: it is not offered again. */
+  expired?: string;
 }
 
 export interface OffsetRange {
@@ -256,6 +258,10 @@ export class SharePartition {
 
   /** `delay_ms` >= 0: the consumer's own wait before the next offer, instead of the group's backoff. */
   private retry_or_dead_letter(offset: number, entry: Entry, now_ms: number, reason: string, delay_ms = -1): void {
+    if (entry.expired !== undefined) {
+      this.dead_letter(offset, entry, entry.expired);
+      return;
+    }
     if (entry.delivery_count >= this.settings.delivery_count_limit) {
       this.dead_letter(offset, entry, `delivery limit ${this.settings.delivery_count_limit} reached; last failure: ${reason}`);
       return;
@@ -292,6 +298,36 @@ export class SharePartition {
       expired++;
     }
     return expired;
+  }
+
+  /**
+   * The record at `offset` expired (its time to live ran out): an available one is dead-lettered
+   * now (or archived without a dead letter when `drop`); an acquired one is not offered again once
+   * released. A record ahead of the window is brought into it first, if the window has room;
+   * 'later' means it has none yet, 'finished' that the record was settled before it expired.
+   */
+  expire(offset: number, reason: string, drop: boolean): 'expired' | 'finished' | 'later' {
+    if (offset < this.start_offset) return 'finished';
+    if (offset >= this.end_offset) {
+      if (offset - this.start_offset >= this.settings.records_in_flight_max) return 'later';
+      while (this.end_offset <= offset) {
+        this.entries.push({ state: RecordState.AVAILABLE, delivery_count: 0, member: null, deadline_ms: 0, reason: null });
+        this.available_count++;
+        this.changed.add(this.end_offset++);
+      }
+    }
+    const entry = this.entry(offset)!;
+    if (entry.state === RecordState.ACQUIRED) {
+      entry.expired = reason;
+      return 'expired';
+    }
+    if (entry.state !== RecordState.AVAILABLE) return 'finished';
+    this.available_count--;
+    this.changed.add(offset);
+    if (drop) entry.state = RecordState.ARCHIVED;
+    else this.dead_letter(offset, entry, reason);
+    this.advance();
+    return 'expired';
   }
 
   /** A member left: its acquired records are released at once (they count as a delivery). */
