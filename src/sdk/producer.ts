@@ -53,9 +53,11 @@ export interface Message {
   deliverAt?: number | Date;
   /** Sluice: deliver to consumers no earlier than this many ms from now; the `sluice-delay-ms` header. */
   delayMs?: number;
+  /** Sluice: in a share group, expire the message this many ms after its timestamp; the `sluice-ttl-ms` header. */
+  ttlMs?: number;
 }
 
-/** The delay headers a message's `deliverAt` / `delayMs` stand for (checked here, refused by the broker too). */
+/** The headers a message's `deliverAt` / `delayMs` / `ttlMs` stand for (checked here, refused by the broker too). */
 function delay_headers(message: Message): Array<[string, Buffer]> {
   const out: Array<[string, Buffer]> = [];
   if (message.deliverAt !== undefined) {
@@ -67,6 +69,10 @@ function delay_headers(message: Message): Array<[string, Buffer]> {
     if (message.deliverAt !== undefined) throw new SluiceError('give deliverAt or delayMs, not both', false);
     if (!Number.isSafeInteger(message.delayMs) || message.delayMs < 0) throw new SluiceError(`delayMs ${String(message.delayMs)} is not a whole number of milliseconds >= 0`, false);
     out.push(['sluice-delay-ms', Buffer.from(String(message.delayMs))]);
+  }
+  if (message.ttlMs !== undefined) {
+    if (!Number.isSafeInteger(message.ttlMs) || message.ttlMs < 0) throw new SluiceError(`ttlMs ${String(message.ttlMs)} is not a whole number of milliseconds >= 0`, false);
+    out.push(['sluice-ttl-ms', Buffer.from(String(message.ttlMs))]);
   }
   return out;
 }
