@@ -233,3 +233,28 @@ test('kill -9 of the broker while queue consumers work: nothing is lost, and red
   const repeated = [...handled.values()].filter((n) => n > 1).length;
   assert.ok(repeated <= 2 * MAX_RECORDS, `${repeated} messages handled again: at most the ${2 * MAX_RECORDS} that two members can hold`);
 });
+
+test('overflow reject: producers get a retriable error naming the cap; nothing accepted is lost', async () => {
+  const sluice = new Sluice({ brokers: [broker.bootstrap], clientId: 'overflow-test', retry: { retries: 1, initialRetryTime: 50 } });
+  const admin = sluice.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic: 'bounded', numPartitions: 1, configEntries: [{ name: 'sluice.max.messages', value: '100' }] }] });
+  await admin.disconnect();
+  const producer = sluice.producer();
+  await producer.connect();
+  await producer.send({ topic: 'bounded', messages: Array.from({ length: 100 }, (_, i) => ({ value: `m${i}` })) });
+  await assert.rejects(producer.send({ topic: 'bounded', messages: [{ value: 'one too many' }] }), (error: Error & { type?: string; retriable?: boolean }) => {
+    assert.equal(error.type, 'THROTTLING_QUOTA_EXCEEDED');
+    assert.equal(error.retriable, true);
+    assert.match(error.message, /bounded-0 is full: 100 messages wait \(sluice.max.messages=100\)/);
+    return true;
+  });
+  await producer.disconnect();
+  const received: string[] = [];
+  const queue = client().queueConsumer({ groupId: 'bounded-readers', maxWaitTimeInMs: 100 });
+  await queue.subscribe({ topics: ['bounded'] });
+  await queue.run({ eachMessage: async ({ message }) => void received.push(message.value!.toString()) });
+  await until(() => received.length === 100, 'the 100 accepted messages');
+  await queue.disconnect();
+  assert.deepEqual(received.sort(), Array.from({ length: 100 }, (_, i) => `m${i}`).sort());
+});

@@ -24,6 +24,7 @@ import { SHARE_GROUP_SETTINGS_DEFAULT, ShareCoordinator, type ShareGroupSettings
 import { SHARE_STATE_TOPIC, ShareStateStore } from './queues/share_state_store.ts';
 import { DELAYED_SETTINGS_DEFAULT, DELAYED_TOPIC, DelayedDelivery, type DelayedSettings } from './delayed/delayed_delivery.ts';
 import { delayed_records, may_carry_delay, type DelayedRecords } from './delayed/delay_headers.ts';
+import { OverflowGuard, overflow_limits } from './overflow.ts';
 
 export interface BrokerOptions {
   data_dir: string;
@@ -55,6 +56,7 @@ export class Broker {
   readonly groups: GroupCoordinator;
   readonly shares: ShareCoordinator;
   readonly delayed: DelayedDelivery;
+  readonly overflow: OverflowGuard;
   private readonly producers = new Map<string, PartitionProducers>();
   /** Per partition, the end of the chain of produces that had to wait (see produce). */
   private readonly produce_gates = new Map<string, Promise<void>>();
@@ -83,6 +85,7 @@ export class Broker {
       share_settings,
     );
     this.delayed = new DelayedDelivery(topics.log(DELAYED_TOPIC, 0), topics, logger, delayed_settings);
+    this.overflow = new OverflowGuard(topics, this.shares, (name, partitions) => this.ensure_internal_topic(name, partitions), logger);
     this.next_producer_id = state.producer_id_block_end;
   }
 
@@ -184,8 +187,9 @@ export class Broker {
       throw new BrokerError('invalid_record', 'transactional batches are not supported yet');
     }
     const needs_delay_check = records.length >= 61 && may_carry_delay(records);
+    const limits = overflow_limits(this.topics.get(topic)?.configs ?? {});
     const gate = this.produce_gates.get(log.name);
-    if (!needs_delay_check && !gate) return this.append_in_order(log, records);
+    if (!needs_delay_check && !limits && !gate) return this.append_in_order(log, records);
     // Reading a batch's headers may wait (decompression); later batches of the partition wait for
     // it, so batches are still appended in the order they arrived.
     let open!: () => void;
@@ -202,6 +206,7 @@ export class Broker {
         const delayed = await delayed_records(records, received_ms, this.delayed.settings.delay_max_ms);
         if (delayed) result = this.produce_delayed(log, topic, partition, records, delayed, received_ms);
       }
+      if (!result && limits && records.length >= 61) await this.overflow.make_room(topic, partition, log, limits, records.readInt32BE(57), records.length);
       result ??= this.append_in_order(log, records); // issues the append before its first await
       open();
       return await result;

@@ -31,7 +31,8 @@ export type BrokerErrorKind =
   | 'fenced_member_epoch'
   | 'invalid_record_state'
   | 'share_session_not_found'
-  | 'invalid_share_session_epoch';
+  | 'invalid_share_session_epoch'
+  | 'queue_full';
 
 export class BrokerError extends Error {
   constructor(

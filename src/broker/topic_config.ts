@@ -39,6 +39,14 @@ const ENTRIES: Record<string, ConfigEntry> = {
   // Sluice's own: how long a message may wait in a share group before it expires (-1: forever;
   // a message's `sluice-ttl-ms` header overrides it), and what happens to it then.
   'sluice.message.ttl.ms': { default: '-1', validate: integer(-1) },
+  // A full queue: caps on a partition's unconsumed messages and on its log's bytes (-1: none), and
+  // what a produce past them gets (see overflow.ts).
+  'sluice.max.messages': { default: '-1', validate: integer(-1) },
+  'sluice.max.bytes': { default: '-1', validate: integer(-1) },
+  'sluice.overflow.policy': {
+    default: 'reject',
+    validate: (v) => (v === 'reject' || v === 'archive-oldest' ? null : 'must be reject or archive-oldest'),
+  },
   'sluice.ttl.expired.action': {
     default: 'dead-letter',
     validate: (v) => (v === 'dead-letter' || v === 'drop' ? null : 'must be dead-letter or drop'),

@@ -121,6 +121,8 @@ const key_of = (topic: string, partition: number) => `${topic}\u0000${partition}
 export class ShareCoordinator {
   private readonly groups = new Map<string, ShareGroup>();
   private readonly waiters = new Map<string, Set<() => void>>();
+  /** Per partition, the offset below which records were archived away (see skip_before). */
+  private readonly floors = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> = Promise.resolve();
   /** Partitions changed since the last state write. */
@@ -247,7 +249,8 @@ export class ShareCoordinator {
     let state = group.partitions.get(key);
     if (!state) {
       const log = this.deps.topics.log(topic, partition);
-      const start = this.settings.auto_offset_reset === 'earliest' ? log.log_start_offset : log.high_watermark;
+      const earliest = Math.max(log.log_start_offset, this.floors.get(key) ?? 0);
+      const start = this.settings.auto_offset_reset === 'earliest' ? earliest : log.high_watermark;
       state = { topic, partition, share: new SharePartition(start, this.settings.partition), ttl: new TtlTracker(start), letters: [] };
       group.partitions.set(key, state);
       this.mark_dirty(group, state);
@@ -558,6 +561,34 @@ export class ShareCoordinator {
     const group = this.groups.get(group_id);
     if (!group) return [];
     return [...group.partitions.values()].map((s) => ({ topic: s.topic, partition: s.partition, start_offset: s.share.start_offset, end_offset: s.share.end_offset, in_flight: s.share.in_flight, dead_letters_pending: s.letters.length }));
+  }
+
+  /** The lowest start offset of the groups reading this partition, or null when none does. */
+  lowest_start_offset(topic: string, partition: number): number | null {
+    let lowest: number | null = null;
+    const key = key_of(topic, partition);
+    for (const group of this.groups.values()) {
+      const state = group.partitions.get(key);
+      if (state) lowest = lowest === null ? state.share.start_offset : Math.min(lowest, state.share.start_offset);
+    }
+    return lowest;
+  }
+
+  /**
+   * Takes the records below `offset` out of every group's queue (they were archived elsewhere);
+   * records some member holds go too, and its acknowledgements of them are refused.
+   */
+  async skip_before(topic: string, partition: number, offset: number): Promise<void> {
+    const key = key_of(topic, partition);
+    this.floors.set(key, Math.max(this.floors.get(key) ?? 0, offset));
+    for (const group of this.groups.values()) {
+      const state = group.partitions.get(key);
+      if (!state || state.share.start_offset >= offset) continue;
+      state.share.truncate_before(offset);
+      state.ttl.forget_below(offset);
+      this.mark_dirty(group, state);
+    }
+    await this.persist();
   }
 
   group_ids(): string[] {

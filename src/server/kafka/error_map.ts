@@ -35,6 +35,8 @@ const BROKER_CODES: Record<BrokerErrorKind, number> = {
   invalid_record_state: ErrorCode.INVALID_RECORD_STATE,
   share_session_not_found: ErrorCode.SHARE_SESSION_NOT_FOUND,
   invalid_share_session_epoch: ErrorCode.INVALID_SHARE_SESSION_EPOCH,
+  // No Kafka code says "queue full"; this one is retriable (with backoff) in Kafka's clients.
+  queue_full: ErrorCode.THROTTLING_QUOTA_EXCEEDED,
 };
 
 const STORAGE_CODES: Record<StorageErrorCode, number> = {
