@@ -258,3 +258,43 @@ test('overflow reject: producers get a retriable error naming the cap; nothing a
   await queue.disconnect();
   assert.deepEqual(received.sort(), Array.from({ length: 100 }, (_, i) => `m${i}`).sort());
 });
+
+test('export, purge, import restores a topic: keys, headers and timestamps kept; a second import adds nothing', async () => {
+  const sluice = client();
+  const admin = sluice.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic: 'ledger', numPartitions: 2 }] });
+  await admin.disconnect();
+  const producer = sluice.producer();
+  await producer.connect();
+  const sent = Array.from({ length: 300 }, (_, i) => ({ key: `acct-${i % 7}`, value: `entry-${i}`, timestamp: 1_700_000_000_000 + i, headers: { origin: `batch-${i % 3}` } }));
+  await producer.send({ topic: 'ledger', messages: sent });
+  await producer.disconnect();
+  const file = path.join(data_dir, 'ledger.jsonl');
+  const exported = JSON.parse((await cli(['export', 'ledger', '--out', file, '--json'])).stdout) as { messages: number };
+  assert.equal(exported.messages, 300);
+  assert.notEqual((await cli(['export', 'ledger', '--out', file], false)).code, 0, 'an existing export is never overwritten');
+  assert.equal((JSON.parse((await cli(['topic', 'purge', 'ledger', '--json'])).stdout) as { messages: number }).messages, 300);
+  const imported = JSON.parse((await cli(['import', 'ledger', '--in', file, '--json'])).stdout) as { imported: number };
+  assert.equal(imported.imported, 300);
+  const again = JSON.parse((await cli(['import', 'ledger', '--in', file, '--json'])).stdout) as { imported: number; skipped_already_present: number };
+  assert.deepEqual([again.imported, again.skipped_already_present], [0, 300]);
+  const missing = await cli(['import', 'no-such-topic', '--in', file], false);
+  assert.match(missing.stderr, /topic no-such-topic does not exist/);
+
+  const got: Array<{ key: string; value: string; timestamp: string; origin: string; partition: number }> = [];
+  const reader = client().consumer({ maxWaitTimeInMs: 50 });
+  await reader.subscribe({ topics: ['ledger'], fromBeginning: true });
+  await reader.run({ eachMessage: async ({ partition, message }) => void got.push({ partition, key: message.key!.toString(), value: message.value!.toString(), timestamp: message.timestamp, origin: String(message.headers!.origin) }) });
+  await until(() => got.length >= 300, '300 restored messages');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await reader.disconnect();
+  assert.equal(got.length, 300, 'no duplicates');
+  const by_value = new Map(got.map((m) => [m.value, m]));
+  for (const [i, m] of sent.entries()) {
+    const restored = by_value.get(m.value)!;
+    assert.equal(restored.key, m.key);
+    assert.equal(restored.timestamp, String(1_700_000_000_000 + i));
+    assert.equal(restored.origin, m.headers.origin);
+  }
+});

@@ -4,7 +4,7 @@
 // `sluice.dlq.audit`, and a dead letter already recorded there is not sent again.
 import type { KafkaMessage } from '../sdk/records.ts';
 import type { Sluice } from '../sdk/index.ts';
-import { type ClientFlags, client, print, progress, with_admin } from './client_support.ts';
+import { type ClientFlags, type Letter, client, print, progress, read_all, with_admin } from './client_support.ts';
 
 export const AUDIT_TOPIC = 'sluice.dlq.audit';
 const DLQ_SUFFIX = '.dlq';
@@ -15,48 +15,11 @@ const REDRIVEN_FROM = 'sluice-redriven-from';
 const PEEK_DEFAULT = 20;
 const SEND_CHUNK = 500;
 
-interface Letter {
-  partition: number;
-  offset: number;
-  message: KafkaMessage;
-}
-
 const header = (message: KafkaMessage, name: string): string | null => {
   const value = message.headers?.[name];
   if (value === undefined) return null;
   return String(Array.isArray(value) ? value[value.length - 1] : value);
 };
-
-/** Every message of `topic` from its start to its end as of now (a broadcast read, no group). */
-async function read_all(sluice: Sluice, topic: string, limit = Infinity): Promise<Letter[]> {
-  const admin = sluice.admin();
-  await admin.connect();
-  const bounds = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
-  const remaining = new Map(bounds.filter((b) => Number(b.high) > Number(b.low)).map((b) => [b.partition, Number(b.high)]));
-  const letters: Letter[] = [];
-  if (remaining.size === 0 || limit <= 0) return letters;
-  const consumer = sluice.consumer({ maxWaitTimeInMs: 100 });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [topic], fromBeginning: true });
-  await new Promise<void>((resolve, reject) => {
-    consumer.on<{ error: unknown; restart: boolean }>(consumer.events.CRASH, ({ payload }) => {
-      if (!payload.restart) reject(payload.error);
-    });
-    consumer
-      .run({
-        eachMessage: async ({ partition, message }) => {
-          const end = remaining.get(partition);
-          const offset = Number(message.offset);
-          if (end === undefined || offset >= end || letters.length >= limit) return;
-          letters.push({ partition, offset, message });
-          if (offset + 1 >= end) remaining.delete(partition);
-          if (remaining.size === 0 || letters.length >= limit) resolve();
-        },
-      })
-      .catch(reject);
-  }).finally(() => consumer.disconnect());
-  return letters.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
-}
 
 export async function dlq_list(options: ClientFlags): Promise<void> {
   const rows = await with_admin(options, async (admin) => {

@@ -1,18 +1,17 @@
 // The `sluice` command line.
 import { Command } from 'commander';
 // Commands load their modules on use, so `sluice start` does not pay for client libraries.
-const client = new Proxy({} as typeof import('./client_commands.ts'), {
-  get: (_target, name: string) => async (...args: unknown[]) => {
-    const commands = (await import('./client_commands.ts')) as unknown as Record<string, (...a: unknown[]) => Promise<void>>;
-    return commands[name]!(...args);
-  },
-});
-const dlq = new Proxy({} as typeof import('./dlq_commands.ts'), {
-  get: (_target, name: string) => async (...args: unknown[]) => {
-    const commands = (await import('./dlq_commands.ts')) as unknown as Record<string, (...a: unknown[]) => Promise<void>>;
-    return commands[name]!(...args);
-  },
-});
+function lazy<T>(load: () => Promise<T>): T {
+  return new Proxy({} as object, {
+    get: (_target, name: string) => async (...args: unknown[]) => {
+      const commands = (await load()) as unknown as Record<string, (...a: unknown[]) => Promise<void>>;
+      return commands[name]!(...args);
+    },
+  }) as T;
+}
+const client = lazy(() => import('./client_commands.ts'));
+const dlq = lazy(() => import('./dlq_commands.ts'));
+const transfer = lazy(() => import('./transfer_commands.ts'));
 const run_start = async (flags: import('./start.ts').StartFlags) => (await import('./start.ts')).run_start(flags);
 
 const BOOTSTRAP_DEFAULT = '127.0.0.1:9092';
@@ -73,6 +72,11 @@ export function build_program(): Command {
       .option('--max <n>', 'stop after this many messages')
       .option('--timeout-ms <ms>', 'stop after this long without a message', '10000'),
   ).action((name, options) => client.consume(name, options));
+
+  bootstrap(program.command('export <topic>').description('write every message of a topic to a JSON-lines file (progress on standard error)').requiredOption('--out <file>', 'the file to create'))
+    .action((name, options) => transfer.export_topic(name, options));
+  bootstrap(program.command('import <topic>').description('send the messages of an export file to a topic, keeping keys, headers and timestamps; already imported ones are skipped').requiredOption('--in <file>', 'an export file'))
+    .action((name, options) => transfer.import_topic(name, options));
 
   const dead_letters = program.command('dlq').description('dead-letter topics of share groups: list, peek, redrive');
   bootstrap(dead_letters.command('list')).action((options) => dlq.dlq_list(options));
