@@ -25,6 +25,7 @@ import { SHARE_STATE_TOPIC, ShareStateStore } from './queues/share_state_store.t
 import { DELAYED_SETTINGS_DEFAULT, DELAYED_TOPIC, DelayedDelivery, type DelayedSettings } from './delayed/delayed_delivery.ts';
 import { delayed_records, may_carry_delay, type DelayedRecords } from './delayed/delay_headers.ts';
 import { OverflowGuard, overflow_limits } from './overflow.ts';
+import { type GroupConfigs, validate_group_configs } from './queues/group_config.ts';
 
 export interface BrokerOptions {
   data_dir: string;
@@ -81,7 +82,13 @@ export class Broker {
     this.offsets = new OffsetStore(offsets_log);
     this.groups = new GroupCoordinator(this.offsets, group_settings);
     this.shares = new ShareCoordinator(
-      { topics, store: new ShareStateStore(topics.log(SHARE_STATE_TOPIC, 0)), logger, ensure_dead_letter_topic: (name) => this.ensure_internal_topic(name, 1) },
+      {
+        topics,
+        store: new ShareStateStore(topics.log(SHARE_STATE_TOPIC, 0)),
+        logger,
+        ensure_dead_letter_topic: (name) => this.ensure_internal_topic(name, 1),
+        group_configs: (group_id) => this.group_configs(group_id),
+      },
       share_settings,
     );
     this.delayed = new DelayedDelivery(topics.log(DELAYED_TOPIC, 0), topics, logger, delayed_settings);
@@ -146,6 +153,24 @@ export class Broker {
 
   get node_id(): number {
     return this.options.node_id;
+  }
+
+  /** A share group's own configs (empty when it has none). */
+  group_configs(group_id: string): GroupConfigs {
+    return { ...this.state.group_configs?.[group_id] };
+  }
+
+  /** Sets (and removes) a share group's configs; they apply at once and survive restarts. */
+  async set_group_configs(group_id: string, set: GroupConfigs, options: { remove?: string[]; replace?: boolean; validate_only?: boolean } = {}): Promise<void> {
+    if (group_id === '') throw new BrokerError('invalid_group_id', 'a group config needs a group id');
+    const next: GroupConfigs = options.replace ? { ...set } : { ...this.group_configs(group_id), ...set };
+    for (const name of options.remove ?? []) delete next[name];
+    validate_group_configs(next);
+    if (options.validate_only) return;
+    this.state.group_configs = { ...this.state.group_configs, [group_id]: next };
+    if (Object.keys(next).length === 0) delete this.state.group_configs[group_id];
+    await this.store.save(this.state);
+    this.shares.apply_group_configs(group_id, next);
   }
 
   /** A topic the broker itself writes to (dead letters), created if missing. */

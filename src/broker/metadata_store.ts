@@ -22,6 +22,8 @@ export interface MetadataState {
   topics: TopicRecord[];
   /** Producer ids below this may have been handed out. */
   producer_id_block_end: number;
+  /** Share-group configs by group id (absent in files written before they existed). */
+  group_configs?: Record<string, Record<string, string>>;
 }
 
 const FILE_NAME = 'broker-metadata.json';

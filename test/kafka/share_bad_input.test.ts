@@ -18,6 +18,8 @@ import { PRODUCE } from '../../src/protocol/kafka/messages/00_produce.ts';
 import { METADATA } from '../../src/protocol/kafka/messages/03_metadata.ts';
 import { CREATE_TOPICS } from '../../src/protocol/kafka/messages/19_create_topics.ts';
 import { SHARE_GROUP_HEARTBEAT } from '../../src/protocol/kafka/messages/76_share_group_heartbeat.ts';
+import { DESCRIBE_CONFIGS } from '../../src/protocol/kafka/messages/32_describe_configs.ts';
+import { INCREMENTAL_ALTER_CONFIGS } from '../../src/protocol/kafka/messages/44_incremental_alter_configs.ts';
 import { SHARE_GROUP_DESCRIBE } from '../../src/protocol/kafka/messages/77_share_group_describe.ts';
 import { SHARE_FETCH } from '../../src/protocol/kafka/messages/78_share_fetch.ts';
 import { SHARE_ACKNOWLEDGE } from '../../src/protocol/kafka/messages/79_share_acknowledge.ts';
@@ -683,6 +685,26 @@ describe('share-group APIs on bad input', () => {
     const idle = await share_fetch({ group: GROUP, member: 'real', epoch: 5, partitions: [], max_wait_ms: 300 });
     assert.equal(partition_row(idle, topic_id, 5), undefined, 'the bad partition is not reported again');
     assert.ok(Date.now() - started >= 250, 'the fetch waited for records');
+    await assert_broker_healthy();
+  });
+
+  // ---------------------------------------------------------------- 12. group configs
+
+  test('12. group configs through IncrementalAlterConfigs and DescribeConfigs (resource type 32); a bad value is INVALID_CONFIG', async () => {
+    const GROUP_RESOURCE = 32;
+    const alter = (configs: Array<{ name: string; config_operation: number; value: string | null }>) =>
+      conn.call(INCREMENTAL_ALTER_CONFIGS, 1, { resources: [{ resource_type: GROUP_RESOURCE, resource_name: 'configured-group', configs }], validate_only: false });
+    const refused = await alter([{ name: 'share.delivery.count.limit', config_operation: 0, value: 'lots' }]);
+    assert.equal((refused.responses as Row[])[0]!.error_code, ErrorCode.INVALID_CONFIG);
+    const ok = await alter([{ name: 'share.record.lock.duration.ms', config_operation: 0, value: '5000' }, { name: 'sluice.share.ordering', config_operation: 0, value: 'key' }]);
+    assert.equal((ok.responses as Row[])[0]!.error_code, 0);
+    const described = await conn.call(DESCRIBE_CONFIGS, 4, { resources: [{ resource_type: GROUP_RESOURCE, resource_name: 'configured-group', configuration_keys: null }], include_synonyms: false, include_documentation: false });
+    const configs = ((described.results as Row[])[0]!.configs as Row[]).map((c) => [c.name, c.value, c.config_source]);
+    assert.deepEqual(configs.find((c) => c[0] === 'share.record.lock.duration.ms'), ['share.record.lock.duration.ms', '5000', 8], 'GROUP_CONFIG source');
+    assert.deepEqual(configs.find((c) => c[0] === 'sluice.share.ordering'), ['sluice.share.ordering', 'key', 8]);
+    assert.deepEqual(configs.find((c) => c[0] === 'share.delivery.count.limit'), ['share.delivery.count.limit', '5', 5], 'DEFAULT_CONFIG source');
+    const removed = await alter([{ name: 'sluice.share.ordering', config_operation: 1, value: null }]);
+    assert.equal((removed.responses as Row[])[0]!.error_code, 0);
     await assert_broker_healthy();
   });
 });

@@ -185,3 +185,30 @@ test('a topic TTL expires what waits too long; with sluice.ttl.expired.action=dr
     await broker.close();
   });
 });
+
+test('group configs: per-group delivery limit, backoff and dead-letter topic apply at once and survive a restart; bad ones are refused', async () => {
+  await with_broker(async (broker, data_dir) => {
+    await broker.topics.create('jobs', 1);
+    await assert.rejects(broker.set_group_configs('workers', { 'share.delivery.count.limit': 'many' }), (e: unknown) => e instanceof BrokerError && e.kind === 'invalid_config' && /share.delivery.count.limit=many/.test(e.message));
+    await assert.rejects(broker.set_group_configs('workers', { 'share.no.such': '1' }), /unknown group config share.no.such/);
+    await assert.rejects(broker.set_group_configs('workers', { 'sluice.share.retry.backoff.ms': '1,x' }), /comma-separated/);
+    await broker.set_group_configs('workers', { 'share.delivery.count.limit': '1', 'sluice.share.retry.backoff.ms': '0', 'sluice.share.dlq.topic': 'graveyard' });
+    await produce(broker, 'jobs', ['once']);
+    join(broker, 'm');
+    assert.deepEqual(delivered(await fetch(broker, 'm')).map((r) => r.value), ['once']);
+    await ack(broker, 'm', 0, 0, AckType.RELEASE, 'nope');
+    const deadline = Date.now() + 5_000;
+    while (!broker.topics.get('graveyard') || broker.topics.log('graveyard', 0).high_watermark === 0) {
+      assert.ok(Date.now() < deadline, 'dead-lettered to the group\'s topic after one delivery');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(broker.topics.get('jobs.workers.dlq'), undefined);
+    await broker.close();
+    const again = await Broker.start({ data_dir, node_id: 1, share_groups: FAST });
+    assert.deepEqual(again.group_configs('workers'), { 'share.delivery.count.limit': '1', 'sluice.share.retry.backoff.ms': '0', 'sluice.share.dlq.topic': 'graveyard' });
+    assert.equal(again.shares.settings_of('workers').delivery_count_limit, 1);
+    await again.set_group_configs('workers', {}, { remove: ['share.delivery.count.limit'] });
+    assert.equal(again.shares.settings_of('workers').delivery_count_limit, FAST.partition.delivery_count_limit);
+    await again.close();
+  });
+});

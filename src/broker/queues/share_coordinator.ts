@@ -12,6 +12,7 @@ import { dead_letter_records, dead_letter_topic_name, read_records_at } from './
 import { AckError, SHARE_PARTITION_SETTINGS_DEFAULT, SharePartition, type AckTypeCode, type AcquiredRange, type OffsetRange, type SharePartitionSettings } from './share_partition.ts';
 import type { ShareStateStore, ShareStateWrite } from './share_state_store.ts';
 import { TtlTracker } from './ttl_tracker.ts';
+import { type GroupConfigs, type GroupSettings, group_settings_of } from './group_config.ts';
 
 export interface ShareGroupSettings {
   session_timeout_ms: number;
@@ -63,6 +64,8 @@ interface PartitionState {
 
 interface ShareGroup {
   id: string;
+  /** Shared by the group's partitions and updated in place when its configs change. */
+  settings: GroupSettings;
   epoch: number;
   members: Map<string, Member>;
   partitions: Map<string, PartitionState>;
@@ -114,6 +117,8 @@ export interface ShareCoordinatorDeps {
   logger: Logger;
   /** Creates a dead-letter topic (one partition) if it does not exist. */
   ensure_dead_letter_topic(name: string): Promise<void>;
+  /** The group's own configs (group_config.ts), empty when it has none. */
+  group_configs(group_id: string): GroupConfigs;
 }
 
 const key_of = (topic: string, partition: number) => `${topic}\u0000${partition}`;
@@ -144,7 +149,7 @@ export class ShareCoordinator {
     for (const persisted of await this.deps.store.load()) {
       if (!this.deps.topics.get(persisted.topic)) continue;
       const group = this.group(persisted.group);
-      const share = SharePartition.restore(persisted.start_offset, persisted.end_offset, persisted.runs, this.settings.partition, now);
+      const share = SharePartition.restore(persisted.start_offset, persisted.end_offset, persisted.runs, group.settings, now);
       const state: PartitionState = { topic: persisted.topic, partition: persisted.partition, share, ttl: new TtlTracker(share.start_offset), letters: share.take_dead_letters() };
       group.partitions.set(key_of(persisted.topic, persisted.partition), state);
       this.mark_dirty(group, state);
@@ -170,7 +175,7 @@ export class ShareCoordinator {
   private group(id: string): ShareGroup {
     let group = this.groups.get(id);
     if (!group) {
-      group = { id, epoch: 0, members: new Map(), partitions: new Map() };
+      group = { id, settings: group_settings_of(this.settings, this.deps.group_configs(id)), epoch: 0, members: new Map(), partitions: new Map() };
       this.groups.set(id, group);
     }
     return group;
@@ -250,8 +255,8 @@ export class ShareCoordinator {
     if (!state) {
       const log = this.deps.topics.log(topic, partition);
       const earliest = Math.max(log.log_start_offset, this.floors.get(key) ?? 0);
-      const start = this.settings.auto_offset_reset === 'earliest' ? earliest : log.high_watermark;
-      state = { topic, partition, share: new SharePartition(start, this.settings.partition), ttl: new TtlTracker(start), letters: [] };
+      const start = group.settings.auto_offset_reset === 'earliest' ? earliest : log.high_watermark;
+      state = { topic, partition, share: new SharePartition(start, group.settings), ttl: new TtlTracker(start), letters: [] };
       group.partitions.set(key, state);
       this.mark_dirty(group, state);
     }
@@ -415,7 +420,8 @@ export class ShareCoordinator {
       const log = this.deps.topics.log(topic, partition);
       const state = group?.partitions.get(key_of(topic, partition));
       if (!state) {
-        if (log.high_watermark > (this.settings.auto_offset_reset === 'earliest' ? log.log_start_offset : log.high_watermark)) return true;
+        const reset = group?.settings.auto_offset_reset ?? this.settings.auto_offset_reset;
+        if (log.high_watermark > (reset === 'earliest' ? log.log_start_offset : log.high_watermark)) return true;
         continue;
       }
       if (state.share.has_available(log.high_watermark, now_ms)) return true;
@@ -530,7 +536,7 @@ export class ShareCoordinator {
       const originals = await read_records_at(log, letters.map((l) => l.offset));
       const records = dead_letter_records({ topic: state.topic, partition: state.partition, group: group.id }, letters, originals, now_ms);
       if (records.length > 0) {
-        const dlq = dead_letter_topic_name(state.topic, group.id);
+        const dlq = group.settings.dead_letter_topic || dead_letter_topic_name(state.topic, group.id);
         await this.deps.ensure_dead_letter_topic(dlq);
         const dlq_partitions = this.deps.topics.get(dlq)!.partitions;
         await this.deps.topics.log(dlq, state.partition % dlq_partitions).append(encode_record_batch(records));
@@ -561,6 +567,17 @@ export class ShareCoordinator {
     const group = this.groups.get(group_id);
     if (!group) return [];
     return [...group.partitions.values()].map((s) => ({ topic: s.topic, partition: s.partition, start_offset: s.share.start_offset, end_offset: s.share.end_offset, in_flight: s.share.in_flight, dead_letters_pending: s.letters.length }));
+  }
+
+  /** New configs of a group take effect at once (its partitions share its settings object). */
+  apply_group_configs(group_id: string, configs: GroupConfigs): void {
+    const group = this.groups.get(group_id);
+    if (group) Object.assign(group.settings, group_settings_of(this.settings, configs));
+  }
+
+  /** The settings a group runs with (its configs over the broker's defaults). */
+  settings_of(group_id: string): GroupSettings {
+    return this.groups.get(group_id)?.settings ?? group_settings_of(this.settings, this.deps.group_configs(group_id));
   }
 
   /** The lowest start offset of the groups reading this partition, or null when none does. */

@@ -13,12 +13,14 @@ import { DESCRIBE_CLUSTER } from '../../../protocol/kafka/messages/60_describe_c
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { BrokerError } from '../../../broker/errors.ts';
 import { config_default, config_names, type TopicConfigs } from '../../../broker/topic_config.ts';
+import { group_config_default, group_config_names } from '../../../broker/queues/group_config.ts';
 import type { KafkaHandler } from '../handler.ts';
 import { kafka_error_code, error_message } from '../error_map.ts';
 import { type Row, rows, versions } from './util.ts';
 
 const RESOURCE_TOPIC = 2;
 const RESOURCE_BROKER = 4;
+const RESOURCE_GROUP = 32;
 const CONFIG_SOURCE_TOPIC = 1;
 const CONFIG_SOURCE_DEFAULT = 5;
 
@@ -138,6 +140,23 @@ export const delete_records_handler: KafkaHandler = {
   },
 };
 
+/** Kafka's config source for a group config (DescribeConfigs). */
+const CONFIG_SOURCE_GROUP = 8;
+
+function config_row(name: string, value: string, set: boolean, source_when_set: number): Row {
+  return {
+    name,
+    value,
+    read_only: false,
+    is_default: !set,
+    config_source: set ? source_when_set : CONFIG_SOURCE_DEFAULT,
+    is_sensitive: false,
+    synonyms: [],
+    config_type: 0,
+    documentation: null,
+  };
+}
+
 export const describe_configs_handler: KafkaHandler = {
   api: DESCRIBE_CONFIGS,
   ...versions(DESCRIBE_CONFIGS, 0, 4),
@@ -146,36 +165,31 @@ export const describe_configs_handler: KafkaHandler = {
       const base = { resource_type: resource.resource_type, resource_name: resource.resource_name, error_code: 0, error_message: null, configs: [] as Row[] };
       const keys = resource.configuration_keys as string[] | null;
       if (resource.resource_type === RESOURCE_BROKER) return base;
-      if (resource.resource_type !== RESOURCE_TOPIC) return { ...base, error_code: ErrorCode.INVALID_REQUEST, error_message: 'only topic and broker resources are supported' };
+      if (resource.resource_type === RESOURCE_GROUP) {
+        const group = resource.resource_name as string;
+        const set = ctx.broker.group_configs(group);
+        base.configs = group_config_names()
+          .filter((name) => keys === null || keys.length === 0 || keys.includes(name))
+          .map((name) => config_row(name, set[name] ?? group_config_default(name, ctx.broker.shares.settings) ?? '', set[name] !== undefined, CONFIG_SOURCE_GROUP));
+        return base;
+      }
+      if (resource.resource_type !== RESOURCE_TOPIC) return { ...base, error_code: ErrorCode.INVALID_REQUEST, error_message: 'only topic, group and broker resources are supported' };
       const topic = ctx.broker.topics.get(resource.resource_name as string);
       if (!topic) return { ...base, error_code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, error_message: `unknown topic ${String(resource.resource_name)}` };
       base.configs = config_names()
         .filter((name) => keys === null || keys.length === 0 || keys.includes(name))
-        .map((name) => {
-          const set = topic.configs[name] !== undefined;
-          return {
-            name,
-            value: topic.configs[name] ?? config_default(name),
-            read_only: false,
-            is_default: !set,
-            config_source: set ? CONFIG_SOURCE_TOPIC : CONFIG_SOURCE_DEFAULT,
-            is_sensitive: false,
-            synonyms: [],
-            config_type: 0,
-            documentation: null,
-          };
-        });
+        .map((name) => config_row(name, topic.configs[name] ?? config_default(name) ?? '', topic.configs[name] !== undefined, CONFIG_SOURCE_TOPIC));
       return base;
     });
     return { throttle_time_ms: 0, results };
   },
 };
 
-async function alter(ctx: Parameters<KafkaHandler['handle']>[1], resource: Row, work: (name: string) => Promise<void>): Promise<Row> {
+async function alter(ctx: Parameters<KafkaHandler['handle']>[1], resource: Row, work: (name: string, kind: 'topic' | 'group') => Promise<void>): Promise<Row> {
   const base = { resource_type: resource.resource_type, resource_name: resource.resource_name, error_code: 0, error_message: null as string | null };
-  if (resource.resource_type !== RESOURCE_TOPIC) return { ...base, error_code: ErrorCode.INVALID_REQUEST, error_message: 'only topic configs can be altered' };
+  if (resource.resource_type !== RESOURCE_TOPIC && resource.resource_type !== RESOURCE_GROUP) return { ...base, error_code: ErrorCode.INVALID_REQUEST, error_message: 'only topic and group configs can be altered' };
   try {
-    await work(resource.resource_name as string);
+    await work(resource.resource_name as string, resource.resource_type === RESOURCE_GROUP ? 'group' : 'topic');
   } catch (error) {
     return { ...base, error_code: kafka_error_code(error), error_message: error_message(error) };
   }
@@ -190,7 +204,11 @@ export const alter_configs_handler: KafkaHandler = {
     const responses = [];
     for (const resource of rows(request.resources)) {
       responses.push(
-        await alter(ctx, resource, (name) => ctx.broker.topics.set_configs(name, configs_of(resource.configs), { validate_only: Boolean(request.validate_only) })),
+        await alter(ctx, resource, (name, kind) =>
+          kind === 'group'
+            ? ctx.broker.set_group_configs(name, configs_of(resource.configs), { replace: true, validate_only: Boolean(request.validate_only) })
+            : ctx.broker.topics.set_configs(name, configs_of(resource.configs), { validate_only: Boolean(request.validate_only) }),
+        ),
       );
     }
     return { throttle_time_ms: 0, responses };
@@ -204,7 +222,7 @@ export const incremental_alter_configs_handler: KafkaHandler = {
     const responses = [];
     for (const resource of rows(request.resources)) {
       responses.push(
-        await alter(ctx, resource, async (name) => {
+        await alter(ctx, resource, async (name, kind) => {
           const set: TopicConfigs = {};
           const remove: string[] = [];
           for (const config of rows(resource.configs)) {
@@ -213,7 +231,8 @@ export const incremental_alter_configs_handler: KafkaHandler = {
             else if (operation === 1) remove.push(config.name as string);
             else throw new BrokerError('invalid_config', `config operation ${operation} (APPEND/SUBTRACT) applies to list configs only; none are supported`);
           }
-          await ctx.broker.topics.set_configs(name, set, { merge: true, remove, validate_only: Boolean(request.validate_only) });
+          if (kind === 'group') await ctx.broker.set_group_configs(name, set, { remove, validate_only: Boolean(request.validate_only) });
+          else await ctx.broker.topics.set_configs(name, set, { merge: true, remove, validate_only: Boolean(request.validate_only) });
         }),
       );
     }
