@@ -298,3 +298,52 @@ test('export, purge, import restores a topic: keys, headers and timestamps kept;
     assert.equal(restored.origin, m.headers.origin);
   }
 });
+
+test('an ordered share group (sluice.share.ordering=key): four consumers, failures retried, each key handled in order and never twice at once', async () => {
+  const { Connection } = await import('../src/sdk/connection.ts');
+  const { INCREMENTAL_ALTER_CONFIGS } = await import('../src/protocol/kafka/messages/44_incremental_alter_configs.ts');
+  const connection = await Connection.connect('127.0.0.1', broker.port);
+  const altered = await connection.call(INCREMENTAL_ALTER_CONFIGS, 1, {
+    resources: [{ resource_type: 32, resource_name: 'ordered-workers', configs: [{ name: 'sluice.share.ordering', config_operation: 0, value: 'key' }, { name: 'sluice.share.retry.backoff.ms', config_operation: 0, value: '20' }, { name: 'share.delivery.count.limit', config_operation: 0, value: '50' }] }],
+    validate_only: false,
+  });
+  connection.close();
+  assert.equal((altered.responses as Array<{ error_code: number }>)[0]!.error_code, 0);
+  const KEYS = 10;
+  const PER_KEY = 100;
+  await create_and_fill('ordered-jobs', KEYS * PER_KEY, (i) => `${i % KEYS}:${Math.floor(i / KEYS)}`);
+  const next = new Array<number>(KEYS).fill(0); // the sequence each key must handle next
+  const running = new Array<number>(KEYS).fill(0);
+  const problems: string[] = [];
+  let handled = 0;
+  let failures = 0;
+  const consumers: QueueConsumer[] = [];
+  for (let c = 0; c < 4; c++) {
+    const queue = client().queueConsumer({ groupId: 'ordered-workers', maxRecords: 50, maxWaitTimeInMs: 50 });
+    await queue.subscribe({ topics: ['ordered-jobs'] });
+    await queue.run({
+      concurrency: 8,
+      eachMessage: async ({ message }) => {
+        const [key, seq] = message.value!.toString().split(':').map(Number) as [number, number];
+        if (++running[key]! > 1) problems.push(`key ${key} in flight twice`);
+        try {
+          await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 3)));
+          if (seq !== next[key]) problems.push(`key ${key}: got ${seq}, expected ${next[key]}`);
+          if (Math.random() < 0.1) {
+            failures++;
+            throw new Error('transient');
+          }
+          next[key] = seq + 1;
+          handled++;
+        } finally {
+          running[key]!--;
+        }
+      },
+    });
+    consumers.push(queue);
+  }
+  await until(() => handled === KEYS * PER_KEY, 'every job handled');
+  await Promise.all(consumers.map((q) => q.disconnect()));
+  assert.deepEqual(problems, []);
+  assert.ok(failures > 0, 'some handlers failed and were retried');
+});

@@ -11,7 +11,7 @@ import type { TopicManager } from '../topics.ts';
 import { dead_letter_records, dead_letter_topic_name, read_records_at } from './dead_letters.ts';
 import { AckError, SHARE_PARTITION_SETTINGS_DEFAULT, SharePartition, type AckTypeCode, type AcquiredRange, type OffsetRange, type SharePartitionSettings } from './share_partition.ts';
 import type { ShareStateStore, ShareStateWrite } from './share_state_store.ts';
-import { TtlTracker } from './ttl_tracker.ts';
+import { ReadAhead } from './read_ahead.ts';
 import { type GroupConfigs, type GroupSettings, group_settings_of } from './group_config.ts';
 
 export interface ShareGroupSettings {
@@ -57,7 +57,7 @@ interface PartitionState {
   partition: number;
   share: SharePartition;
   /** Expiry times of the records read so far (records are acquired only once read). */
-  ttl: TtlTracker;
+  ahead: ReadAhead;
   /** Dead letters decided and not yet written. */
   letters: ReturnType<SharePartition['take_dead_letters']>;
 }
@@ -150,7 +150,7 @@ export class ShareCoordinator {
       if (!this.deps.topics.get(persisted.topic)) continue;
       const group = this.group(persisted.group);
       const share = SharePartition.restore(persisted.start_offset, persisted.end_offset, persisted.runs, group.settings, now);
-      const state: PartitionState = { topic: persisted.topic, partition: persisted.partition, share, ttl: new TtlTracker(share.start_offset), letters: share.take_dead_letters() };
+      const state: PartitionState = { topic: persisted.topic, partition: persisted.partition, share, ahead: new ReadAhead(share.start_offset), letters: share.take_dead_letters() };
       group.partitions.set(key_of(persisted.topic, persisted.partition), state);
       this.mark_dirty(group, state);
     }
@@ -256,7 +256,7 @@ export class ShareCoordinator {
       const log = this.deps.topics.log(topic, partition);
       const earliest = Math.max(log.log_start_offset, this.floors.get(key) ?? 0);
       const start = group.settings.auto_offset_reset === 'earliest' ? earliest : log.high_watermark;
-      state = { topic, partition, share: new SharePartition(start, group.settings), ttl: new TtlTracker(start), letters: [] };
+      state = { topic, partition, share: new SharePartition(start, group.settings), ahead: new ReadAhead(start), letters: [] };
       group.partitions.set(key, state);
       this.mark_dirty(group, state);
     }
@@ -327,8 +327,9 @@ export class ShareCoordinator {
         const state = this.partition_state(group, topic, partition);
         state.share.truncate_before(log.log_start_offset);
         await this.track_ttl(group, state, log, now_ms);
-        // Only records the TTL tracker has read may be handed out: an expired one never is.
-        const acquired = state.share.acquire(member_id, records_left, Math.min(log.high_watermark, state.ttl.cursor), now_ms);
+        // Only records read ahead may be handed out: an expired one never is, and keys are known.
+        const by_key = group.settings.ordering === 'key' ? (offset: number) => state.ahead.key_of(offset) : undefined;
+        const acquired = state.share.acquire(member_id, records_left, Math.min(log.high_watermark, state.ahead.cursor), now_ms, by_key);
         if (acquired.length === 0) continue;
         const sent = await this.read_acquired(log, acquired, bytes_left);
         state.share.unacquire(sent.unsent);
@@ -493,9 +494,9 @@ export class ShareCoordinator {
           continue;
         }
         const log = this.deps.topics.log(state.topic, state.partition);
-        if (state.ttl.cursor < log.high_watermark || state.ttl.tracked > 0) {
+        if (state.ahead.cursor < log.high_watermark || state.ahead.tracked > 0) {
           await this.track_ttl(group, state, log, now);
-          if (this.ticks % TTL_PRUNE_TICKS === 0) state.ttl.forget_below(state.share.start_offset);
+          if (this.ticks % TTL_PRUNE_TICKS === 0) state.ahead.forget_below(state.share.start_offset);
           woke = true;
         }
         if (state.share.next_lock_deadline() <= now) {
@@ -515,14 +516,15 @@ export class ShareCoordinator {
   private async track_ttl(group: ShareGroup, state: PartitionState, log: PartitionLog, now_ms: number): Promise<void> {
     const configs = this.deps.topics.get(state.topic)?.configs ?? {};
     const topic_ttl_ms = Number(configs['sluice.message.ttl.ms'] ?? -1);
-    await state.ttl.scan(log, topic_ttl_ms, now_ms);
-    const expired = state.ttl.take_expired(now_ms, EXPIRED_PER_ROUND_MAX);
+    const keys_until = group.settings.ordering === 'key' ? state.share.start_offset + group.settings.records_in_flight_max : null;
+    await state.ahead.scan(log, topic_ttl_ms, now_ms, keys_until);
+    const expired = state.ahead.take_expired(now_ms, EXPIRED_PER_ROUND_MAX);
     if (expired.length === 0) return;
     const drop = configs['sluice.ttl.expired.action'] === 'drop';
     for (const offset of expired) {
       if (offset < state.share.start_offset) continue;
       const outcome = state.share.expire(offset, 'expired: its time to live ran out', drop);
-      if (outcome === 'later') state.ttl.retry(offset, now_ms + TTL_RETRY_MS, now_ms);
+      if (outcome === 'later') state.ahead.retry(offset, now_ms + TTL_RETRY_MS, now_ms);
       else if (outcome === 'expired') this.counters.expired++;
     }
     this.after_change(group, state);
@@ -602,7 +604,7 @@ export class ShareCoordinator {
       const state = group.partitions.get(key);
       if (!state || state.share.start_offset >= offset) continue;
       state.share.truncate_before(offset);
-      state.ttl.forget_below(offset);
+      state.ahead.forget_below(offset);
       this.mark_dirty(group, state);
     }
     await this.persist();

@@ -169,3 +169,59 @@ test('expiry: an available record is dead-lettered (or dropped), an acquired one
   assert.equal(p.expire(0, 'expired', false), 'finished');
   assert.equal(p.expire(1_000, 'expired', false), 'later', 'beyond the window bound');
 });
+
+test('ordered by key: a key is never in flight twice, and a retried record holds its key back', () => {
+  const keys = ['A', 'B', 'A', 'C', 'B', null, 'A'];
+  const key_of = (offset: number) => (keys[offset] === null || keys[offset] === undefined ? undefined : keys[offset]!.charCodeAt(0));
+  const p = new SharePartition(0, SETTINGS);
+  assert.deepEqual(offsets_of(p.acquire('m1', 10, 7, 0, key_of)), [0, 1, 3, 5], 'the first record of each key, and the keyless one');
+  assert.deepEqual(offsets_of(p.acquire('m2', 10, 7, 0, key_of)), [], 'every other record waits for an earlier one of its key');
+  p.acknowledge('m1', { first_offset: 1, last_offset: 1 }, [AckType.ACCEPT], 0);
+  assert.deepEqual(offsets_of(p.acquire('m2', 10, 7, 0, key_of)), [4], "B's next record");
+  p.acknowledge('m1', { first_offset: 0, last_offset: 0 }, [AckType.RELEASE], 0);
+  assert.deepEqual(offsets_of(p.acquire('m2', 10, 7, 50, key_of)), [], 'A waits for its released record (backoff 100 ms)');
+  assert.deepEqual(offsets_of(p.acquire('m2', 10, 7, 100, key_of)), [0], 'the retry comes first');
+  p.acknowledge('m2', { first_offset: 0, last_offset: 0 }, [AckType.ACCEPT], 100);
+  assert.deepEqual(offsets_of(p.acquire('m3', 10, 7, 100, key_of)), [2]);
+  p.acknowledge('m3', { first_offset: 2, last_offset: 2 }, [AckType.ACCEPT], 100);
+  assert.deepEqual(offsets_of(p.acquire('m3', 10, 7, 100, key_of)), [6]);
+});
+
+test('ordered by key, random operations: per key, a record is handed out only when every earlier one is finished', () => {
+  let seed = 99;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const key_count = 5;
+  const key_of = (offset: number) => (offset * 7919) % key_count;
+  const settings = { ...SETTINGS, records_in_flight_max: 40, retry_backoff_ms: [0] };
+  const p = new SharePartition(0, settings);
+  const held = new Map<number, string>();
+  const finished = new Set<number>();
+  let log_end = 0;
+  let now = 0;
+  for (let step = 0; step < 10_000; step++) {
+    now += 1;
+    const op = random();
+    if (op < 0.2) log_end += 3;
+    else if (op < 0.6) {
+      const member = `m${Math.floor(random() * 3)}`;
+      for (const offset of offsets_of(p.acquire(member, 1 + Math.floor(random() * 5), log_end, now, key_of))) {
+        for (const [other] of held) assert.notEqual(key_of(other), key_of(offset), `key ${key_of(offset)} in flight twice`);
+        for (let earlier = offset - 1; earlier >= 0; earlier--) {
+          if (key_of(earlier) === key_of(offset)) assert.ok(finished.has(earlier), `offset ${offset} handed out before ${earlier} of its key finished`);
+        }
+        held.set(offset, member);
+      }
+    } else if (held.size > 0) {
+      const [offset, member] = [...held][Math.floor(random() * held.size)]!;
+      const type = random() < 0.7 ? AckType.ACCEPT : AckType.RELEASE;
+      p.acknowledge(member, { first_offset: offset, last_offset: offset }, [type], now);
+      held.delete(offset);
+      if (type === AckType.ACCEPT) finished.add(offset);
+    }
+    for (const letter of p.take_dead_letters()) {
+      finished.add(letter.offset);
+      p.dead_lettered([letter.offset]);
+    }
+  }
+  assert.ok(finished.size > 200, `progress: ${finished.size} finished`);
+});

@@ -162,7 +162,8 @@ export class SharePartition {
    * Acquires up to `records_max` records for `member`: redeliveries whose backoff has passed first
    * (lowest offsets first), then records never delivered, up to `log_end` and the window bound.
    */
-  acquire(member: string, records_max: number, log_end: number, now_ms: number): AcquiredRange[] {
+  acquire(member: string, records_max: number, log_end: number, now_ms: number, key_of?: (offset: number) => number | undefined): AcquiredRange[] {
+    if (key_of) return this.acquire_by_key(member, records_max, log_end, now_ms, key_of);
     const acquired: number[] = [];
     if (this.available_count > 0) {
       for (let i = this.head; i < this.entries.length && acquired.length < records_max; i++) {
@@ -179,6 +180,39 @@ export class SharePartition {
       this.lock(entry, member, now_ms);
       acquired.push(this.end_offset++);
     }
+    for (const offset of acquired) this.changed.add(offset);
+    return ranges_of(acquired, (offset) => this.entry(offset)!.delivery_count);
+  }
+
+  /**
+   * Ordered by key: a record is handed out only when no earlier record with its key is unfinished
+   * (available, acquired or being dead-lettered), so one key is never in flight twice and a retry
+   * keeps its key's order. Records without a key are not ordered.
+   */
+  private acquire_by_key(member: string, records_max: number, log_end: number, now_ms: number, key_of: (offset: number) => number | undefined): AcquiredRange[] {
+    const acquired: number[] = [];
+    const blocked = new Set<number>();
+    const consider = (offset: number, entry: Entry) => {
+      const unfinished = entry.state === RecordState.AVAILABLE || entry.state === RecordState.ACQUIRED || entry.state === RecordState.DEAD_LETTERING;
+      if (!unfinished) return;
+      const key = key_of(offset);
+      if (key !== undefined && blocked.has(key)) return;
+      if (entry.state === RecordState.AVAILABLE && entry.deadline_ms <= now_ms && acquired.length < records_max) {
+        this.lock(entry, member, now_ms);
+        this.available_count--;
+        acquired.push(offset);
+      }
+      if (key !== undefined) blocked.add(key);
+    };
+    for (let i = this.head; i < this.entries.length; i++) consider(this.start_offset + i - this.head, this.entries[i]!);
+    while (acquired.length < records_max && this.end_offset < log_end && this.window_size < this.settings.records_in_flight_max) {
+      const entry: Entry = { state: RecordState.AVAILABLE, delivery_count: 0, member: null, deadline_ms: 0, reason: null };
+      this.entries.push(entry);
+      this.available_count++;
+      this.changed.add(this.end_offset);
+      consider(this.end_offset++, entry);
+    }
+    acquired.sort((a, b) => a - b);
     for (const offset of acquired) this.changed.add(offset);
     return ranges_of(acquired, (offset) => this.entry(offset)!.delivery_count);
   }

@@ -1,8 +1,10 @@
-// Time to live in a share group: a record expires at its timestamp plus its `sluice-ttl-ms` header,
-// or plus the topic's `sluice.message.ttl.ms`. The tracker reads a partition ahead of the group
-// (records are acquired only once it has read them) and keeps the expiry time of every record that
-// has one in a due-time index, so an expired record is found wherever it sits in the queue, not only
-// at its head.
+// What a share group must know of records before it hands them out, read ahead of the group
+// (records are acquired only once read here):
+// - time to live: a record expires at its timestamp plus its `sluice-ttl-ms` header, or plus the
+//   topic's `sluice.message.ttl.ms`; expiry times go into a due-time index, so an expired record is
+//   found wherever it sits in the queue, not only at its head;
+// - keys, for groups ordered by key: a 32-bit hash of each record's key (a collision only makes two
+//   keys wait for each other), read no further than the group's window so every key is known.
 import { decompress_record_batch } from '../../protocol/compression.ts';
 import { decode_record_batch } from '../../protocol/record_batch.ts';
 import type { PartitionLog } from '../../storage/index.ts';
@@ -15,10 +17,12 @@ const HEADER_BYTES = Buffer.from(TTL_MS_HEADER);
 const ATTRIBUTES_AT = 21;
 const BATCH_HEADER_BYTES = 61;
 
-export class TtlTracker {
+export class ReadAhead {
   /** The next offset to read. */
   cursor: number;
   private readonly index = new DelayIndex();
+  /** Key hash by offset (ordered groups only; records without a key are absent). */
+  private readonly keys = new Map<number, number>();
 
   constructor(start_offset: number) {
     this.cursor = start_offset;
@@ -28,25 +32,36 @@ export class TtlTracker {
     return this.index.size;
   }
 
-  /** Reads up to SCAN_BYTES past the cursor (not beyond the high watermark), indexing expiry times. */
-  async scan(log: PartitionLog, topic_ttl_ms: number, now_ms: number): Promise<void> {
+  /**
+   * Reads up to SCAN_BYTES past the cursor, not beyond the high watermark nor, when keys are
+   * wanted, beyond `keys_until` (the end of the group's window), indexing expiry times and keys.
+   */
+  async scan(log: PartitionLog, topic_ttl_ms: number, now_ms: number, keys_until: number | null = null): Promise<void> {
     if (this.cursor < log.log_start_offset) this.cursor = log.log_start_offset;
-    if (this.cursor >= log.high_watermark) return;
+    const limit = keys_until === null ? log.high_watermark : Math.min(log.high_watermark, keys_until);
+    if (this.cursor >= limit) return;
     const { batches } = await log.read(this.cursor, SCAN_BYTES);
     for (const batch of batches) {
+      if (this.cursor >= limit) break;
       const last = Number(batch.readBigInt64BE(0)) + batch.readInt32BE(23);
       const compressed = (batch.readInt16BE(ATTRIBUTES_AT) & 0x07) !== 0;
       const may_have_header = compressed || batch.indexOf(HEADER_BYTES, BATCH_HEADER_BYTES) >= 0;
-      if (topic_ttl_ms >= 0 || may_have_header) {
+      if (topic_ttl_ms >= 0 || may_have_header || keys_until !== null) {
         const records = decode_record_batch(compressed ? await decompress_record_batch(batch) : batch);
         for (const record of records) {
           if (record.offset < this.cursor) continue;
           const ttl = (may_have_header ? safe_ttl(record) : null) ?? (topic_ttl_ms >= 0 ? topic_ttl_ms : null);
           if (ttl !== null) this.index.add(record.timestamp_ms + ttl, pack(record.offset, 0), now_ms);
+          if (keys_until !== null && record.key) this.keys.set(record.offset, hash(record.key));
         }
       }
       this.cursor = Math.max(this.cursor, last + 1);
     }
+  }
+
+  /** The key hash of a record read with keys (undefined: no key, or not read with keys). */
+  key_of(offset: number): number | undefined {
+    return this.keys.get(offset);
   }
 
   /** Offsets whose expiry time has passed (up to `max`), removed from the index. */
@@ -57,12 +72,23 @@ export class TtlTracker {
   /** Forgets records below `offset` (finished or gone); a full pass over the index. */
   forget_below(offset: number): void {
     this.index.retain((ref) => unpack(ref).batch_offset >= offset);
+    for (const key_offset of this.keys.keys()) {
+      if (key_offset >= offset) break; // inserted in offset order
+      this.keys.delete(key_offset);
+    }
   }
 
   /** Looks at `offset` again at `at_ms` (it could not be expired yet). */
   retry(offset: number, at_ms: number, now_ms: number): void {
     this.index.add(at_ms, pack(offset, 0), now_ms);
   }
+}
+
+/** FNV-1a, 32 bits. */
+function hash(bytes: Buffer): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return h >>> 0;
 }
 
 /** A malformed header was refused when produced; one written some other way is ignored. */
