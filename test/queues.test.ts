@@ -177,7 +177,7 @@ test('a handler that always fails: the message is dead-lettered after the delive
   assert.deepEqual(peeked.map((p) => [p.value, p.origin.topic, p.origin.offset, p.delivery_count]), [['poison', 'payments', 2, 3]]);
   const refused = await cli(['dlq', 'redrive', 'payments.payers.dlq', '--all', '--to', 'no-such-topic'], false);
   assert.notEqual(refused.code, 0);
-  assert.match(refused.stderr, /--to: topic no-such-topic does not exist/);
+  assert.match(refused.stderr, /redrive to no-such-topic: the topic does not exist/);
   const redrive = JSON.parse((await cli(['dlq', 'redrive', 'payments.payers.dlq', '--all', '--json'])).stdout) as { redriven: number };
   assert.equal(redrive.redriven, 1);
   const again = JSON.parse((await cli(['dlq', 'redrive', 'payments.payers.dlq', '--all', '--json'])).stdout) as { redriven: number; skipped_already_redriven: number };

@@ -2,7 +2,6 @@
 // admin session, a progress bar on standard error for people, and output as text or JSON lines.
 import cliProgress from 'cli-progress';
 import { Sluice, type Admin, type SaslOptions } from '../sdk/index.ts';
-import type { KafkaMessage } from '../sdk/records.ts';
 
 export interface ClientFlags {
   bootstrap: string;
@@ -64,43 +63,4 @@ export function print(flags: ClientFlags, value: unknown, text: () => string): v
   process.stdout.write(flags.json ? `${JSON.stringify(value)}\n` : `${text()}\n`);
 }
 
-
-/** A message with the partition and offset it was read from. */
-export interface Letter {
-  partition: number;
-  offset: number;
-  message: KafkaMessage;
-}
-
-/** Every message of `topic` from its start to its end as of now (a broadcast read, no group). */
-export async function read_all(sluice: Sluice, topic: string, limit = Infinity, on_read?: (count: number) => void): Promise<Letter[]> {
-  const admin = sluice.admin();
-  await admin.connect();
-  const bounds = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
-  const remaining = new Map(bounds.filter((b) => Number(b.high) > Number(b.low)).map((b) => [b.partition, Number(b.high)]));
-  const letters: Letter[] = [];
-  if (remaining.size === 0 || limit <= 0) return letters;
-  const consumer = sluice.consumer({ maxWaitTimeInMs: 100 });
-  await consumer.connect();
-  await consumer.subscribe({ topics: [topic], fromBeginning: true });
-  await new Promise<void>((resolve, reject) => {
-    consumer.on<{ error: unknown; restart: boolean }>(consumer.events.CRASH, ({ payload }) => {
-      if (!payload.restart) reject(payload.error);
-    });
-    consumer
-      .run({
-        eachMessage: async ({ partition, message }) => {
-          const end = remaining.get(partition);
-          const offset = Number(message.offset);
-          if (end === undefined || offset >= end || letters.length >= limit) return;
-          letters.push({ partition, offset, message });
-          on_read?.(letters.length);
-          if (offset + 1 >= end) remaining.delete(partition);
-          if (remaining.size === 0 || letters.length >= limit) resolve();
-        },
-      })
-      .catch(reject);
-  }).finally(() => consumer.disconnect());
-  return letters.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
-}
 

@@ -6,7 +6,7 @@
 // that id are skipped, so importing the same file twice adds nothing.
 import fs from 'node:fs';
 import readline from 'node:readline';
-import { type ClientFlags, client, print, progress, read_all, with_admin } from './client_support.ts';
+import { type ClientFlags, client, print, progress, with_admin } from './client_support.ts';
 
 const FORMAT = 'sluice-export';
 const FORMAT_VERSION = 1;
@@ -33,10 +33,11 @@ interface ExportedMessage {
 const b64 = (buffer: Buffer | null | undefined) => (buffer === null || buffer === undefined ? null : buffer.toString('base64'));
 
 export async function export_topic(topic: string, options: ClientFlags & { out: string }): Promise<void> {
-  const sluice = client(options);
-  const total = await with_admin(options, async (admin) => (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0));
-  const bar = progress(options, `export ${topic}`, total, false);
-  const letters = await read_all(sluice, topic, Infinity, (count) => bar.update(count)).finally(() => bar.stop());
+  const letters = await with_admin(options, async (admin) => {
+    const total = (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+    const bar = progress(options, `export ${topic}`, total, false);
+    return admin.readTopic(topic, { onRead: (count) => bar.update(count) }).finally(() => bar.stop());
+  });
   const out = fs.createWriteStream(options.out, { flags: 'wx' }); // never overwrite an earlier export
   const write = (line: string) => (out.write(line) ? Promise.resolve() : new Promise<void>((resolve) => out.once('drain', resolve)));
   const opened = new Promise<void>((resolve, reject) => out.once('open', () => resolve()).once('error', reject));
@@ -87,12 +88,12 @@ async function read_export(file: string): Promise<{ header: ExportHeader; messag
 export async function import_topic(topic: string, options: ClientFlags & { in: string }): Promise<void> {
   const { header, messages } = await read_export(options.in);
   const sluice = client(options);
-  const partitions = await with_admin(options, async (admin) => {
+  const { partitions, existing } = await with_admin(options, async (admin) => {
     if (!(await admin.listTopics()).includes(topic)) throw new Error(`topic ${topic} does not exist; create it first (sluice topic create)`);
-    return (await admin.fetchTopicOffsets(topic)).length;
+    return { partitions: (await admin.fetchTopicOffsets(topic)).length, existing: await admin.readTopic(topic) };
   });
   const present = new Set<string>();
-  for (const { message } of await read_all(sluice, topic)) {
+  for (const { message } of existing) {
     const id = message.headers?.[IMPORT_ID_HEADER];
     if (id !== undefined) present.add(String(Array.isArray(id) ? id[0] : id));
   }

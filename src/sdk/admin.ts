@@ -7,6 +7,7 @@
 // broker configs to that broker. Every request is retried with the cluster's backoff while its
 // errors are retriable; a request about several resources (topics, partitions, groups) resends only
 // the ones that failed, and the failures left are reported together in one AdminError.
+import { type DeadLetter, type DeadLetterTopic, type ReadMessage, type RedriveOptions, type RedriveResult, dead_letter_of, list_dead_letter_topics, read_topic, redrive_dead_letters } from './dead_letters.ts';
 import type { BrokerConnection, Cluster, TopicInfo } from './cluster.ts';
 import { ConnectionError, KafkaProtocolError, SluiceError, UnsupportedApiError } from './errors.ts';
 import type { Value } from '../protocol/kafka/codec.ts';
@@ -747,6 +748,32 @@ export class Admin {
 
   // -------------------------------------------------------------------------------------------
   // Cluster
+
+  // -------------------------------------------------------------------------------------------
+  // Dead letters of share groups
+
+  /** The dead-letter topics (`<topic>.<group>.dlq`) and how many messages each holds. */
+  listDeadLetterTopics(): Promise<DeadLetterTopic[]> {
+    return list_dead_letter_topics(this);
+  }
+
+  /** Up to `max` dead letters of a dead-letter topic, oldest first, with where they came from and why. */
+  async peekDeadLetters(topic: string, options: { max?: number } = {}): Promise<DeadLetter[]> {
+    return (await read_topic(this.cluster, this, topic, options.max ?? 100)).map(dead_letter_of);
+  }
+
+  /**
+   * Sends dead letters back to their origin topic (or `to`); each is recorded in `sluice.dlq.audit`
+   * and is never sent twice, however often this is called.
+   */
+  redriveDeadLetters(options: RedriveOptions): Promise<RedriveResult> {
+    return redrive_dead_letters(this.cluster, this, options);
+  }
+
+  /** Every message of a topic from its start to its end as of now (a broadcast read; exports). */
+  readTopic(topic: string, options: { max?: number; onRead?: (count: number) => void } = {}): Promise<ReadMessage[]> {
+    return read_topic(this.cluster, this, topic, options.max ?? Infinity, options.onRead);
+  }
 
   /** The brokers, the controller and the cluster id (DescribeCluster, or Metadata on older brokers). */
   async describeCluster(): Promise<ClusterDescription> {

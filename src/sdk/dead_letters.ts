@@ -1,0 +1,183 @@
+// Dead letters from the admin client: the dead-letter topics share groups write
+// (`<topic>.<group>.dlq`), what they hold, and redrive: copying dead letters back to their origin
+// topic (or another), with key, value, timestamp and original headers, each recorded in the audit
+// topic `sluice.dlq.audit` so that a dead letter is never redriven twice. `read_topic` reads a topic
+// from its start to its end as of the call (a broadcast read, no group).
+import type { Cluster } from './cluster.ts';
+import { Consumer } from './consumer.ts';
+import { Producer } from './producer.ts';
+import type { KafkaMessage } from './records.ts';
+import { SluiceError } from './errors.ts';
+import type { Admin } from './admin.ts';
+
+export const DLQ_AUDIT_TOPIC = 'sluice.dlq.audit';
+const DLQ_SUFFIX = '.dlq';
+const DLQ_HEADER_PREFIX = 'sluice-dlq-';
+/** Header naming the dead letter a redriven message came from. */
+export const REDRIVEN_FROM_HEADER = 'sluice-redriven-from';
+const SEND_CHUNK = 500;
+
+/** A message with the partition and offset it was read from. */
+export interface ReadMessage {
+  partition: number;
+  offset: number;
+  message: KafkaMessage;
+}
+
+export interface DeadLetterTopic {
+  topic: string;
+  /** The topic the dead letters came from, and the share group, as the name says. */
+  origin: string;
+  group: string;
+  messages: number;
+}
+
+export interface DeadLetter {
+  partition: number;
+  offset: number;
+  key: Buffer | null;
+  value: Buffer | null;
+  timestamp: string;
+  origin: { topic: string | null; partition: number; offset: number };
+  group: string | null;
+  deliveryCount: number;
+  reason: string | null;
+  deadLetteredAt: number;
+}
+
+export interface RedriveOptions {
+  topic: string;
+  /** Send to this topic instead of each letter's origin. */
+  to?: string;
+  /** Only these (partition 0 unless given); absent: every dead letter of the topic. */
+  offsets?: Array<{ partition?: number; offset: number }>;
+  onProgress?: (sent: number, total: number) => void;
+}
+
+export interface RedriveResult {
+  selected: number;
+  redriven: number;
+  skippedAlreadyRedriven: number;
+}
+
+export function header_text(message: KafkaMessage, name: string): string | null {
+  const value = message.headers?.[name];
+  if (value === undefined) return null;
+  return String(Array.isArray(value) ? value[value.length - 1] : value);
+}
+
+/** Every message of `topic` from its start to its end as of now, in partition and offset order. */
+export async function read_topic(cluster: Cluster, admin: Admin, topic: string, limit = Infinity, on_read?: (count: number) => void): Promise<ReadMessage[]> {
+  const bounds = await admin.fetchTopicOffsets(topic);
+  const remaining = new Map(bounds.filter((b) => Number(b.high) > Number(b.low)).map((b) => [b.partition, Number(b.high)]));
+  const read: ReadMessage[] = [];
+  if (remaining.size === 0 || limit <= 0) return read;
+  const consumer = new Consumer(cluster, { maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  await new Promise<void>((resolve, reject) => {
+    consumer.on<{ error: unknown; restart: boolean }>(consumer.events.CRASH, ({ payload }) => {
+      if (!payload.restart) reject(payload.error);
+    });
+    consumer
+      .run({
+        eachMessage: async ({ partition, message }) => {
+          const end = remaining.get(partition);
+          const offset = Number(message.offset);
+          if (end === undefined || offset >= end || read.length >= limit) return;
+          read.push({ partition, offset, message });
+          on_read?.(read.length);
+          if (offset + 1 >= end) remaining.delete(partition);
+          if (remaining.size === 0 || read.length >= limit) resolve();
+        },
+      })
+      .catch(reject);
+  }).finally(() => consumer.disconnect());
+  return read.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+}
+
+export async function list_dead_letter_topics(admin: Admin): Promise<DeadLetterTopic[]> {
+  const out: DeadLetterTopic[] = [];
+  for (const topic of (await admin.listTopics()).filter((t) => t.endsWith(DLQ_SUFFIX)).sort()) {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    const base = topic.slice(0, -DLQ_SUFFIX.length);
+    const at = base.lastIndexOf('.');
+    out.push({ topic, origin: at < 0 ? base : base.slice(0, at), group: at < 0 ? '' : base.slice(at + 1), messages: offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0) });
+  }
+  return out;
+}
+
+export function dead_letter_of(read: ReadMessage): DeadLetter {
+  const m = read.message;
+  return {
+    partition: read.partition,
+    offset: read.offset,
+    key: m.key,
+    value: m.value,
+    timestamp: m.timestamp,
+    origin: { topic: header_text(m, 'sluice-dlq-topic'), partition: Number(header_text(m, 'sluice-dlq-partition')), offset: Number(header_text(m, 'sluice-dlq-offset')) },
+    group: header_text(m, 'sluice-dlq-group'),
+    deliveryCount: Number(header_text(m, 'sluice-dlq-delivery-count')),
+    reason: header_text(m, 'sluice-dlq-reason'),
+    deadLetteredAt: Number(header_text(m, 'sluice-dlq-time-ms')),
+  };
+}
+
+export async function redrive_dead_letters(cluster: Cluster, admin: Admin, options: RedriveOptions): Promise<RedriveResult> {
+  const topic = options.topic;
+  if (!topic.endsWith(DLQ_SUFFIX)) throw new SluiceError(`${topic} is not a dead-letter topic (its name ends with ${DLQ_SUFFIX})`, false);
+  const topics = await admin.listTopics();
+  if (options.to !== undefined && !topics.includes(options.to)) throw new SluiceError(`redrive to ${options.to}: the topic does not exist`, false);
+  const wanted = options.offsets === undefined ? null : new Set(options.offsets.map((o) => `${o.partition ?? 0}:${o.offset}`));
+  const letters = (await read_topic(cluster, admin, topic)).filter((l) => wanted === null || wanted.has(`${l.partition}:${l.offset}`));
+  if (wanted !== null && letters.length < wanted.size) {
+    const found = new Set(letters.map((l) => `${l.partition}:${l.offset}`));
+    throw new SluiceError(`not in ${topic}: ${[...wanted].filter((k) => !found.has(k)).join(', ')}`, false);
+  }
+  const done = topics.includes(DLQ_AUDIT_TOPIC) ? await redriven_before(cluster, admin, topic) : new Set<string>();
+  const todo = letters.filter((l) => !done.has(`${l.partition}:${l.offset}`));
+  const producer = new Producer(cluster, { allowAutoTopicCreation: true });
+  await producer.connect();
+  let sent = 0;
+  try {
+    for (let i = 0; i < todo.length; i += SEND_CHUNK) {
+      const chunk = todo.slice(i, i + SEND_CHUNK);
+      const targets = chunk.map((l) => options.to ?? header_text(l.message, 'sluice-dlq-topic'));
+      const missing = targets.findIndex((t) => !t);
+      if (missing >= 0) throw new SluiceError(`${topic} ${chunk[missing]!.partition}:${chunk[missing]!.offset} has no sluice-dlq-topic header; redrive it with "to"`, false);
+      const results = await Promise.all(chunk.map((l, j) => producer.send({ topic: targets[j]!, messages: [redriven(topic, l)] })));
+      await producer.send({
+        topic: DLQ_AUDIT_TOPIC,
+        messages: chunk.map((l, j) => ({
+          key: `${topic}/${l.partition}/${l.offset}`,
+          value: JSON.stringify({ dlq: topic, partition: l.partition, offset: l.offset, to: targets[j], to_partition: results[j]![0]!.partition, to_offset: Number(results[j]![0]!.baseOffset), time_ms: Date.now() }),
+        })),
+      });
+      sent += chunk.length;
+      options.onProgress?.(sent, todo.length);
+    }
+  } finally {
+    await producer.disconnect();
+  }
+  return { selected: letters.length, redriven: sent, skippedAlreadyRedriven: letters.length - todo.length };
+}
+
+/** The original message again: dead-letter headers dropped, where it came from added. */
+function redriven(topic: string, letter: ReadMessage) {
+  const headers: Record<string, Buffer | Buffer[]> = {};
+  for (const [name, value] of Object.entries(letter.message.headers ?? {})) {
+    if (!name.startsWith(DLQ_HEADER_PREFIX) && name !== REDRIVEN_FROM_HEADER && value !== undefined) headers[name] = value as Buffer;
+  }
+  headers[REDRIVEN_FROM_HEADER] = Buffer.from(`${topic}/${letter.partition}/${letter.offset}`);
+  return { key: letter.message.key, value: letter.message.value, timestamp: letter.message.timestamp, headers };
+}
+
+/** Dead letters of `topic` already redriven, by "partition:offset", from the audit topic. */
+async function redriven_before(cluster: Cluster, admin: Admin, topic: string): Promise<Set<string>> {
+  const done = new Set<string>();
+  for (const entry of await read_topic(cluster, admin, DLQ_AUDIT_TOPIC)) {
+    const record = JSON.parse(entry.message.value?.toString() ?? '{}') as { dlq?: string; partition?: number; offset?: number };
+    if (record.dlq === topic) done.add(`${record.partition}:${record.offset}`);
+  }
+  return done;
+}
