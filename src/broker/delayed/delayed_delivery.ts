@@ -70,45 +70,49 @@ export class DelayedDelivery {
     return this.index.bytes();
   }
 
-  /** Rebuilds the pending records from the log. */
+  /**
+   * Rebuilds the pending records from the log in two passes, so memory holds the index and the
+   * done markers, never the decoded records of every batch: first the done markers, then each
+   * batch's records (decoded one batch at a time) go into the index unless marked done.
+   */
   async load(now_ms: number): Promise<void> {
     const delivered = new Map<number, Set<number>>();
-    const batches: Array<{ offset: number; stored: StoredBatch; due: number[] }> = [];
+    await this.each_wrapper((_offset, key) => {
+      for (const [batch_offset, indexes] of key.d ?? []) {
+        let set = delivered.get(batch_offset);
+        if (!set) delivered.set(batch_offset, (set = new Set()));
+        for (const i of indexes) set.add(i);
+      }
+    });
+    await this.each_wrapper(async (batch_offset, key, value) => {
+      if (key.d || !value) return;
+      const stored = await unwrap(key as { t: string; p: number; r: number }, value);
+      const done = delivered.get(batch_offset);
+      let left = 0;
+      stored.records.forEach((record, i) => {
+        if (done?.has(i)) return;
+        // A malformed header cannot get here: the batch was checked when it was produced.
+        this.index.add(due_time_of(record, stored.received_ms, Infinity) ?? stored.received_ms, pack(batch_offset, i), now_ms);
+        left++;
+      });
+      if (left > 0) this.remaining.set(batch_offset, left);
+    });
+    await this.prune();
+  }
+
+  /** Calls `visit` with every record of the delay log in order: its offset, parsed key and value. */
+  private async each_wrapper(visit: (offset: number, key: { t?: string; p?: number; r?: number; d?: Array<[number, number[]]> }, value: Buffer | null) => void | Promise<void>): Promise<void> {
     let offset = this.log.log_start_offset;
     while (offset < this.log.high_watermark) {
-      const { batches: read } = await this.log.read(offset, READ_BYTES);
-      if (read.length === 0) break;
-      for (const wrapper of read) {
+      const { batches } = await this.log.read(offset, READ_BYTES);
+      if (batches.length === 0) break;
+      for (const wrapper of batches) {
         for (const record of decode_record_batch(wrapper)) {
-          if (record.offset < offset) continue;
-          const key = JSON.parse(record.key!.toString('utf8')) as { t?: string; p?: number; r?: number; d?: Array<[number, number[]]> };
-          if (key.d) {
-            for (const [batch_offset, indexes] of key.d) {
-              let set = delivered.get(batch_offset);
-              if (!set) delivered.set(batch_offset, (set = new Set()));
-              for (const i of indexes) set.add(i);
-            }
-            continue;
-          }
-          const stored = await unwrap(key as { t: string; p: number; r: number }, record.value!);
-          // A malformed header cannot get here: the batch was checked when it was produced.
-          const due = stored.records.map((r) => due_time_of(r, stored.received_ms, Infinity) ?? stored.received_ms);
-          batches.push({ offset: record.offset, stored, due });
+          if (record.offset >= offset) await visit(record.offset, JSON.parse(record.key!.toString('utf8')), record.value);
         }
         offset = Number(wrapper.readBigInt64BE(0)) + wrapper.readInt32BE(23) + 1;
       }
     }
-    for (const { offset: batch_offset, stored, due } of batches) {
-      const done = delivered.get(batch_offset);
-      let left = 0;
-      stored.records.forEach((_, i) => {
-        if (done?.has(i)) return;
-        this.index.add(due[i]!, pack(batch_offset, i), now_ms);
-        left++;
-      });
-      if (left > 0) this.remaining.set(batch_offset, left);
-    }
-    await this.prune();
   }
 
   start(): void {
