@@ -280,7 +280,7 @@ export class Broker {
     const producer_id = read_int64(records, OFFSET_PRODUCER_ID);
     const sequence = records.readInt32BE(OFFSET_BASE_SEQUENCE);
     if (producer_id < 0 || sequence < 0) {
-      await this.delayed.schedule(topic, partition, records, delayed.records, delayed.due_ms, received_ms);
+      await this.delayed.schedule(topic, partition, records, delayed.due_ms, received_ms);
       return answer;
     }
     const epoch = records.readInt16BE(OFFSET_PRODUCER_EPOCH);
@@ -291,7 +291,7 @@ export class Broker {
       await duplicate.settled;
       return answer;
     }
-    const scheduling = this.delayed.schedule(topic, partition, records, delayed.records, delayed.due_ms, received_ms);
+    const scheduling = this.delayed.schedule(topic, partition, records, delayed.due_ms, received_ms);
     const entry: BatchEntry = { first_sequence: sequence, last_sequence, base_offset: -1, last_offset: -1, settled: scheduling };
     producers.record(producer_id, epoch, entry);
     try {

@@ -3,7 +3,7 @@
 // plain non-negative integer, or a due time beyond the configured maximum, refuses the batch with
 // a message naming the header, so a typo never turns into a silently immediate message.
 import { decompress_record_batch } from '../../protocol/compression.ts';
-import { decode_record_batch, type DecodedRecord } from '../../protocol/record_batch.ts';
+import type { DecodedRecord } from '../../protocol/record_batch.ts';
 import { BrokerError } from '../errors.ts';
 
 export const DELIVER_AT_HEADER = 'sluice-deliver-at';
@@ -16,7 +16,7 @@ const ATTRIBUTES_AT = 21;
 const INTEGER = /^\d{1,16}$/;
 
 export interface DelayedRecords {
-  records: DecodedRecord[];
+  count: number;
   /** Due time per record (the receive time for records without a delay header). */
   due_ms: number[];
 }
@@ -54,25 +54,106 @@ export function may_carry_delay(batch: Buffer): boolean {
   return (batch.readInt16BE(ATTRIBUTES_AT) & 0x07) !== 0 || batch.indexOf(COMMON_PREFIX, BATCH_HEADER_BYTES) >= 0;
 }
 
+const NAMES = { deliver_at: Buffer.from(DELIVER_AT_HEADER), delay_ms: Buffer.from(DELAY_MS_HEADER), ttl_ms: Buffer.from(TTL_MS_HEADER) };
+const DIGITS_MAX = 16;
+
+/** Reading position of the scanner below (module state: the scan never awaits). */
+let at = 0;
+
+function varint(buffer: Buffer, end: number): number {
+  let unsigned = 0;
+  let scale = 1;
+  for (let i = 0; i < 10; i++) {
+    if (at >= end) throw new BrokerError('invalid_record', 'a record runs past the end of its batch');
+    const byte = buffer[at++]!;
+    unsigned += (byte & 0x7f) * scale;
+    if ((byte & 0x80) === 0) return unsigned % 2 === 0 ? unsigned / 2 : -(unsigned + 1) / 2;
+    scale *= 128;
+  }
+  throw new BrokerError('invalid_record', 'a varint longer than 10 bytes');
+}
+
+/** Whole milliseconds from the header value bytes [from, to), or throws naming the header. */
+function ms_of(buffer: Buffer, from: number, to: number, name: string): number {
+  if (to - from < 1 || to - from > DIGITS_MAX) throw new BrokerError('invalid_record', `header ${name}: expected whole milliseconds, got ${JSON.stringify(buffer.toString('utf8', from, Math.min(to, from + 40)))}`);
+  let value = 0;
+  for (let i = from; i < to; i++) {
+    const digit = buffer[i]! - 48;
+    if (digit < 0 || digit > 9) throw new BrokerError('invalid_record', `header ${name}: expected whole milliseconds, got ${JSON.stringify(buffer.toString('utf8', from, Math.min(to, from + 40)))}`);
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+const is = (buffer: Buffer, from: number, length: number, name: Buffer) => length === name.length && buffer.compare(name, 0, length, from, from + length) === 0;
+
 /**
- * The batch's records and due times when any record asks for a delay; null otherwise. An
- * uncompressed batch without the header bytes is answered without decoding.
+ * Each record's due time in an uncompressed batch, read from its headers without building record
+ * objects; TTL headers are checked on the way. Null when no record asks for a delay.
+ */
+function scan_dues(batch: Buffer, received_ms: number, delay_max_ms: number): number[] | null {
+  const count = batch.readInt32BE(57);
+  const end = batch.length;
+  const due_ms: number[] = new Array(count);
+  let delayed = false;
+  at = BATCH_HEADER_BYTES;
+  for (let i = 0; i < count; i++) {
+    const length = varint(batch, end);
+    const record_end = at + length;
+    if (length < 0 || record_end > end) throw new BrokerError('invalid_record', `record ${i} runs past the end of its batch`);
+    at++; // attributes
+    varint(batch, record_end); // timestamp delta
+    varint(batch, record_end); // offset delta
+    for (let field = 0; field < 2; field++) {
+      const field_length = varint(batch, record_end);
+      if (field_length > 0) at += field_length;
+    }
+    const headers = varint(batch, record_end);
+    let due: number | null = null;
+    let absolute = false;
+    for (let h = 0; h < headers; h++) {
+      const key_length = varint(batch, record_end);
+      const key_at = at;
+      at += Math.max(0, key_length);
+      const value_length = varint(batch, record_end);
+      const value_at = at;
+      at += Math.max(0, value_length);
+      if (at > record_end) throw new BrokerError('invalid_record', `record ${i} runs past its end`);
+      if (is(batch, key_at, key_length, NAMES.deliver_at)) {
+        due = ms_of(batch, value_at, value_at + value_length, DELIVER_AT_HEADER);
+        absolute = true;
+      } else if (is(batch, key_at, key_length, NAMES.delay_ms)) {
+        const delay = ms_of(batch, value_at, value_at + value_length, DELAY_MS_HEADER);
+        if (!absolute) due = received_ms + delay;
+      } else if (is(batch, key_at, key_length, NAMES.ttl_ms)) {
+        ms_of(batch, value_at, value_at + value_length, TTL_MS_HEADER);
+      }
+    }
+    if (due !== null) {
+      if (due - received_ms > delay_max_ms) throw new BrokerError('invalid_record', `${absolute ? DELIVER_AT_HEADER : DELAY_MS_HEADER}: due ${due - received_ms} ms from now, beyond the maximum delay of ${delay_max_ms} ms`);
+      delayed = true;
+    }
+    due_ms[i] = Math.max(due ?? received_ms, received_ms);
+    at = record_end;
+  }
+  return delayed ? due_ms : null;
+}
+
+/**
+ * The batch's due times when any record asks for a delay; null otherwise. An uncompressed batch
+ * without the header bytes is answered without reading its records.
  */
 export async function delayed_records(batch: Buffer, received_ms: number, delay_max_ms: number): Promise<DelayedRecords | null> {
   if (!may_carry_delay(batch)) return null;
   const compressed = (batch.readInt16BE(ATTRIBUTES_AT) & 0x07) !== 0;
-  let records: DecodedRecord[];
-  try {
-    records = decode_record_batch(compressed ? await decompress_record_batch(batch) : batch);
-  } catch (error) {
-    throw new BrokerError('invalid_record', `the batch's records cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+  let plain = batch;
+  if (compressed) {
+    try {
+      plain = await decompress_record_batch(batch);
+    } catch (error) {
+      throw new BrokerError('invalid_record', `the batch's records cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
-  let delayed = false;
-  const due_ms = records.map((record) => {
-    ttl_of(record); // checked when produced, so a malformed value never reaches a consumer
-    const due = due_time_of(record, received_ms, delay_max_ms);
-    if (due !== null) delayed = true;
-    return due ?? received_ms;
-  });
-  return delayed ? { records, due_ms } : null;
+  const due_ms = scan_dues(plain, received_ms, delay_max_ms);
+  return due_ms ? { count: due_ms.length, due_ms } : null;
 }

@@ -1,10 +1,10 @@
 // The in-memory index of pending delayed records, as a hierarchy of time buckets (a timing wheel
 // that only keeps the buckets in use): records due within 10 s sit in 10 ms buckets, within an hour
 // in 1 s buckets, later in 1 min buckets; as time passes a coarse bucket is split into the finer
-// level. Each entry is two float64s (the due time, and a reference: the delay log offset of the
-// batch holding the record times 2^16 plus the record's index in it), so ten million pending
-// records cost about 160 MB plus the slack of growing buckets, and the bucket count stays bounded
-// by the levels' spans, not by the number of records.
+// level. Each entry is a float64 reference (the delay log offset of the batch holding the record
+// times 2^16 plus the record's index in it) and a uint16 due time within its bucket: 10 bytes, in
+// chunks that never need copying, so ten million pending records cost about 100 MB, and the bucket
+// count stays bounded by the levels' spans, not by the number of records.
 //
 // Only finest-level buckets whose end has passed are handed out: a record is never delivered
 // early, and at most one fine bucket (10 ms) plus a scheduler tick late.
@@ -34,20 +34,67 @@ export function unpack(ref: number): { batch_offset: number; index: number } {
   return { batch_offset: (ref - index) / RECORDS_PER_BATCH_MAX, index };
 }
 
+/** Entries per chunk of a bucket: a bucket grows by whole chunks, never by copying. */
+const CHUNK_ENTRIES = 16_384;
+
+/**
+ * One time bucket: references (float64) and due times as milliseconds past the bucket's start
+ * (uint16: every level's bucket is shorter than 65,536 ms), in chunks. 10 bytes per entry; the
+ * first chunk starts small and doubles up to CHUNK_ENTRIES.
+ */
 class Bucket {
-  /** [due, ref, due, ref, ...] */
-  entries = new Float64Array(BUCKET_INITIAL_ENTRIES * 2);
+  private refs: Float64Array[] = [new Float64Array(BUCKET_INITIAL_ENTRIES)];
+  private dues: Uint16Array[] = [new Uint16Array(BUCKET_INITIAL_ENTRIES)];
   length = 0;
 
+  constructor(readonly start_ms: number) {}
+
   push(due_ms: number, ref: number): void {
-    if (this.length * 2 === this.entries.length) {
-      const grown = new Float64Array(this.entries.length * 2);
-      grown.set(this.entries);
-      this.entries = grown;
+    const chunk = Math.floor(this.length / CHUNK_ENTRIES);
+    const at = this.length % CHUNK_ENTRIES;
+    if (chunk === this.refs.length) {
+      this.refs.push(new Float64Array(CHUNK_ENTRIES));
+      this.dues.push(new Uint16Array(CHUNK_ENTRIES));
+    } else if (at === this.refs[chunk]!.length) {
+      const size = Math.min(CHUNK_ENTRIES, this.refs[chunk]!.length * 2);
+      const refs = new Float64Array(size);
+      refs.set(this.refs[chunk]!);
+      const dues = new Uint16Array(size);
+      dues.set(this.dues[chunk]!);
+      this.refs[chunk] = refs;
+      this.dues[chunk] = dues;
     }
-    this.entries[this.length * 2] = due_ms;
-    this.entries[this.length * 2 + 1] = ref;
+    this.refs[chunk]![at] = ref;
+    this.dues[chunk]![at] = due_ms - this.start_ms;
     this.length++;
+  }
+
+  ref_at(i: number): number {
+    return this.refs[Math.floor(i / CHUNK_ENTRIES)]![i % CHUNK_ENTRIES]!;
+  }
+
+  due_at(i: number): number {
+    return this.start_ms + this.dues[Math.floor(i / CHUNK_ENTRIES)]![i % CHUNK_ENTRIES]!;
+  }
+
+  /** Overwrites entry `i` (compaction). */
+  set(i: number, due_ms: number, ref: number): void {
+    this.refs[Math.floor(i / CHUNK_ENTRIES)]![i % CHUNK_ENTRIES] = ref;
+    this.dues[Math.floor(i / CHUNK_ENTRIES)]![i % CHUNK_ENTRIES] = due_ms - this.start_ms;
+  }
+
+  /** Keeps the first `length` entries, freeing whole chunks past them. */
+  truncate(length: number): void {
+    this.length = length;
+    const chunks = Math.max(1, Math.ceil(length / CHUNK_ENTRIES));
+    this.refs.length = chunks;
+    this.dues.length = chunks;
+  }
+
+  bytes(): number {
+    let bytes = 0;
+    for (let c = 0; c < this.refs.length; c++) bytes += this.refs[c]!.byteLength + this.dues[c]!.byteLength;
+    return bytes;
   }
 }
 
@@ -61,7 +108,7 @@ class LevelBuckets {
   bucket(key: number): Bucket {
     let bucket = this.buckets.get(key);
     if (!bucket) {
-      bucket = new Bucket();
+      bucket = new Bucket(key * this.level.bucket_ms);
       this.buckets.set(key, bucket);
       this.order.splice(lower_bound(this.order, key), 0, key);
     }
@@ -104,8 +151,8 @@ export class DelayIndex {
         // Into the finer level whatever the exact due time: placing by horizon again could put an
         // entry back into the bucket just emptied.
         for (let e = 0; e < bucket.length; e++) {
-          const due_ms = bucket.entries[e * 2]!;
-          finer.bucket(Math.floor(due_ms / finer.level.bucket_ms)).push(due_ms, bucket.entries[e * 2 + 1]!);
+          const due_ms = bucket.due_at(e);
+          finer.bucket(Math.floor(due_ms / finer.level.bucket_ms)).push(due_ms, bucket.ref_at(e));
         }
       }
     }
@@ -130,8 +177,8 @@ export class DelayIndex {
       if ((key + 1) * fine.level.bucket_ms > now_ms) break;
       const bucket = fine.buckets.get(key)!;
       const take = Math.min(bucket.length, max - out.length);
-      for (let e = bucket.length - take; e < bucket.length; e++) out.push(bucket.entries[e * 2 + 1]!);
-      bucket.length -= take;
+      for (let e = bucket.length - take; e < bucket.length; e++) out.push(bucket.ref_at(e));
+      bucket.truncate(bucket.length - take);
       this.count -= take;
       if (bucket.length === 0) fine.drop_first();
     }
@@ -144,14 +191,13 @@ export class DelayIndex {
       for (const [key, bucket] of level.buckets) {
         let kept = 0;
         for (let e = 0; e < bucket.length; e++) {
-          const ref = bucket.entries[e * 2 + 1]!;
+          const ref = bucket.ref_at(e);
           if (!keep(ref)) continue;
-          bucket.entries[kept * 2] = bucket.entries[e * 2]!;
-          bucket.entries[kept * 2 + 1] = ref;
+          bucket.set(kept, bucket.due_at(e), ref);
           kept++;
         }
         this.count -= bucket.length - kept;
-        bucket.length = kept;
+        bucket.truncate(kept);
         if (kept === 0) {
           level.buckets.delete(key);
           level.order.splice(lower_bound(level.order, key), 1);
@@ -163,7 +209,7 @@ export class DelayIndex {
   /** Bytes held by the buckets' arrays (for metrics and the memory benchmark). */
   bytes(): number {
     let bytes = 0;
-    for (const level of this.levels) for (const bucket of level.buckets.values()) bytes += bucket.entries.byteLength;
+    for (const level of this.levels) for (const bucket of level.buckets.values()) bytes += bucket.bytes();
     return bytes;
   }
 }

@@ -134,15 +134,15 @@ export class DelayedDelivery {
    * Keeps `batch` (as received) until its records are due; resolves once it is durable in the
    * delay log. `due_ms` holds each record's due time.
    */
-  async schedule(topic: string, partition: number, batch: Buffer, records: DecodedRecord[], due_ms: number[], received_ms: number): Promise<void> {
-    if (records.length > RECORDS_PER_BATCH_MAX) throw new RangeError(`a delayed batch holds at most ${RECORDS_PER_BATCH_MAX} records`);
+  async schedule(topic: string, partition: number, batch: Buffer, due_ms: number[], received_ms: number): Promise<void> {
+    if (due_ms.length > RECORDS_PER_BATCH_MAX) throw new RangeError(`a delayed batch holds at most ${RECORDS_PER_BATCH_MAX} records`);
     const wrapper = encode_record_batch([{ key: Buffer.from(JSON.stringify({ t: topic, p: partition, r: received_ms })), value: batch, timestamp_ms: received_ms }]);
     const { base_offset } = await this.log.append(wrapper);
-    this.cache_put(base_offset, { topic, partition, received_ms, records });
+    // Not cached: a batch is read again when it falls due, which may be days away.
     const now_ms = Date.now();
-    records.forEach((_, i) => this.index.add(due_ms[i]!, pack(base_offset, i), now_ms));
-    this.remaining.set(base_offset, records.length);
-    this.counters.scheduled += records.length;
+    due_ms.forEach((due, i) => this.index.add(due, pack(base_offset, i), now_ms));
+    this.remaining.set(base_offset, due_ms.length);
+    this.counters.scheduled += due_ms.length;
   }
 
   /** Appends the due records to their topics, then records that they were delivered. */
