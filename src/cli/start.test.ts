@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parse_share_groups, resolve_settings } from './start.ts';
+import { parse_delayed, parse_share_groups, resolve_settings } from './start.ts';
 
 test('settings: flags over environment over the --config file over defaults', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-settings-'));
@@ -34,4 +34,11 @@ test('share-group settings are checked', () => {
   assert.throws(() => parse_share_groups({ retryBackoffMs: [-1] }), /non-negative/);
   assert.throws(() => parse_share_groups({ autoOffsetReset: 'middle' }), /earliest/);
   assert.throws(() => parse_share_groups([]), /expected an object/);
+});
+
+test('delayed-delivery settings are checked', () => {
+  assert.equal(parse_delayed(undefined), undefined);
+  assert.deepEqual(parse_delayed({ maxDelayMs: 60_000 }), { delay_max_ms: 60_000 });
+  assert.throws(() => parse_delayed({ maxDelayMs: -1 }), /whole number/);
+  assert.throws(() => parse_delayed({ max: 1 }), /unknown setting/);
 });

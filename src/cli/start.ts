@@ -31,7 +31,7 @@ function env_name(setting: string): string {
 }
 
 /** Merges flags over environment over config file over defaults. */
-export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = process.env): Required<Omit<StartFlags, 'config' | 'etcd' | 'saslUsers'>> & { etcd?: string; saslUsers?: string; shareGroups?: unknown } {
+export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = process.env): Required<Omit<StartFlags, 'config' | 'etcd' | 'saslUsers'>> & { etcd?: string; saslUsers?: string; shareGroups?: unknown; delayed?: unknown } {
   const config_file = flags.config ?? env.SLUICE_CONFIG;
   const file: Record<string, unknown> = config_file ? (JSON.parse(fs.readFileSync(config_file, 'utf8')) as Record<string, unknown>) : {};
   const pick = (setting: (typeof SETTINGS)[number], fallback: string | undefined) =>
@@ -51,6 +51,7 @@ export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = pro
     saslUsers: pick('saslUsers', undefined),
     autoCreate: flags.autoCreate === false ? false : auto_env !== undefined ? auto_env !== 'false' : (file.autoCreate as boolean | undefined) ?? true,
     shareGroups: file.shareGroups,
+    delayed: file.delayed,
   };
 }
 
@@ -95,6 +96,18 @@ export function parse_share_groups(value: unknown): Partial<ShareGroupSettings> 
   };
 }
 
+/** Delayed-delivery settings from the config file's "delayed" object: {"maxDelayMs": N}. */
+export function parse_delayed(value: unknown): { delay_max_ms: number } | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('config delayed: expected an object');
+  const input = value as Record<string, unknown>;
+  for (const key of Object.keys(input)) if (key !== 'maxDelayMs') throw new Error(`config delayed.${key}: unknown setting (known: maxDelayMs)`);
+  const max = input.maxDelayMs;
+  if (max === undefined) return undefined;
+  if (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 0) throw new Error('config delayed.maxDelayMs: a whole number of milliseconds >= 0');
+  return { delay_max_ms: max };
+}
+
 export function parse_durability(text: string): DurabilityPolicy {
   if (text === 'fsync') return { kind: 'fsync' };
   if (text === 'none') return { kind: 'none' };
@@ -125,6 +138,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
     auto_create_topics: settings.autoCreate,
     credentials,
     share_groups: parse_share_groups(settings.shareGroups),
+    delayed: parse_delayed(settings.delayed),
     logger,
   });
   const address = running.kafka_address;
