@@ -368,17 +368,15 @@ class RabbitProducer implements PeerProducer {
   }
 }
 
-class RabbitConsumer implements PeerConsumer {
-  private last: ConsumeMessage | undefined;
-  private unacked = 0;
-  private tags: string[] = [];
-  private error: Error | undefined;
-  private closing = false;
+/** A consumer's connection and channel: the first unexpected error or close is kept for failure(). */
+abstract class RabbitChannelHolder {
+  protected error: Error | undefined;
+  protected closing = false;
 
   constructor(
-    private readonly connection: ChannelModel,
-    private readonly channel: Channel,
-    private readonly queues: string[],
+    protected readonly connection: ChannelModel,
+    protected readonly channel: Channel,
+    protected readonly queues: string[],
   ) {
     const record = (error?: Error) => {
       if (!this.closing) this.error ??= error ?? new Error('consumer channel closed unexpectedly');
@@ -392,6 +390,12 @@ class RabbitConsumer implements PeerConsumer {
   failure(): Error | undefined {
     return this.error;
   }
+}
+
+class RabbitConsumer extends RabbitChannelHolder implements PeerConsumer {
+  private last: ConsumeMessage | undefined;
+  private unacked = 0;
+  private tags: string[] = [];
 
   async subscribe(dests: number[], on_message: (payload: Uint8Array) => void): Promise<void> {
     for (const dest of dests) {
@@ -426,28 +430,8 @@ class RabbitConsumer implements PeerConsumer {
 }
 
 /** Queue workload consumer: one channel on its own connection, manual acknowledgement of every message. */
-class RabbitQueueConsumer implements PeerQueueConsumer {
+class RabbitQueueConsumer extends RabbitChannelHolder implements PeerQueueConsumer {
   private tag: string | undefined;
-  private error: Error | undefined;
-  private closing = false;
-
-  constructor(
-    private readonly connection: ChannelModel,
-    private readonly channel: Channel,
-    private readonly queues: string[],
-  ) {
-    const record = (error?: Error) => {
-      if (!this.closing) this.error ??= error ?? new Error('consumer channel closed unexpectedly');
-    };
-    connection.on('error', record);
-    connection.on('close', record);
-    channel.on('error', record);
-    channel.on('close', () => record());
-  }
-
-  failure(): Error | undefined {
-    return this.error;
-  }
 
   async subscribe(dest: number, on_delivery: () => void, on_acked: () => void): Promise<void> {
     const reply = await this.channel.consume(

@@ -2,6 +2,42 @@
 // acknowledgements. Flexible in every version; v2 adds the acquire mode and renew acknowledgements.
 import { type ApiSpec, array_of, field, struct, struct_array } from '../schema.ts';
 
+/**
+ * The topics of a ShareFetch request, whose partitions carry acknowledgement batches: the same
+ * shape as ShareAcknowledge's topics (79_share_acknowledge.ts uses it too).
+ */
+export const SHARE_ACKNOWLEDGEMENT_TOPICS = field(
+  'topics',
+  struct_array(
+    field('topic_id', 'uuid', '0+'),
+    field(
+      'partitions',
+      struct_array(
+        field('partition_index', 'int32', '0+'),
+        // Kafka's ShareFetch definition also has PartitionMaxBytes, but only in the removed version 0.
+        field(
+          'acknowledgement_batches',
+          struct_array(
+            field('first_offset', 'int64', '0+'),
+            // inclusive
+            field('last_offset', 'int64', '0+'),
+            // One per offset, or one for the whole range: 0 gap, 1 accept, 2 release, 3 reject, 4 renew (v2).
+            field('acknowledge_types', array_of('int8'), '0+'),
+            // Sluice's extension, as tagged fields that Kafka brokers skip: why a consumer
+            // released or rejected the records (kept in dead letters), and how long a release
+            // should wait before the records are offered again (-1: the group's backoff).
+            field('sluice_failure_reason', 'string', '0+', { nullable_versions: '0+', default: null, tag: 7000 }),
+            field('sluice_release_delay_ms', 'int32', '0+', { default: -1, tag: 7001 }),
+          ),
+          '0+',
+        ),
+      ),
+      '0+',
+    ),
+  ),
+  '0+',
+);
+
 export const SHARE_FETCH: ApiSpec = {
   api_key: 78,
   name: 'ShareFetch',
@@ -25,37 +61,7 @@ export const SHARE_FETCH: ApiSpec = {
       // 0 batch-optimized, 1 record-limit.
       field('share_acquire_mode', 'int8', '2+'),
       field('is_renew_ack', 'bool', '2+', { default: false }),
-      field(
-        'topics',
-        struct_array(
-          field('topic_id', 'uuid', '0+'),
-          field(
-            'partitions',
-            struct_array(
-              field('partition_index', 'int32', '0+'),
-              // Kafka's definition also has PartitionMaxBytes, but only in the removed version 0.
-              field(
-                'acknowledgement_batches',
-                struct_array(
-                  field('first_offset', 'int64', '0+'),
-                  // inclusive
-                  field('last_offset', 'int64', '0+'),
-                  // One per offset, or one for the whole range: 0 gap, 1 accept, 2 release, 3 reject, 4 renew (v2).
-                  field('acknowledge_types', array_of('int8'), '0+'),
-                  // Sluice's extension, as tagged fields that Kafka brokers skip: why a consumer
-                  // released or rejected the records (kept in dead letters), and how long a release
-                  // should wait before the records are offered again (-1: the group's backoff).
-                  field('sluice_failure_reason', 'string', '0+', { nullable_versions: '0+', default: null, tag: 7000 }),
-                  field('sluice_release_delay_ms', 'int32', '0+', { default: -1, tag: 7001 }),
-                ),
-                '0+',
-              ),
-            ),
-            '0+',
-          ),
-        ),
-        '0+',
-      ),
+      SHARE_ACKNOWLEDGEMENT_TOPICS,
       field(
         'forgotten_topics_data',
         struct_array(field('topic_id', 'uuid', '0+'), field('partitions', array_of('int32'), '0+')),

@@ -1,6 +1,7 @@
 // ShareAcknowledge (key 79): share consumers (KIP-932) accept, release, reject or (v2) renew records
 // they acquired through ShareFetch, within a share session. Flexible in every version.
-import { type ApiSpec, array_of, field, struct, struct_array } from '../schema.ts';
+import { SHARE_ACKNOWLEDGEMENT_TOPICS } from './78_share_fetch.ts';
+import { type ApiSpec, field, struct, struct_array } from '../schema.ts';
 
 export const SHARE_ACKNOWLEDGE: ApiSpec = {
   api_key: 79,
@@ -19,36 +20,7 @@ export const SHARE_ACKNOWLEDGE: ApiSpec = {
       field('share_session_epoch', 'int32', '0+'),
       // Set when some batch carries a renew (4) acknowledgement.
       field('is_renew_ack', 'bool', '2+', { default: false }),
-      field(
-        'topics',
-        struct_array(
-          field('topic_id', 'uuid', '0+'),
-          field(
-            'partitions',
-            struct_array(
-              field('partition_index', 'int32', '0+'),
-              field(
-                'acknowledgement_batches',
-                struct_array(
-                  field('first_offset', 'int64', '0+'),
-                  // inclusive
-                  field('last_offset', 'int64', '0+'),
-                  // One per offset, or one for the whole range: 0 gap, 1 accept, 2 release, 3 reject, 4 renew (v2).
-                  field('acknowledge_types', array_of('int8'), '0+'),
-                  // Sluice's extension, as tagged fields that Kafka brokers skip: why a consumer
-                  // released or rejected the records (kept in dead letters), and how long a release
-                  // should wait before the records are offered again (-1: the group's backoff).
-                  field('sluice_failure_reason', 'string', '0+', { nullable_versions: '0+', default: null, tag: 7000 }),
-                  field('sluice_release_delay_ms', 'int32', '0+', { default: -1, tag: 7001 }),
-                ),
-                '0+',
-              ),
-            ),
-            '0+',
-          ),
-        ),
-        '0+',
-      ),
+      SHARE_ACKNOWLEDGEMENT_TOPICS,
     ],
   },
   response: {
