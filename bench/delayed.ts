@@ -33,7 +33,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { bench_args, positive_int as positive_int_or_exit } from './cli_args.ts';
 import { Sluice } from '../src/sdk/index.ts';
 import type { Message } from '../src/sdk/producer.ts';
 import { encode_record_batch, type BatchRecord } from '../src/protocol/record_batch.ts';
@@ -62,29 +62,8 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
-function parse_args() {
-  try {
-    return parseArgs({ options: OPTIONS, strict: true }).values;
-  } catch (error) {
-    console.error(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
-    process.exit(2);
-  }
-}
-
-const args = parse_args();
-if (args.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-
-function positive_int(name: string, text: string, max: number): number {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value <= 0 || value > max) {
-    console.error(`--${name} must be an integer in 1..${max}, got ${JSON.stringify(text)}\n${USAGE}`);
-    process.exit(2);
-  }
-  return value;
-}
+const args = bench_args(OPTIONS, USAGE);
+const positive_int = (name: string, text: string, max: number) => positive_int_or_exit(name, text, max, USAGE);
 
 const SPREAD_MESSAGES = positive_int('spread-messages', args['spread-messages'], 10_000_000);
 const SPREAD_S = positive_int('spread-s', args['spread-s'], 3600);

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { bench_args, positive_int as positive_int_or_exit } from './cli_args.ts';
 import { encode_record_batch, type BatchRecord } from '../src/protocol/record_batch.ts';
 import { Storage, batch_format, storage_config_default, type DurabilityPolicy, type PartitionLog, type StorageConfig } from '../src/storage/index.ts';
 
@@ -39,30 +39,8 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
-function parse_args() {
-  try {
-    return parseArgs({ options: OPTIONS, strict: true }).values;
-  } catch (error) {
-    console.error(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
-    process.exit(2);
-  }
-}
-
-const args = parse_args();
-
-if (args.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-
-function positive_int(name: string, text: string, max: number): number {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value <= 0 || value > max) {
-    console.error(`--${name} must be an integer in 1..${max}, got ${JSON.stringify(text)}\n${USAGE}`);
-    process.exit(2);
-  }
-  return value;
-}
+const args = bench_args(OPTIONS, USAGE);
+const positive_int = (name: string, text: string, max: number) => positive_int_or_exit(name, text, max, USAGE);
 
 const TOTAL_BYTES = positive_int('bytes', args.bytes, 16 * 1024 * 1024 * 1024);
 const INFLIGHT = positive_int('inflight', args.inflight, 100_000);

@@ -38,6 +38,21 @@ export const SHARE_ACKNOWLEDGEMENT_TOPICS = field(
   '0+',
 );
 
+/** The leader a partition error points to (ShareFetch and ShareAcknowledge responses). */
+export const SHARE_CURRENT_LEADER = field('current_leader', struct(field('leader_id', 'int32', '0+'), field('leader_epoch', 'int32', '0+')), '0+');
+
+/** The brokers named as leaders in a response (ShareFetch and ShareAcknowledge). */
+export const SHARE_NODE_ENDPOINTS = field(
+  'node_endpoints',
+  struct_array(
+    field('node_id', 'int32', '0+'),
+    field('host', 'string', '0+'),
+    field('port', 'int32', '0+'),
+    field('rack', 'string', '0+', { nullable_versions: '0+', default: null }),
+  ),
+  '0+',
+);
+
 export const SHARE_FETCH: ApiSpec = {
   api_key: 78,
   name: 'ShareFetch',
@@ -92,7 +107,7 @@ export const SHARE_FETCH: ApiSpec = {
               field('error_message', 'string', '0+', { nullable_versions: '0+', default: null }),
               field('acknowledge_error_code', 'int16', '0+'),
               field('acknowledge_error_message', 'string', '0+', { nullable_versions: '0+', default: null }),
-              field('current_leader', struct(field('leader_id', 'int32', '0+'), field('leader_epoch', 'int32', '0+')), '0+'),
+              SHARE_CURRENT_LEADER,
               // Nullable only in the removed version 0: from v1 an empty partition carries zero bytes.
               field('records', 'records', '0+'),
               field(
@@ -110,16 +125,7 @@ export const SHARE_FETCH: ApiSpec = {
         ),
         '0+',
       ),
-      field(
-        'node_endpoints',
-        struct_array(
-          field('node_id', 'int32', '0+'),
-          field('host', 'string', '0+'),
-          field('port', 'int32', '0+'),
-          field('rack', 'string', '0+', { nullable_versions: '0+', default: null }),
-        ),
-        '0+',
-      ),
+      SHARE_NODE_ENDPOINTS,
     ],
   },
 };

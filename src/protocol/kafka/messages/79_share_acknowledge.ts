@@ -1,7 +1,7 @@
 // ShareAcknowledge (key 79): share consumers (KIP-932) accept, release, reject or (v2) renew records
 // they acquired through ShareFetch, within a share session. Flexible in every version.
-import { SHARE_ACKNOWLEDGEMENT_TOPICS } from './78_share_fetch.ts';
-import { type ApiSpec, field, struct, struct_array } from '../schema.ts';
+import { SHARE_ACKNOWLEDGEMENT_TOPICS, SHARE_CURRENT_LEADER, SHARE_NODE_ENDPOINTS } from './78_share_fetch.ts';
+import { type ApiSpec, field, struct_array } from '../schema.ts';
 
 export const SHARE_ACKNOWLEDGE: ApiSpec = {
   api_key: 79,
@@ -44,23 +44,14 @@ export const SHARE_ACKNOWLEDGE: ApiSpec = {
               field('partition_index', 'int32', '0+'),
               field('error_code', 'int16', '0+'),
               field('error_message', 'string', '0+', { nullable_versions: '0+', default: null }),
-              field('current_leader', struct(field('leader_id', 'int32', '0+'), field('leader_epoch', 'int32', '0+')), '0+'),
+              SHARE_CURRENT_LEADER,
             ),
             '0+',
           ),
         ),
         '0+',
       ),
-      field(
-        'node_endpoints',
-        struct_array(
-          field('node_id', 'int32', '0+'),
-          field('host', 'string', '0+'),
-          field('port', 'int32', '0+'),
-          field('rack', 'string', '0+', { nullable_versions: '0+', default: null }),
-        ),
-        '0+',
-      ),
+      SHARE_NODE_ENDPOINTS,
     ],
   },
 };
