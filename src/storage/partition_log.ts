@@ -42,6 +42,7 @@ import {
   os_error_code,
 } from './errors.ts';
 import { Segment } from './segment.ts';
+import { LeaderEpochCache } from './leader_epochs.ts';
 import { find_offset_by_time, load_saved_indexes, read_segment, save_indexes, scan_segment } from './segment_io.ts';
 
 export interface LogContext {
@@ -65,6 +66,13 @@ export interface AppendOptions {
    * rules (the broker does, before trusting a batch's producer fields): skip the second CRC pass.
    */
   checked?: boolean;
+  /**
+   * A follower's copy of the leader's batches: their offsets and leader epochs are kept as they
+   * are, and must continue this log exactly.
+   */
+  replicated?: boolean;
+  /** Resolve once the local durability policy holds, without waiting for the ack gate. */
+  local_ack?: boolean;
 }
 
 export interface AppendResult {
@@ -126,6 +134,13 @@ export class PartitionLog implements FlushTarget {
   /** 'external': replication sets the high watermark through set_high_watermark(). */
   high_watermark_mode: 'local' | 'external' = 'local';
   leader_epoch = 0;
+  /** First offset of each leader epoch in this log (replication compares these after failover). */
+  readonly epochs: LeaderEpochCache;
+  /**
+   * Set by replication on a leader: an append resolves only once this resolves too (the in-sync
+   * replicas have the batch). Appends with `local_ack` skip it.
+   */
+  ack_gate: ((result: AppendResult) => Promise<AppendResult>) | null = null;
 
   private queue: PendingAppend[] = [];
   private queue_head = 0;
@@ -147,6 +162,7 @@ export class PartitionLog implements FlushTarget {
     this.dir = path.join(ctx.storage.data_dir, name);
     this.config = config;
     this.tail = ctx.tail_cache.window();
+    this.epochs = new LeaderEpochCache(ctx.io, this.dir);
   }
 
   // ---------------------------------------------------------------- opening and recovery
@@ -164,6 +180,7 @@ export class PartitionLog implements FlushTarget {
     const log = new PartitionLog(ctx, name, config);
     await log.load_segments(checkpoints.log_start_offset);
     await log.recover(checkpoints.recovery_point, checkpoints.clean_shutdown);
+    await log.epochs.load(log.next_offset);
     return log;
   }
 
@@ -264,7 +281,9 @@ export class PartitionLog implements FlushTarget {
    */
   append(records: Buffer, options: AppendOptions = {}): Promise<AppendResult> {
     try {
-      return this.enqueue(records, options);
+      const appended = this.enqueue(records, options);
+      const gate = this.ack_gate;
+      return gate && !options.local_ack ? appended.then(gate) : appended;
     } catch (error) {
       return Promise.reject(error);
     }
@@ -272,7 +291,7 @@ export class PartitionLog implements FlushTarget {
 
   private enqueue(records: Buffer, options: AppendOptions): Promise<AppendResult> {
     this.check_writable();
-    const limits = { message_bytes_max: this.config.message_bytes_max, client_batch: true };
+    const limits = { message_bytes_max: this.config.message_bytes_max, client_batch: !options.replicated };
     let position = 0;
     let span = 0;
     while (position < records.length) {
@@ -293,8 +312,13 @@ export class PartitionLog implements FlushTarget {
     let offset = base_offset;
     for (position = 0; position < records.length; ) {
       const size = batch_size_at(records, position);
-      stamp_batch(records, position, offset, epoch);
-      if (log_append_time) stamp_log_append_time(records, position, size, now_ms);
+      if (options.replicated) {
+        const given = batch_base_offset(records, position);
+        if (given !== offset) throw new InvalidArgumentError(`${this.name}: replicated batch at offset ${given} does not continue the log at ${offset}`);
+      } else {
+        stamp_batch(records, position, offset, epoch);
+        if (log_append_time) stamp_log_append_time(records, position, size, now_ms);
+      }
       offset += batch_last_offset_delta(records, position) + 1;
       position += size;
     }
@@ -470,6 +494,45 @@ export class PartitionLog implements FlushTarget {
   private drain_writes(): Promise<void> {
     if (!this.writing && this.queue_head >= this.queue.length) return Promise.resolve();
     return new Promise((resolve) => this.drained.push(resolve));
+  }
+
+  // ---------------------------------------------------------------- truncation
+
+  /**
+   * Removes every batch reaching `offset` or beyond: a follower's tail that the new leader does not
+   * have. Cuts at a batch start, so the new end may be below `offset`; returns it. Waits for queued
+   * writes and flushes first, so no write or fsync races the cut.
+   */
+  async truncate_to(offset: number): Promise<number> {
+    this.check_writable();
+    assert(Number.isSafeInteger(offset) && offset >= 0, `truncation offset ${offset} is not an offset`);
+    await this.drain_writes();
+    await this.ctx.flusher.flush_all();
+    if (offset >= this.written_offset) return this.written_offset;
+    const { io, handles } = this.ctx;
+    const index = this.segment_index_of(Math.max(offset, this.log_start_offset));
+    for (const dropped of this.segments.splice(index + 1)) await this.remove_segment_files(dropped);
+    const segment = this.active;
+    this.ctx.index_cache.forget(segment); // active again: its indexes stay in memory
+    segment.reset_indexes();
+    segment.size_bytes = 0;
+    segment.end_offset = segment.base_offset;
+    const stop = await scan_segment(io, handles, segment, this.config.index_interval_bytes, offset);
+    assert(stop === null, `${this.name}: segment ${segment.base_offset} failed its checks while truncating: ${stop?.why}`);
+    await handles.with_handle(segment.log_path, async (fd) => {
+      await io.ftruncate(fd, segment.size_bytes);
+      await io.fdatasync(fd);
+    }, true);
+    segment.assigned_bytes = segment.size_bytes;
+    const end = segment.end_offset;
+    this.next_offset = this.written_offset = end;
+    this.flushed_offset = Math.min(this.flushed_offset, end);
+    this.high_watermark = Math.min(this.high_watermark, end);
+    this.log_start_offset = Math.min(this.log_start_offset, end);
+    this.tail.clear();
+    await this.epochs.truncate_to(end);
+    this.ctx.logger.warn({ partition: this.name, offset, end }, 'log truncated to the leader\'s');
+    return end;
   }
 
   // ---------------------------------------------------------------- durability

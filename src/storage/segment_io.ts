@@ -29,13 +29,15 @@ export interface ScanStop {
 /**
  * Walks the batches of `segment` from its current size_bytes to the end of the file, checking each
  * (framing, magic, CRC, offsets increasing) and recording it in the segment's indexes. Stops at the
- * first batch that fails and reports where; bytes from there on are not part of the log.
+ * first batch that fails and reports where; bytes from there on are not part of the log. With
+ * `offset_end`, stops quietly before the first batch reaching it.
  */
 export async function scan_segment(
   io: FileIO,
   handles: HandleCache,
   segment: Segment,
   index_interval_bytes: number,
+  offset_end = Number.POSITIVE_INFINITY,
 ): Promise<ScanStop | null> {
   return handles.with_handle(segment.log_path, async (fd) => {
     const file_bytes = await io.fsize(fd);
@@ -55,6 +57,7 @@ export async function scan_segment(
       if (!check.ok) return { position, why: check.why };
       const base_offset = batch_base_offset(chunk, at);
       const last_offset = base_offset + batch_last_offset_delta(chunk, at);
+      if (last_offset >= offset_end) return null; // a truncation point: the scan ends before this batch
       if (base_offset < segment.end_offset) {
         return { position, why: `offset ${base_offset} does not follow ${segment.end_offset - 1}` };
       }
