@@ -73,8 +73,9 @@ test('sluice start takes settings from SLUICE_* variables and refuses bad ones c
     const bad = await sluice(['start', '--data', data_dir, '--kafka', 'nonsense']);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /--kafka: expected HOST:PORT/);
-    const cluster = await sluice(['start', '--data', data_dir, '--etcd', 'http://127.0.0.1:2379']);
-    assert.match(cluster.stderr, /cluster mode is not available yet/);
+    const cluster = await sluice(['start', '--data', data_dir, '--kafka', '127.0.0.1:0', '--etcd', 'http://127.0.0.1:1']);
+    assert.notEqual(cluster.code, 0);
+    assert.match(cluster.stderr, /etcd at http:\/\/127\.0\.0\.1:1 is not reachable/, 'an unreachable etcd is named');
   } finally {
     fs.rmSync(data_dir, { recursive: true, force: true });
   }

@@ -300,7 +300,7 @@ test('export, purge, import restores a topic: keys, headers and timestamps kept;
 });
 
 test('an ordered share group (sluice.share.ordering=key): four consumers, failures retried, each key handled in order and never twice at once', async () => {
-  const { Connection } = await import('../src/sdk/connection.ts');
+  const { Connection } = await import('../src/protocol/kafka/client_connection.ts');
   const { INCREMENTAL_ALTER_CONFIGS } = await import('../src/protocol/kafka/messages/44_incremental_alter_configs.ts');
   const connection = await Connection.connect('127.0.0.1', broker.port);
   const altered = await connection.call(INCREMENTAL_ALTER_CONFIGS, 1, {

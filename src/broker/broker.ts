@@ -15,7 +15,7 @@ import {
 import { batch_size_at, check_batch, read_int64, OFFSET_PRODUCER_ID, OFFSET_PRODUCER_EPOCH, OFFSET_BASE_SEQUENCE, OFFSET_LAST_OFFSET_DELTA, ATTRIBUTE_TRANSACTIONAL, batch_attributes } from '../storage/batch.ts';
 import { read_whole_file, replace_file_atomically } from '../storage/file_util.ts';
 import { BrokerError } from './errors.ts';
-import { LocalMetadataStore, type MetadataState } from './metadata_store.ts';
+import { LocalMetadataStore, type MetadataState, type MetadataStore, new_uuid } from './metadata_store.ts';
 import { TopicManager, partition_name, is_internal_topic } from './topics.ts';
 import { OFFSETS_TOPIC, OffsetStore } from './offset_store.ts';
 import { GROUP_SETTINGS_DEFAULT, GroupCoordinator, type GroupSettings } from './group_coordinator.ts';
@@ -26,6 +26,11 @@ import { DELAYED_SETTINGS_DEFAULT, DELAYED_TOPIC, DelayedDelivery, type DelayedS
 import { delayed_records, may_carry_delay, type DelayedRecords } from './delayed/delay_headers.ts';
 import { OverflowGuard, overflow_limits } from './overflow.ts';
 import { type GroupConfigs, validate_group_configs } from './queues/group_config.ts';
+import type { TopicConfigs } from './topic_config.ts';
+import { CLUSTER_DEFAULTS, ClusterNode, type ClusterHost, type ClusterOptions } from '../cluster/cluster_node.ts';
+import { EtcdMetadataStore } from '../cluster/etcd_metadata_store.ts';
+import type { EtcdStore } from '../cluster/etcd_store.ts';
+import { assign_replicas, partition_key } from '../cluster/model.ts';
 
 export interface BrokerOptions {
   data_dir: string;
@@ -37,6 +42,8 @@ export interface BrokerOptions {
   groups?: Partial<GroupSettings>;
   share_groups?: Partial<ShareGroupSettings>;
   delayed?: Partial<DelayedSettings>;
+  /** Run as a member of a cluster whose metadata is in etcd (join_cluster() completes the start). */
+  cluster?: ClusterOptions;
   logger?: Logger;
 }
 
@@ -46,62 +53,86 @@ export interface ProduceResult {
   log_start_offset: number;
 }
 
+/** A partition's leader, epoch and replicas as clients are told them. */
+export interface PartitionInfo {
+  leader: number;
+  leader_epoch: number;
+  replicas: number[];
+  isr: number[];
+}
+
 const PRODUCER_STATE_FILE = 'producer-state.json';
+const DIRECTORY_ID_FILE = 'directory-id';
 const PRODUCER_ID_BLOCK = 1000;
 const SCAN_READ_BYTES = 1024 * 1024;
 const PRODUCER_STATE_INTERVAL_MS = 10_000;
 
+/** The broker's own topics, created at the first start (in a cluster, by the controller). */
+const INTERNAL_TOPICS: Array<[string, TopicConfigs]> = [
+  [OFFSETS_TOPIC, { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) }],
+  [DELAYED_TOPIC, { 'retention.ms': '-1', 'max.message.bytes': String(128 * 1024 * 1024) }],
+  [SHARE_STATE_TOPIC, { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) }],
+];
+
+interface GroupHost {
+  offsets: OffsetStore;
+  groups: GroupCoordinator;
+}
+
 export class Broker {
   readonly topics: TopicManager;
-  readonly offsets: OffsetStore;
-  readonly groups: GroupCoordinator;
-  readonly shares: ShareCoordinator;
-  readonly delayed: DelayedDelivery;
   readonly overflow: OverflowGuard;
+  /** Cluster membership; null on a single node (and in a cluster until join_cluster()). */
+  cluster: ClusterNode | null = null;
+  private group_host: GroupHost | null = null;
+  private share_host: ShareCoordinator | null = null;
+  private delayed_host: DelayedDelivery | null = null;
+  /** Raised on every coordinator change, so a slow activation cannot install a stale one. */
+  private coordinator_generation = { group: 0, share: 0, delayed: 0 };
   private readonly producers = new Map<string, PartitionProducers>();
+  private producer_snapshot: Record<string, { offset: number; producers: unknown }> = {};
   /** Per partition, the end of the chain of produces that had to wait (see produce). */
   private readonly produce_gates = new Map<string, Promise<void>>();
-  private next_producer_id: number;
+  private next_producer_id = 0;
+  private producer_id_block_end = 0;
   private closed = false;
+  private internal_topics_pending = false;
   private producer_state_saves: Promise<void> = Promise.resolve();
   private producer_state_timer: NodeJS.Timeout | null = null;
 
   private constructor(
     readonly options: Required<Pick<BrokerOptions, 'data_dir' | 'node_id' | 'auto_create_topics' | 'default_partitions'>>,
     readonly storage: Storage,
-    private readonly store: LocalMetadataStore,
+    private readonly store: MetadataStore,
     private readonly state: MetadataState,
-    offsets_log: PartitionLog,
     topics: TopicManager,
-    group_settings: GroupSettings,
-    share_settings: ShareGroupSettings,
-    delayed_settings: DelayedSettings,
+    private readonly group_settings: GroupSettings,
+    private readonly share_settings: ShareGroupSettings,
+    readonly delayed_settings: DelayedSettings,
     readonly logger: Logger,
+    private readonly cluster_setup: { options: ClusterOptions; etcd: EtcdStore } | null,
   ) {
     this.topics = topics;
-    this.offsets = new OffsetStore(offsets_log);
-    this.groups = new GroupCoordinator(this.offsets, group_settings);
-    this.shares = new ShareCoordinator(
-      {
-        topics,
-        store: new ShareStateStore(topics.log(SHARE_STATE_TOPIC, 0)),
-        logger,
-        ensure_dead_letter_topic: (name) => this.ensure_internal_topic(name, 1),
-        group_configs: (group_id) => this.group_configs(group_id),
-      },
-      share_settings,
-    );
-    this.delayed = new DelayedDelivery(topics.log(DELAYED_TOPIC, 0), topics, logger, delayed_settings);
-    this.overflow = new OverflowGuard(topics, this.shares, (name, partitions) => this.ensure_internal_topic(name, partitions), logger);
-    this.next_producer_id = state.producer_id_block_end;
+    this.overflow = new OverflowGuard(topics, () => this.share_host, (name, partitions) => this.ensure_internal_topic(name, partitions), logger);
   }
 
   static async start(options: BrokerOptions): Promise<Broker> {
     const logger = options.logger ?? SILENT_LOGGER;
-    const store = new LocalMetadataStore(options.data_dir);
     await new NodeFileIO().mkdir(options.data_dir);
-    const state = await store.load();
-    await store.save(state);
+    let store: MetadataStore;
+    let state: MetadataState;
+    let cluster_setup: { options: ClusterOptions; etcd: EtcdStore } | null = null;
+    if (options.cluster) {
+      const { store: etcd, cluster_id } = await ClusterNode.connect(options.cluster, options.node_id, logger);
+      cluster_setup = { options: options.cluster, etcd };
+      state = { version: 1, cluster_id: await cluster_id(new_uuid()), topics: [], producer_id_block_end: 0 };
+      store = new EtcdMetadataStore(etcd, () => broker.cluster);
+    } else {
+      const local = new LocalMetadataStore(options.data_dir);
+      state = await local.load();
+      await local.save(state);
+      store = local;
+    }
     const config: StorageConfig = {
       ...storage_config_default(options.data_dir),
       ...(options.durability ? { durability: options.durability } : {}),
@@ -109,16 +140,10 @@ export class Broker {
     };
     const storage = await Storage.open(config, { logger, log_config: (name) => TopicManager.log_config_for(state, name) });
     const topics = new TopicManager(storage, store, state);
-    if (!topics.get(OFFSETS_TOPIC)) {
-      await topics.create(OFFSETS_TOPIC, 1, { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) });
+    if (!store.distributed) {
+      for (const [name, configs] of INTERNAL_TOPICS) if (!topics.get(name)) await topics.create(name, 1, configs);
     }
-    if (!topics.get(DELAYED_TOPIC)) {
-      await topics.create(DELAYED_TOPIC, 1, { 'retention.ms': '-1', 'max.message.bytes': String(128 * 1024 * 1024) });
-    }
-    if (!topics.get(SHARE_STATE_TOPIC)) {
-      await topics.create(SHARE_STATE_TOPIC, 1, { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) });
-    }
-    const broker = new Broker(
+    const broker: Broker = new Broker(
       {
         data_dir: options.data_dir,
         node_id: options.node_id,
@@ -128,24 +153,218 @@ export class Broker {
       storage,
       store,
       state,
-      topics.log(OFFSETS_TOPIC, 0),
       topics,
       { ...GROUP_SETTINGS_DEFAULT, ...options.groups },
       { ...SHARE_GROUP_SETTINGS_DEFAULT, ...options.share_groups, partition: { ...SHARE_GROUP_SETTINGS_DEFAULT.partition, ...options.share_groups?.partition } },
       { ...DELAYED_SETTINGS_DEFAULT, ...options.delayed },
       logger,
+      cluster_setup,
     );
-    await broker.offsets.load();
-    await broker.shares.load();
-    broker.shares.start();
-    await broker.delayed.load(Date.now());
-    broker.delayed.start();
-    await broker.load_producer_state();
+    broker.producer_snapshot = await broker.read_producer_snapshot();
+    if (!store.distributed) {
+      await broker.activate_groups(topics.log(OFFSETS_TOPIC, 0));
+      await broker.activate_shares(topics.log(SHARE_STATE_TOPIC, 0));
+      await broker.activate_delayed(topics.log(DELAYED_TOPIC, 0));
+      await broker.load_producer_state();
+    }
     // Periodic snapshots bound how much of the log a restart after a crash replays.
     broker.producer_state_timer = setInterval(() => void broker.save_producer_state().catch(() => undefined), PRODUCER_STATE_INTERVAL_MS);
     broker.producer_state_timer.unref();
     return broker;
   }
+
+  /**
+   * In cluster mode, registers this broker (at the address clients and replicas reach it) and
+   * starts following the cluster. Refuses when the node id is registered by a live broker.
+   */
+  async join_cluster(address: { host: string; port: number }): Promise<void> {
+    if (!this.cluster_setup) return;
+    const registration = { node_id: this.node_id, host: address.host, port: address.port, started_ms: Date.now(), dir_id: await this.directory_id() };
+    // Share groups are found through the group coordinator and delayed delivery runs beside them:
+    // the controller keeps the three internal partitions on one leader when it can.
+    const colocated = INTERNAL_TOPICS.map(([name]) => partition_key(name, 0));
+    this.cluster = await ClusterNode.join(this.cluster_setup.etcd, { ...this.cluster_setup.options, colocated }, registration, this.cluster_host(), this.logger);
+  }
+
+  /** A random id kept in the data directory: tells a restart of this broker from another broker. */
+  private async directory_id(): Promise<string> {
+    const file = path.join(this.options.data_dir, DIRECTORY_ID_FILE);
+    const bytes = await read_whole_file(new NodeFileIO(), file);
+    if (bytes) return bytes.toString('utf8').trim();
+    const id = new_uuid();
+    await replace_file_atomically(new NodeFileIO(), file, Buffer.from(`${id}\n`));
+    return id;
+  }
+
+  get is_clustered(): boolean {
+    return this.cluster_setup !== null;
+  }
+
+  private cluster_host(): ClusterHost {
+    return {
+      apply_topics: async (view) => {
+        await this.topics.apply_view([...view.topics.values()].map((topic) => topic.value));
+        if (this.cluster?.controller.is_active) void this.ensure_internal_topics_in_cluster(view.brokers.size);
+      },
+      ensure_log: async (topic, partition) => {
+        const log = await this.topics.ensure_log(topic, partition);
+        if (!this.producers.has(log.name) && !is_internal_topic(topic)) await this.load_partition_producers(log);
+        return log;
+      },
+      durable_end: (log) => (this.storage_policy_fsync ? log.flushed_offset : log.written_offset),
+      min_insync_replicas: (topic) => Number(this.topics.get(topic)?.configs['min.insync.replicas'] ?? 1),
+      on_role: (replica) => this.on_replica_role(replica.topic, replica.partition, replica.role, replica.log),
+      on_replicated: (log, batches) => {
+        const producers = this.producers.get(log.name);
+        if (producers) record_producer_batches(producers, batches);
+      },
+      on_truncated: (log, end) => this.producers.get(log.name)?.truncate_from(end),
+    };
+  }
+
+  private get storage_policy_fsync(): boolean {
+    return this.storage.config.durability.kind === 'fsync';
+  }
+
+  /** The controller creates the internal topics once enough brokers are live for their replication. */
+  private async ensure_internal_topics_in_cluster(live_brokers: number): Promise<void> {
+    const rf = Math.min(this.cluster_setup!.options.replication_factor_default ?? CLUSTER_DEFAULTS.replication_factor_default, live_brokers);
+    const wanted = this.cluster_setup!.options.replication_factor_default ?? CLUSTER_DEFAULTS.replication_factor_default;
+    if (this.internal_topics_pending || rf < wanted) return;
+    const missing = INTERNAL_TOPICS.filter(([name]) => !this.topics.get(name));
+    if (missing.length === 0) return;
+    this.internal_topics_pending = true;
+    // One placement for all of them, so one broker can lead them together.
+    const assignment = assign_replicas([...this.cluster!.view.brokers.keys()], 1, rf);
+    try {
+      for (const [name, configs] of missing) {
+        await this.topics.create(name, 1, { ...configs, 'min.insync.replicas': String(Math.min(2, rf)) }, { replication_factor: rf, assignment }).catch((error: unknown) => {
+          if (!(error instanceof BrokerError && error.kind === 'topic_already_exists')) throw error;
+        });
+      }
+    } catch (error) {
+      this.logger.warn({ error: String(error) }, 'could not create the internal topics yet');
+    } finally {
+      this.internal_topics_pending = false;
+    }
+  }
+
+  // ------------------------------------------------------------------ coordinators
+
+  /** Coordinators run where the leader of their internal partition is; they follow it. */
+  private on_replica_role(topic: string, partition: number, role: string, log: PartitionLog): void {
+    if (partition !== 0) return;
+    const leading = role === 'leader';
+    if (topic === OFFSETS_TOPIC) void (leading ? this.activate_groups(log) : this.deactivate_groups());
+    else if (topic === SHARE_STATE_TOPIC) void (leading ? this.activate_shares(log) : this.deactivate_shares());
+    else if (topic === DELAYED_TOPIC) void (leading ? this.activate_delayed(log) : this.deactivate_delayed());
+  }
+
+  private async activate_groups(log: PartitionLog): Promise<void> {
+    const generation = ++this.coordinator_generation.group;
+    this.deactivate_groups(generation);
+    const offsets = new OffsetStore(log);
+    await offsets.load();
+    if (generation !== this.coordinator_generation.group || this.closed) return;
+    this.group_host = { offsets, groups: new GroupCoordinator(offsets, this.group_settings) };
+    if (this.cluster) this.logger.info({ node_id: this.node_id }, 'group coordinator active here');
+  }
+
+  private deactivate_groups(generation = ++this.coordinator_generation.group): void {
+    this.coordinator_generation.group = generation;
+    this.group_host?.groups.close();
+    this.group_host = null;
+  }
+
+  private async activate_shares(log: PartitionLog): Promise<void> {
+    const generation = ++this.coordinator_generation.share;
+    await this.deactivate_shares(generation);
+    const shares = new ShareCoordinator(
+      {
+        topics: this.topics,
+        store: new ShareStateStore(log),
+        logger: this.logger,
+        ensure_dead_letter_topic: (name) => this.ensure_internal_topic(name, 1),
+        group_configs: (group_id) => this.group_configs(group_id),
+      },
+      this.share_settings,
+    );
+    await shares.load();
+    if (generation !== this.coordinator_generation.share || this.closed) {
+      await shares.close();
+      return;
+    }
+    shares.start();
+    this.share_host = shares;
+  }
+
+  private async deactivate_shares(generation = ++this.coordinator_generation.share): Promise<void> {
+    this.coordinator_generation.share = generation;
+    const shares = this.share_host;
+    this.share_host = null;
+    await shares?.close().catch(() => undefined);
+  }
+
+  private async activate_delayed(log: PartitionLog): Promise<void> {
+    const generation = ++this.coordinator_generation.delayed;
+    await this.deactivate_delayed(generation);
+    const delayed = new DelayedDelivery(log, this.topics, this.logger, this.delayed_settings);
+    await delayed.load(Date.now());
+    if (generation !== this.coordinator_generation.delayed || this.closed) {
+      await delayed.close();
+      return;
+    }
+    delayed.start();
+    this.delayed_host = delayed;
+  }
+
+  private async deactivate_delayed(generation = ++this.coordinator_generation.delayed): Promise<void> {
+    this.coordinator_generation.delayed = generation;
+    const delayed = this.delayed_host;
+    this.delayed_host = null;
+    await delayed?.close().catch(() => undefined);
+  }
+
+  get offsets(): OffsetStore {
+    return this.require_group_host().offsets;
+  }
+
+  get groups(): GroupCoordinator {
+    return this.require_group_host().groups;
+  }
+
+  /** True when this broker coordinates consumer groups now. */
+  get is_group_coordinator(): boolean {
+    return this.group_host !== null;
+  }
+
+  private require_group_host(): GroupHost {
+    if (this.group_host) return this.group_host;
+    throw new BrokerError('not_coordinator', `broker ${this.node_id} is not the group coordinator`);
+  }
+
+  get shares(): ShareCoordinator {
+    if (this.share_host) return this.share_host;
+    throw new BrokerError('not_coordinator', `broker ${this.node_id} is not the share-group coordinator`);
+  }
+
+  get is_share_coordinator(): boolean {
+    return this.share_host !== null;
+  }
+
+  get delayed(): DelayedDelivery {
+    if (this.delayed_host) return this.delayed_host;
+    throw new BrokerError('not_leader_or_follower', `broker ${this.node_id} does not run delayed delivery now`);
+  }
+
+  /** The node that coordinates consumer groups ('group') or share groups ('share'); -1 when none. */
+  coordinator_node(kind: 'group' | 'share'): number {
+    if (!this.cluster_setup) return this.node_id;
+    const topic = kind === 'group' ? OFFSETS_TOPIC : SHARE_STATE_TOPIC;
+    return this.cluster?.partition_state(topic, 0)?.leader ?? -1;
+  }
+
+  // ------------------------------------------------------------------ what clients are told
 
   get cluster_id(): string {
     return this.state.cluster_id;
@@ -155,8 +374,58 @@ export class Broker {
     return this.options.node_id;
   }
 
+  /** Brokers clients may connect to; `self` is this broker's advertised address. */
+  brokers(self: { host: string; port: number }): Array<{ node_id: number; host: string; port: number }> {
+    if (!this.cluster) return [{ node_id: this.node_id, ...self }];
+    return [...this.cluster.view.brokers.values()].map((b) => ({ node_id: b.node_id, host: b.host, port: b.port }));
+  }
+
+  get controller_id(): number {
+    if (!this.cluster_setup) return this.node_id;
+    return this.cluster?.view.controller?.node_id ?? -1;
+  }
+
+  partition_info(topic: string, partition: number): PartitionInfo {
+    if (!this.cluster_setup) return { leader: this.node_id, leader_epoch: 0, replicas: [this.node_id], isr: [this.node_id] };
+    const state = this.cluster?.partition_state(topic, partition);
+    if (!state) return { leader: -1, leader_epoch: -1, replicas: [], isr: [] };
+    return { leader: state.leader, leader_epoch: state.leader_epoch, replicas: state.replicas, isr: state.isr };
+  }
+
+  /** The log consumers read from: this broker must lead the partition. */
+  read_log(topic: string, partition: number): PartitionLog {
+    if (!this.cluster_setup) return this.topics.log(topic, partition);
+    this.topics.local_log(topic, partition);
+    const replica = this.cluster?.replicas.get(topic, partition);
+    if (!replica || replica.role !== 'leader' || !this.cluster!.membership.valid) {
+      throw new BrokerError('not_leader_or_follower', `broker ${this.node_id} is not the leader of ${topic}-${partition}`);
+    }
+    return replica.log;
+  }
+
+  /** A follower's fetch reaching this leader: records its progress; returns the log to read. */
+  replica_fetch(node_id: number, topic: string, partition: number, fetch_offset: number, current_leader_epoch: number): PartitionLog {
+    this.topics.local_log(topic, partition);
+    if (!this.cluster) throw new BrokerError('not_leader_or_follower', `broker ${this.node_id} does not replicate partitions`);
+    return this.cluster.replicas.replica_fetch(node_id, topic, partition, fetch_offset, current_leader_epoch);
+  }
+
+  /** Where `epoch` ends in a partition's log on its leader (OffsetForLeaderEpoch). */
+  end_offset_for_epoch(topic: string, partition: number, epoch: number, current_leader_epoch: number): { epoch: number; end_offset: number } {
+    if (this.cluster_setup) {
+      this.topics.local_log(topic, partition);
+      if (!this.cluster) throw new BrokerError('leader_not_available', 'this broker has not joined the cluster yet');
+      return this.cluster.replicas.end_offset_for_epoch(topic, partition, epoch, current_leader_epoch);
+    }
+    // One leader epoch (0) on a single node: it ends at the log end.
+    const log = this.topics.log(topic, partition);
+    if (epoch > 0) throw new BrokerError('unknown_leader_epoch', `${topic}-${partition} has only leader epoch 0`);
+    return { epoch: 0, end_offset: log.written_offset };
+  }
+
   /** A share group's own configs (empty when it has none). */
   group_configs(group_id: string): GroupConfigs {
+    if (this.cluster) return { ...this.cluster.view.group_configs.get(group_id) };
     return { ...this.state.group_configs?.[group_id] };
   }
 
@@ -167,10 +436,9 @@ export class Broker {
     for (const name of options.remove ?? []) delete next[name];
     validate_group_configs(next);
     if (options.validate_only) return;
-    this.state.group_configs = { ...this.state.group_configs, [group_id]: next };
-    if (Object.keys(next).length === 0) delete this.state.group_configs[group_id];
-    await this.store.save(this.state);
-    this.shares.apply_group_configs(group_id, next);
+    await this.store.set_group_configs(group_id, next);
+    if (this.cluster) await this.cluster.wait_for_view((view) => JSON.stringify(view.group_configs.get(group_id) ?? {}) === JSON.stringify(next), `configs of group ${group_id}`);
+    this.share_host?.apply_group_configs(group_id, next);
   }
 
   /** A topic the broker itself writes to (dead letters), created if missing. */
@@ -203,8 +471,9 @@ export class Broker {
    * checked against the producer's last five batches first: a duplicate is answered with its
    * original offset once that append is acknowledged.
    */
-  async produce(topic: string, partition: number, records: Buffer): Promise<ProduceResult> {
-    const log = this.topics.log(topic, partition);
+  async produce(topic: string, partition: number, records: Buffer, acks: -1 | 0 | 1 = -1): Promise<ProduceResult> {
+    const log = this.cluster_setup ? this.leader_log(topic, partition, acks) : this.topics.log(topic, partition);
+    const local_ack = acks !== -1;
     if (records.length >= 61 && batch_size_at(records, 0) !== records.length) {
       throw new BrokerError('invalid_record', 'a produce request must carry exactly one record batch per partition');
     }
@@ -214,7 +483,7 @@ export class Broker {
     const needs_delay_check = records.length >= 61 && may_carry_delay(records);
     const limits = overflow_limits(this.topics.get(topic)?.configs ?? {});
     const gate = this.produce_gates.get(log.name);
-    if (!needs_delay_check && !limits && !gate) return this.append_in_order(log, records);
+    if (!needs_delay_check && !limits && !gate) return this.append_in_order(log, records, local_ack);
     // Reading a batch's headers may wait (decompression); later batches of the partition wait for
     // it, so batches are still appended in the order they arrived.
     let open!: () => void;
@@ -232,7 +501,7 @@ export class Broker {
         if (delayed) result = this.produce_delayed(log, topic, partition, records, delayed, received_ms);
       }
       if (!result && limits && records.length >= 61) await this.overflow.make_room(topic, partition, log, limits, records.readInt32BE(57), records.length);
-      result ??= this.append_in_order(log, records); // issues the append before its first await
+      result ??= this.append_in_order(log, records, local_ack); // issues the append before its first await
       open();
       return await result;
     } finally {
@@ -242,10 +511,10 @@ export class Broker {
   }
 
   /** The append of an ordinary batch; the log's append is called before the first await. */
-  private async append_in_order(log: PartitionLog, records: Buffer): Promise<ProduceResult> {
+  private async append_in_order(log: PartitionLog, records: Buffer, local_ack: boolean): Promise<ProduceResult> {
     const producer_id = records.length >= 61 ? read_int64(records, OFFSET_PRODUCER_ID) : -1;
     const sequence = records.length >= 61 ? records.readInt32BE(OFFSET_BASE_SEQUENCE) : -1;
-    if (producer_id < 0 || sequence < 0) return this.result(await log.append(records));
+    if (producer_id < 0 || sequence < 0) return this.result(await log.append(records, { local_ack }));
     // Check the batch (CRC, size) before trusting its producer fields: a corrupt retry must be
     // refused as corrupt, not answered as a duplicate or a sequence error.
     check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
@@ -258,7 +527,7 @@ export class Broker {
       return { base_offset: duplicate.base_offset, log_append_time_ms: -1, log_start_offset: log.log_start_offset };
     }
     const base_offset = log.next_offset;
-    const appended = log.append(records, { checked: true });
+    const appended = log.append(records, { checked: true, local_ack });
     if (log.next_offset === base_offset) return this.result(await appended); // refused before any offset was assigned
     const entry: BatchEntry = { first_sequence: sequence, last_sequence, base_offset, last_offset: log.next_offset - 1, settled: appended };
     producers.record(producer_id, epoch, entry);
@@ -316,31 +585,45 @@ export class Broker {
     return producers;
   }
 
+  /** In a cluster, the leader's log; refuses acks=all while the ISR is below min.insync.replicas. */
+  private leader_log(topic: string, partition: number, acks: number): PartitionLog {
+    this.topics.local_log(topic, partition); // an unknown topic or partition is refused as such first
+    if (!this.cluster) throw new BrokerError('leader_not_available', 'this broker has not joined the cluster yet');
+    return this.cluster.leader_log(topic, partition, acks === -1);
+  }
+
+  /** Producer ids come in blocks reserved in the metadata store, so no two brokers hand out one. */
   async allocate_producer_id(): Promise<number> {
-    if (this.next_producer_id >= this.state.producer_id_block_end) {
-      this.state.producer_id_block_end = this.next_producer_id + PRODUCER_ID_BLOCK;
-      await this.store.save(this.state);
+    if (this.next_producer_id >= this.producer_id_block_end) {
+      const start = await this.store.allocate_producer_ids(PRODUCER_ID_BLOCK);
+      if (this.next_producer_id >= this.producer_id_block_end) {
+        this.next_producer_id = start;
+        this.producer_id_block_end = start + PRODUCER_ID_BLOCK;
+      }
     }
     return this.next_producer_id++;
   }
 
   // ------------------------------------------------------------------ producer state across restarts
 
-  /** Loads the snapshot taken at the last clean close, then replays batches written after it. */
+  private async read_producer_snapshot(): Promise<Record<string, { offset: number; producers: unknown }>> {
+    const bytes = await read_whole_file(new NodeFileIO(), path.join(this.options.data_dir, PRODUCER_STATE_FILE));
+    return bytes ? (JSON.parse(bytes.toString('utf8')) as Record<string, { offset: number; producers: unknown }>) : {};
+  }
+
+  /** Loads every partition's producer state: the last snapshot, then the batches written after it. */
   private async load_producer_state(): Promise<void> {
-    const file = path.join(this.options.data_dir, PRODUCER_STATE_FILE);
-    const bytes = await read_whole_file(new NodeFileIO(), file);
-    const snapshot = bytes ? (JSON.parse(bytes.toString('utf8')) as Record<string, { offset: number; producers: unknown }>) : {};
     for (const topic of this.topics.list()) {
       if (is_internal_topic(topic.name)) continue;
-      for (let p = 0; p < topic.partitions; p++) {
-        const name = partition_name(topic.name, p);
-        const saved = snapshot[name];
-        const producers = saved ? PartitionProducers.from_json(saved.producers) : new PartitionProducers();
-        this.producers.set(name, producers);
-        await this.replay_producers(this.topics.log(topic.name, p), producers, saved?.offset ?? 0);
-      }
+      for (let p = 0; p < topic.partitions; p++) await this.load_partition_producers(this.topics.log(topic.name, p));
     }
+  }
+
+  private async load_partition_producers(log: PartitionLog): Promise<void> {
+    const saved = this.producer_snapshot[log.name];
+    const producers = saved ? PartitionProducers.from_json(saved.producers) : new PartitionProducers();
+    this.producers.set(log.name, producers);
+    await this.replay_producers(log, producers, saved?.offset ?? 0);
   }
 
   private async replay_producers(log: PartitionLog, producers: PartitionProducers, from_offset: number): Promise<void> {
@@ -349,20 +632,8 @@ export class Broker {
       const { batches } = await log.read(offset, SCAN_READ_BYTES, 'log_end');
       if (batches.length === 0) break;
       for (const batch of batches) {
-        const base_offset = read_int64(batch, 0);
-        const delta = batch.readInt32BE(OFFSET_LAST_OFFSET_DELTA);
-        const producer_id = read_int64(batch, OFFSET_PRODUCER_ID);
-        const sequence = batch.readInt32BE(OFFSET_BASE_SEQUENCE);
-        if (producer_id >= 0 && sequence >= 0) {
-          producers.record(producer_id, batch.readInt16BE(OFFSET_PRODUCER_EPOCH), {
-            first_sequence: sequence,
-            last_sequence: last_sequence_of(sequence, delta),
-            base_offset,
-            last_offset: base_offset + delta,
-            settled: Promise.resolve(),
-          });
-        }
-        offset = base_offset + delta + 1;
+        record_producer_batches(producers, batch);
+        offset = read_int64(batch, 0) + batch.readInt32BE(OFFSET_LAST_OFFSET_DELTA) + 1;
       }
     }
   }
@@ -380,7 +651,7 @@ export class Broker {
         for (let p = 0; p < topic.partitions; p++) {
           const name = partition_name(topic.name, p);
           const log = this.storage.partition(name);
-          if (!log) continue;
+          if (!log || log.is_offline) continue;
           const flushed = log.flushed_offset;
           snapshot[name] = { offset: flushed, producers: this.producers.get(name)?.to_json(flushed) ?? [] };
         }
@@ -399,11 +670,35 @@ export class Broker {
     if (this.closed) return;
     this.closed = true;
     if (this.producer_state_timer) clearInterval(this.producer_state_timer);
-    this.groups.close();
-    await this.shares.close();
-    await this.delayed.close();
+    // Replication stops first: nothing is led or followed while the rest shuts down.
+    await this.cluster?.close();
+    this.cluster_setup?.etcd.close();
+    this.deactivate_groups();
+    await this.deactivate_shares();
+    await this.deactivate_delayed();
     await this.storage.checkpoint();
     await this.save_producer_state();
     await this.storage.close();
+  }
+}
+
+/** Records the producer fields of each batch in `batches` (back to back) into `producers`. */
+function record_producer_batches(producers: PartitionProducers, batches: Buffer): void {
+  for (let position = 0; position + 61 <= batches.length; ) {
+    const size = batch_size_at(batches, position);
+    const base_offset = read_int64(batches, position);
+    const delta = batches.readInt32BE(position + OFFSET_LAST_OFFSET_DELTA);
+    const producer_id = read_int64(batches, position + OFFSET_PRODUCER_ID);
+    const sequence = batches.readInt32BE(position + OFFSET_BASE_SEQUENCE);
+    if (producer_id >= 0 && sequence >= 0) {
+      producers.record(producer_id, batches.readInt16BE(position + OFFSET_PRODUCER_EPOCH), {
+        first_sequence: sequence,
+        last_sequence: last_sequence_of(sequence, delta),
+        base_offset,
+        last_offset: base_offset + delta,
+        settled: Promise.resolve(),
+      });
+    }
+    position += size;
   }
 }

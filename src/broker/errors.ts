@@ -32,7 +32,17 @@ export type BrokerErrorKind =
   | 'invalid_record_state'
   | 'share_session_not_found'
   | 'invalid_share_session_epoch'
-  | 'queue_full';
+  | 'queue_full'
+  // cluster: leadership and replication
+  | 'not_leader_or_follower'
+  | 'leader_not_available'
+  | 'not_coordinator'
+  | 'coordinator_load_in_progress'
+  | 'not_enough_replicas'
+  | 'not_enough_replicas_after_append'
+  | 'fenced_leader_epoch'
+  | 'unknown_leader_epoch'
+  | 'request_timed_out';
 
 export class BrokerError extends Error {
   constructor(

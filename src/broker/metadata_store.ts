@@ -34,7 +34,25 @@ export function new_uuid(): string {
   return bytes.toString('base64url');
 }
 
-export class LocalMetadataStore {
+/**
+ * Where topics, share-group configs and producer-id blocks are recorded: one JSON file for a single
+ * node (LocalMetadataStore), etcd for a cluster (cluster/etcd_metadata_store.ts). A cluster store's
+ * changes reach the broker through its view of the cluster, not through these calls' results.
+ */
+export interface MetadataStore {
+  readonly distributed: boolean;
+  create_topic(record: TopicRecord, replication_factor: number): Promise<void>;
+  delete_topic(name: string): Promise<void>;
+  /** Applies `change` to the stored record (configs, partition count). */
+  update_topic(name: string, change: (record: TopicRecord) => TopicRecord): Promise<void>;
+  set_group_configs(group_id: string, configs: Record<string, string>): Promise<void>;
+  /** Reserves `count` producer ids; returns the first. */
+  allocate_producer_ids(count: number): Promise<number>;
+}
+
+export class LocalMetadataStore implements MetadataStore {
+  readonly distributed = false;
+  private state: MetadataState | null = null;
   private readonly file: string;
   private chain: Promise<void> = Promise.resolve();
 
@@ -45,12 +63,52 @@ export class LocalMetadataStore {
     this.file = path.join(data_dir, FILE_NAME);
   }
 
+  /** Reads the file once; the returned state is the one this store changes and saves. */
   async load(): Promise<MetadataState> {
     const bytes = await read_whole_file(this.io, this.file);
-    if (bytes === null) return { version: 1, cluster_id: new_uuid(), topics: [], producer_id_block_end: 0 };
-    const state = JSON.parse(bytes.toString('utf8')) as MetadataState;
+    let state: MetadataState;
+    if (bytes === null) state = { version: 1, cluster_id: new_uuid(), topics: [], producer_id_block_end: 0 };
+    else state = JSON.parse(bytes.toString('utf8')) as MetadataState;
     if (state.version !== 1) throw new Error(`${this.file}: unknown metadata version ${String(state.version)}`);
+    this.state = state;
     return state;
+  }
+
+  private get loaded(): MetadataState {
+    if (!this.state) throw new Error('metadata store used before load()');
+    return this.state;
+  }
+
+  create_topic(record: TopicRecord): Promise<void> {
+    this.loaded.topics.push(record);
+    return this.save(this.loaded);
+  }
+
+  delete_topic(name: string): Promise<void> {
+    this.loaded.topics = this.loaded.topics.filter((t) => t.name !== name);
+    return this.save(this.loaded);
+  }
+
+  update_topic(name: string, change: (record: TopicRecord) => TopicRecord): Promise<void> {
+    const state = this.loaded;
+    // In place: the topic manager indexes these same objects.
+    for (const topic of state.topics) if (topic.name === name) Object.assign(topic, change(topic));
+    return this.save(state);
+  }
+
+  set_group_configs(group_id: string, configs: Record<string, string>): Promise<void> {
+    const state = this.loaded;
+    state.group_configs = { ...state.group_configs, [group_id]: configs };
+    if (Object.keys(configs).length === 0) delete state.group_configs[group_id];
+    return this.save(state);
+  }
+
+  async allocate_producer_ids(count: number): Promise<number> {
+    const state = this.loaded;
+    const start = state.producer_id_block_end;
+    state.producer_id_block_end = start + count;
+    await this.save(state);
+    return start;
   }
 
   /** Saves a snapshot; saves are serialised so the newest state lands last. */

@@ -41,14 +41,15 @@ export class OverflowGuard {
 
   constructor(
     private readonly topics: TopicManager,
-    private readonly shares: ShareCoordinator,
+    /** The share coordinator when this broker hosts it (a cluster member may not). */
+    private readonly share_coordinator: () => ShareCoordinator | null,
     private readonly ensure_topic: (name: string, partitions: number) => Promise<void>,
     private readonly logger: Logger,
   ) {}
 
   /** Where the partition's unconsumed messages start. */
   unconsumed_from(topic: string, partition: number, log: PartitionLog): number {
-    return Math.max(log.log_start_offset, this.shares.lowest_start_offset(topic, partition) ?? log.log_start_offset);
+    return Math.max(log.log_start_offset, this.share_coordinator()?.lowest_start_offset(topic, partition) ?? log.log_start_offset);
   }
 
   /**
@@ -109,8 +110,9 @@ export class OverflowGuard {
       await this.topics.log(archive, partition % partitions).append(encode_record_batch(records));
     }
     // Copied: now the messages leave the queue.
-    if (this.shares.lowest_start_offset(topic, partition) === null) await log.delete_records_before(end);
-    else await this.shares.skip_before(topic, partition, end);
+    const shares = this.share_coordinator();
+    if (!shares || shares.lowest_start_offset(topic, partition) === null) await log.delete_records_before(end);
+    else await shares.skip_before(topic, partition, end);
     this.counters.archived += records.length;
     this.logger.info({ topic, partition, archived: records.length, to: archive_topic_name(topic) }, 'queue full: oldest messages archived');
   }

@@ -77,6 +77,14 @@ export class PartitionProducers {
     if (entry.batches.length === 0) this.producers.delete(producer_id);
   }
 
+  /** Drops batches at or past `offset` (the log was truncated there after a leader change). */
+  truncate_from(offset: number): void {
+    for (const [id, entry] of this.producers) {
+      entry.batches = entry.batches.filter((b) => b.last_offset < offset);
+      if (entry.batches.length === 0) this.producers.delete(id);
+    }
+  }
+
   /** The state as of `offset`: only batches that end before it. */
   to_json(offset: number): unknown {
     const out = [];

@@ -35,7 +35,13 @@ const ENTRIES: Record<string, ConfigEntry> = {
     default: 'producer',
     validate: (v) => (v === 'producer' ? null : 'only "producer" is supported: batches are stored as the producer compressed them'),
   },
+  // acks=all is refused (NOT_ENOUGH_REPLICAS) while the in-sync replica set is smaller than this.
   'min.insync.replicas': { default: '1', validate: integer(1) },
+  // Elect a replica outside the ISR when no ISR member is alive: available, but loses data.
+  'unclean.leader.election.enable': {
+    default: 'false',
+    validate: (v) => (v === 'true' || v === 'false' ? null : 'must be true or false'),
+  },
   // Sluice's own: how long a message may wait in a share group before it expires (-1: forever;
   // a message's `sluice-ttl-ms` header overrides it), and what happens to it then.
   'sluice.message.ttl.ms': { default: '-1', validate: integer(-1) },

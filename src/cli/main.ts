@@ -27,7 +27,7 @@ export function build_program(): Command {
     .option('--http <host:port>', 'HTTP admin API, metrics and console (SLUICE_HTTP; not available yet)')
     .option('--amqp <host:port>', 'AMQP 0-9-1 listener (SLUICE_AMQP; not available yet)')
     .option('--node-id <n>', 'node id (SLUICE_NODE_ID)')
-    .option('--etcd <urls>', 'etcd endpoints for cluster mode (SLUICE_ETCD; not available yet)')
+    .option('--etcd <urls>', 'etcd endpoints (http://HOST:PORT, comma-separated): run as a cluster member (SLUICE_ETCD)')
     .option('--advertise <host:port>', 'address Metadata gives clients (SLUICE_ADVERTISE)')
     .option('--config <file>', 'JSON file with any of these settings (SLUICE_CONFIG)')
     .option('--durability <policy>', 'fsync (default), interval:MS or none (SLUICE_DURABILITY)')

@@ -1,5 +1,6 @@
 // `sluice start`: settings from flags, SLUICE_* environment variables and an optional JSON config
 // file (in that order of precedence), then a broker until SIGTERM or SIGINT.
+import type { ClusterOptions } from '../cluster/cluster_node.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
@@ -31,7 +32,7 @@ function env_name(setting: string): string {
 }
 
 /** Merges flags over environment over config file over defaults. */
-export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = process.env): Required<Omit<StartFlags, 'config' | 'etcd' | 'saslUsers'>> & { etcd?: string; saslUsers?: string; shareGroups?: unknown; delayed?: unknown } {
+export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = process.env): Required<Omit<StartFlags, 'config' | 'etcd' | 'saslUsers'>> & { etcd?: string; saslUsers?: string; shareGroups?: unknown; delayed?: unknown; cluster?: unknown } {
   const config_file = flags.config ?? env.SLUICE_CONFIG;
   const file: Record<string, unknown> = config_file ? (JSON.parse(fs.readFileSync(config_file, 'utf8')) as Record<string, unknown>) : {};
   const pick = (setting: (typeof SETTINGS)[number], fallback: string | undefined) =>
@@ -52,6 +53,7 @@ export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = pro
     autoCreate: flags.autoCreate === false ? false : auto_env !== undefined ? auto_env !== 'false' : (file.autoCreate as boolean | undefined) ?? true,
     shareGroups: file.shareGroups,
     delayed: file.delayed,
+    cluster: file.cluster,
   };
 }
 
@@ -108,6 +110,34 @@ export function parse_delayed(value: unknown): { delay_max_ms: number } | undefi
   return { delay_max_ms: max };
 }
 
+const CLUSTER_KEYS = ['prefix', 'leaseTtlMs', 'replicationFactor', 'replicaLagTimeMaxMs'] as const;
+
+/** The `cluster` object of the config file, with the endpoints from --etcd. */
+export function parse_cluster(etcd: string, value: unknown): ClusterOptions {
+  const endpoints = etcd.split(',').map((url) => url.trim()).filter((url) => url !== '');
+  for (const url of endpoints) if (!/^https?:\/\/[^/]+$/.test(url)) throw new Error(`--etcd: expected http://HOST:PORT endpoints, got ${JSON.stringify(url)}`);
+  const input = (value ?? {}) as Record<string, unknown>;
+  if (typeof input !== 'object' || Array.isArray(input)) throw new Error('config cluster: expected an object');
+  for (const key of Object.keys(input)) {
+    if (!(CLUSTER_KEYS as readonly string[]).includes(key)) throw new Error(`config cluster.${key}: unknown setting (known: ${CLUSTER_KEYS.join(', ')})`);
+  }
+  const whole = (key: string, min: number): number | undefined => {
+    const v = input[key];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new Error(`config cluster.${key}: a whole number >= ${min}`);
+    return v;
+  };
+  if (input.prefix !== undefined && typeof input.prefix !== 'string') throw new Error('config cluster.prefix: a string');
+  const lag = whole('replicaLagTimeMaxMs', 100);
+  return {
+    etcd: endpoints,
+    prefix: input.prefix as string | undefined,
+    lease_ttl_ms: whole('leaseTtlMs', 1000),
+    replication_factor_default: whole('replicationFactor', 1),
+    replicas: lag === undefined ? undefined : { replica_lag_time_max_ms: lag },
+  };
+}
+
 export function parse_durability(text: string): DurabilityPolicy {
   if (text === 'fsync') return { kind: 'fsync' };
   if (text === 'none') return { kind: 'none' };
@@ -118,9 +148,7 @@ export function parse_durability(text: string): DurabilityPolicy {
 
 export async function run_start(flags: StartFlags): Promise<void> {
   const settings = resolve_settings(flags);
-  if (settings.etcd) {
-    throw new Error('--etcd: cluster mode is not available yet; run without it for a single node');
-  }
+  const cluster = settings.etcd ? parse_cluster(settings.etcd, settings.cluster) : undefined;
   const logger = pino({ level: settings.logLevel }, pino.destination(2));
   const durability = parse_durability(settings.durability);
   if (durability.kind !== 'fsync') logger.warn({ durability }, 'acknowledgements do not wait for fsync: see docs/guarantees.md');
@@ -139,12 +167,14 @@ export async function run_start(flags: StartFlags): Promise<void> {
     credentials,
     share_groups: parse_share_groups(settings.shareGroups),
     delayed: parse_delayed(settings.delayed),
+    cluster,
     logger,
   });
   const address = running.kafka_address;
   process.stdout.write(
     `sluice ready kafka=${address.host}:${address.port} data=${path.resolve(settings.data)} node=${node_id} durability=${settings.durability}` +
       (credentials ? ` sasl=${credentials.size} users` : '') +
+      (cluster ? ` etcd=${cluster.etcd.join(',')}` : '') +
       ` (http ${settings.http} and amqp ${settings.amqp}: not available yet)\n`,
   );
   let stopping = false;

@@ -1,7 +1,7 @@
 // The SDK's view of a cluster: bootstrap, one connection per broker with its negotiated API
 // versions, cached metadata (brokers, topics, partition leaders), routing to leaders and retries
 // with exponential backoff. Works against Sluice and any Kafka-compatible broker.
-import { Connection, prepare } from './connection.ts';
+import { Connection, prepare } from '../protocol/kafka/client_connection.ts';
 import { ConnectionError, KafkaProtocolError, SluiceError, UnsupportedApiError, check_code, is_retriable } from './errors.ts';
 import type { ApiSpec } from '../protocol/kafka/schema.ts';
 import type { Value } from '../protocol/kafka/codec.ts';

@@ -6,7 +6,7 @@ import { SASL_HANDSHAKE } from '../protocol/kafka/messages/17_sasl_handshake.ts'
 import { SASL_AUTHENTICATE } from '../protocol/kafka/messages/36_sasl_authenticate.ts';
 import { encode_plain } from '../protocol/sasl/plain.ts';
 import { SCRAM_MECHANISMS, ScramClient, ScramError } from '../protocol/sasl/scram.ts';
-import type { Connection } from './connection.ts';
+import type { Connection } from '../protocol/kafka/client_connection.ts';
 import { AuthenticationError } from './errors.ts';
 
 /** kafkajs's shape: `sasl: { mechanism: 'scram-sha-256', username, password }`. */

@@ -40,7 +40,10 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
   });
   try {
     await kafka.listen();
+    // A cluster member registers the address it is reachable at, so it joins once listening.
+    await broker.join_cluster(kafka.address);
   } catch (error) {
+    await kafka.close();
     await broker.close();
     throw error;
   }
@@ -52,7 +55,7 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     close: () => {
       closing ??= (async () => {
         // Pending joins and syncs would otherwise hold their connections for a rebalance timeout.
-        broker.groups.close();
+        if (broker.is_group_coordinator) broker.groups.close();
         await kafka.close();
         await broker.close();
       })();

@@ -152,6 +152,7 @@ export class PartitionLog implements FlushTarget {
   private dirty_files = new Set<string>();
   private dirty_dirs = new Set<string>();
   private readonly hw_listeners = new Set<(high_watermark: number) => void>();
+  private readonly progress_listeners = new Set<() => void>();
   private readonly tail: TailWindow;
 
   private constructor(
@@ -411,6 +412,7 @@ export class PartitionLog implements FlushTarget {
       this.advance_local_high_watermark(this.written_offset);
     }
     this.ctx.flusher.mark_dirty(this);
+    this.notify_progress();
     this.writing = false;
     const still_used = this.queue_head < this.queue.length && this.queue[this.queue_head]!.segment === segment;
     if (segment !== this.active && !still_used) void this.seal_quietly(segment);
@@ -564,6 +566,17 @@ export class PartitionLog implements FlushTarget {
       this.ack_head = 0;
     }
     if (this.policy_kind === 'fsync') this.advance_local_high_watermark(offset);
+    this.notify_progress();
+  }
+
+  /** Calls `listener` whenever the written or flushed offset advances (replication). Returns an unsubscribe. */
+  on_progress(listener: () => void): () => void {
+    this.progress_listeners.add(listener);
+    return () => this.progress_listeners.delete(listener);
+  }
+
+  private notify_progress(): void {
+    for (const listener of this.progress_listeners) listener();
   }
 
   private advance_local_high_watermark(offset: number): void {

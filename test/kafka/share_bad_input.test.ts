@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { new_data_dir, start_broker_process, type BrokerProcess } from '../support/broker_process.ts';
-import { Connection } from '../../src/sdk/connection.ts';
+import { Connection } from '../../src/protocol/kafka/client_connection.ts';
 import type { Value } from '../../src/protocol/kafka/codec.ts';
 import { ErrorCode } from '../../src/protocol/kafka/error_codes.ts';
 import { decode_record_batch, encode_record_batch } from '../../src/protocol/record_batch.ts';

@@ -8,7 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Value } from '../../../src/protocol/kafka/codec.ts';
 import { ErrorCode } from '../../../src/protocol/kafka/error_codes.ts';
-import { Connection, prepare, type PreparedRequest } from '../../../src/sdk/connection.ts';
+import { Connection, prepare, type PreparedRequest } from '../../../src/protocol/kafka/client_connection.ts';
 import { PRODUCE } from '../../../src/protocol/kafka/messages/00_produce.ts';
 import { FETCH } from '../../../src/protocol/kafka/messages/01_fetch.ts';
 import { LIST_OFFSETS } from '../../../src/protocol/kafka/messages/02_list_offsets.ts';

@@ -37,6 +37,15 @@ const BROKER_CODES: Record<BrokerErrorKind, number> = {
   invalid_share_session_epoch: ErrorCode.INVALID_SHARE_SESSION_EPOCH,
   // No Kafka code says "queue full"; this one is retriable (with backoff) in Kafka's clients.
   queue_full: ErrorCode.THROTTLING_QUOTA_EXCEEDED,
+  not_leader_or_follower: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  leader_not_available: ErrorCode.LEADER_NOT_AVAILABLE,
+  not_coordinator: ErrorCode.NOT_COORDINATOR,
+  coordinator_load_in_progress: ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+  not_enough_replicas: ErrorCode.NOT_ENOUGH_REPLICAS,
+  not_enough_replicas_after_append: ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+  fenced_leader_epoch: ErrorCode.FENCED_LEADER_EPOCH,
+  unknown_leader_epoch: ErrorCode.UNKNOWN_LEADER_EPOCH,
+  request_timed_out: ErrorCode.REQUEST_TIMED_OUT,
 };
 
 const STORAGE_CODES: Record<StorageErrorCode, number> = {

@@ -24,7 +24,7 @@ export const produce_handler: KafkaHandler = {
             const records = partition.records as Buffer | null;
             if (records === null || records.length === 0) return { ...base, error_code: ErrorCode.INVALID_RECORD, error_message: 'no records' };
             try {
-              const result = await ctx.broker.produce(name, index, records);
+              const result = await ctx.broker.produce(name, index, records, acks);
               return { ...base, error_code: 0, ...result };
             } catch (error) {
               return { ...base, error_code: kafka_error_code(error), error_message: error_message(error) };

@@ -1,6 +1,7 @@
 // Fetch 4-12: stored batches returned as they are. A long poll waits until min_bytes are available
 // or max_wait_ms passes, woken by high-watermark advances. The last stable offset is the high
-// watermark (no transactions yet); no fetch sessions (session id 0).
+// watermark (no transactions yet); no fetch sessions (session id 0). A fetch with a replica id is a
+// follower's: it reads up to the log end, reports its progress to the leader, and is woken by writes.
 import { FETCH } from '../../../protocol/kafka/messages/01_fetch.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { PartitionLog } from '../../../storage/index.ts';
@@ -26,6 +27,7 @@ interface Wanted {
 
 function plan(request: Row, ctx: RequestContext): Wanted[] {
   const wanted: Wanted[] = [];
+  const replica_id = (request.replica_id as number | undefined) ?? -1;
   for (const topic of rows(request.topics)) {
     for (const partition of rows(topic.partitions)) {
       const entry: Wanted = {
@@ -37,7 +39,10 @@ function plan(request: Row, ctx: RequestContext): Wanted[] {
         error_code: 0,
       };
       try {
-        entry.log = ctx.broker.topics.log(entry.topic, entry.partition);
+        entry.log =
+          replica_id >= 0
+            ? ctx.broker.replica_fetch(replica_id, entry.topic, entry.partition, entry.offset, (partition.current_leader_epoch as number | undefined) ?? -1)
+            : ctx.broker.read_log(entry.topic, entry.partition);
       } catch (error) {
         entry.error_code = kafka_error_code(error);
       }
@@ -47,7 +52,7 @@ function plan(request: Row, ctx: RequestContext): Wanted[] {
   return wanted;
 }
 
-async function read_once(wanted: Wanted[], total_max: number): Promise<{ rows: Row[]; bytes: number }> {
+async function read_once(wanted: Wanted[], total_max: number, isolation: 'high_watermark' | 'log_end'): Promise<{ rows: Row[]; bytes: number }> {
   let bytes = 0;
   const out: Row[] = [];
   for (const entry of wanted) {
@@ -60,7 +65,7 @@ async function read_once(wanted: Wanted[], total_max: number): Promise<{ rows: R
     const budget = Math.min(entry.bytes_max, total_max - bytes);
     if (budget <= 0 && bytes > 0) continue;
     try {
-      const result = await log.read(entry.offset, Math.max(budget, 1));
+      const result = await log.read(entry.offset, Math.max(budget, 1), isolation);
       row.high_watermark = row.last_stable_offset = result.high_watermark;
       if (result.batches.length > 0) {
         row.records = result.batches;
@@ -73,7 +78,7 @@ async function read_once(wanted: Wanted[], total_max: number): Promise<{ rows: R
   return { rows: out, bytes };
 }
 
-function wait_for_data(wanted: Wanted[], wait_ms: number, closing: ShutdownSignal): Promise<void> {
+function wait_for_data(wanted: Wanted[], wait_ms: number, closing: ShutdownSignal, replica: boolean): Promise<void> {
   return new Promise((resolve) => {
     const unsubscribes: Array<() => void> = [];
     const done = () => {
@@ -83,7 +88,7 @@ function wait_for_data(wanted: Wanted[], wait_ms: number, closing: ShutdownSigna
     };
     const timer = setTimeout(done, wait_ms);
     for (const entry of wanted) {
-      if (entry.log) unsubscribes.push(entry.log.on_high_watermark(done));
+      if (entry.log) unsubscribes.push(replica ? entry.log.on_progress(done) : entry.log.on_high_watermark(done));
     }
     unsubscribes.push(closing.on_raise(done));
   });
@@ -97,8 +102,9 @@ export const fetch_handler: KafkaHandler = {
     const deadline = Date.now() + Math.min(Math.max(0, request.max_wait_ms as number), FETCH_WAIT_MS_MAX);
     const total_max = Math.min(Math.max(1, request.max_bytes as number), FETCH_BYTES_MAX);
     const min_bytes = Math.max(0, request.min_bytes as number);
+    const replica = ((request.replica_id as number | undefined) ?? -1) >= 0;
     for (;;) {
-      const result = await read_once(wanted, total_max);
+      const result = await read_once(wanted, total_max, replica ? 'log_end' : 'high_watermark');
       const failed = result.rows.some((row) => row.error_code !== ErrorCode.NONE);
       const remaining = deadline - Date.now();
       if (result.bytes >= min_bytes || failed || remaining <= 0 || ctx.closing.raised) {
@@ -115,7 +121,7 @@ export const fetch_handler: KafkaHandler = {
           responses: [...by_topic].map(([topic, partitions]) => ({ topic, partitions })),
         };
       }
-      await wait_for_data(wanted, remaining, ctx.closing);
+      await wait_for_data(wanted, remaining, ctx.closing, replica);
     }
   },
 };

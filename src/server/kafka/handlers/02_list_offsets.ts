@@ -19,7 +19,7 @@ export const list_offsets_handler: KafkaHandler = {
           rows(topic.partitions).map(async (partition): Promise<Row> => {
             const row: Row = { partition_index: partition.partition_index, error_code: 0, timestamp: -1, offset: -1, leader_epoch: 0, old_style_offsets: [] };
             try {
-              const log = ctx.broker.topics.log(topic.name as string, partition.partition_index as number);
+              const log = ctx.broker.read_log(topic.name as string, partition.partition_index as number);
               const timestamp = partition.timestamp as number;
               if (timestamp === LATEST) row.offset = log.high_watermark;
               else if (timestamp === EARLIEST) row.offset = log.log_start_offset;

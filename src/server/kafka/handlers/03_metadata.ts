@@ -1,5 +1,6 @@
-// Metadata 0-12: this node as the only broker, controller and leader of every partition; topic ids
-// from v10. Auto-creates requested topics when the request and the broker both allow it.
+// Metadata 0-12: the brokers, the controller and each partition's leader, replicas and ISR (on a
+// single node, this node for all); topic ids from v10. Auto-creates requested topics when the
+// request and the broker both allow it.
 import { METADATA } from '../../../protocol/kafka/messages/03_metadata.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { is_internal_topic } from '../../../broker/topics.ts';
@@ -9,21 +10,23 @@ import { type Row, rows, versions } from './util.ts';
 
 export function describe_topic(ctx: RequestContext, name: string): Row {
   const topic = ctx.broker.topics.get(name)!;
-  const node = ctx.broker.node_id;
   return {
     error_code: 0,
     name,
     topic_id: topic.id,
     is_internal: is_internal_topic(name),
-    partitions: Array.from({ length: topic.partitions }, (_, p) => ({
-      error_code: 0,
-      partition_index: p,
-      leader_id: node,
-      leader_epoch: 0,
-      replica_nodes: [node],
-      isr_nodes: [node],
-      offline_replicas: [],
-    })),
+    partitions: Array.from({ length: topic.partitions }, (_, p) => {
+      const info = ctx.broker.partition_info(name, p);
+      return {
+        error_code: info.leader < 0 ? ErrorCode.LEADER_NOT_AVAILABLE : 0,
+        partition_index: p,
+        leader_id: info.leader,
+        leader_epoch: info.leader_epoch,
+        replica_nodes: info.replicas,
+        isr_nodes: info.isr,
+        offline_replicas: [],
+      };
+    }),
     topic_authorized_operations: -2147483648,
   };
 }
@@ -54,12 +57,12 @@ export const metadata_handler: KafkaHandler = {
         }
       }
     }
-    const node = ctx.broker.node_id;
+    const self = { host: ctx.listener.advertised_host, port: ctx.listener.advertised_port };
     return {
       throttle_time_ms: 0,
-      brokers: [{ node_id: node, host: ctx.listener.advertised_host, port: ctx.listener.advertised_port, rack: null }],
+      brokers: ctx.broker.brokers(self).map((b) => ({ ...b, rack: null })),
       cluster_id: ctx.broker.cluster_id,
-      controller_id: node,
+      controller_id: ctx.broker.controller_id,
       topics,
       cluster_authorized_operations: -2147483648,
     };

@@ -41,12 +41,11 @@ export const create_topics_handler: KafkaHandler = {
       const replication = topic.replication_factor as number;
       const row: Row = { name, error_code: 0, error_message: null, num_partitions: partitions, replication_factor: 1, configs: [] };
       try {
-        if (rows(topic.assignments).length > 0) throw new BrokerError('invalid_request', 'manual replica assignment is not supported on a single node');
-        if (replication !== -1 && replication !== 1) {
-          throw new BrokerError('invalid_replication_factor', `replication factor ${replication} is larger than the 1 broker available`);
-        }
-        const created = await ctx.broker.topics.create(name, partitions, configs_of(topic.configs), { validate_only: Boolean(request.validate_only) });
+        if (rows(topic.assignments).length > 0) throw new BrokerError('invalid_request', 'manual replica assignment is not supported; use sluice topic reassign');
+        if (replication === 0 || replication < -1) throw new BrokerError('invalid_replication_factor', `replication factor ${replication} must be positive`);
+        const created = await ctx.broker.topics.create(name, partitions, configs_of(topic.configs), { validate_only: Boolean(request.validate_only), replication_factor: replication });
         row.topic_id = created.id;
+        row.replication_factor = ctx.broker.partition_info(name, 0).replicas.length || (replication === -1 ? 1 : replication);
         row.configs = config_names().map((config) => ({
           name: config,
           value: created.configs[config] ?? config_default(config),
@@ -83,7 +82,7 @@ export const delete_topics_handler: KafkaHandler = {
         if (name === null) throw new BrokerError('unknown_topic_or_partition', `unknown topic id ${entry.topic_id}`);
         if (name.startsWith('__')) throw new BrokerError('invalid_request', `internal topic ${name} cannot be deleted`);
         await ctx.broker.topics.delete(name);
-        await ctx.broker.offsets.delete_topic(name);
+        if (ctx.broker.is_group_coordinator) await ctx.broker.offsets.delete_topic(name);
       } catch (error) {
         row.error_code = kafka_error_code(error);
         row.error_message = error_message(error);
@@ -122,7 +121,7 @@ export const delete_records_handler: KafkaHandler = {
       for (const partition of rows(topic.partitions)) {
         const row: Row = { partition_index: partition.partition_index, low_watermark: -1, error_code: 0 };
         try {
-          const log = ctx.broker.topics.log(topic.name as string, partition.partition_index as number);
+          const log = ctx.broker.read_log(topic.name as string, partition.partition_index as number);
           const offset = (partition.offset as number) === -1 ? log.high_watermark : (partition.offset as number);
           if (offset > log.high_watermark || offset < 0) {
             row.error_code = ErrorCode.OFFSET_OUT_OF_RANGE;
@@ -268,14 +267,14 @@ export const offset_for_leader_epoch_handler: KafkaHandler = {
         partitions: rows(topic.partitions).map((partition) => {
           const row: Row = { error_code: 0, partition: partition.partition, leader_epoch: -1, end_offset: -1 };
           try {
-            const log = ctx.broker.topics.log(topic.topic as string, partition.partition as number);
-            // One leader epoch (0) on a single node: it ends at the log end.
-            if ((partition.leader_epoch as number) <= 0) {
-              row.leader_epoch = 0;
-              row.end_offset = log.written_offset;
-            } else {
-              row.error_code = ErrorCode.UNKNOWN_LEADER_EPOCH;
-            }
+            const end = ctx.broker.end_offset_for_epoch(
+              topic.topic as string,
+              partition.partition as number,
+              partition.leader_epoch as number,
+              (partition.current_leader_epoch as number | undefined) ?? -1,
+            );
+            row.leader_epoch = end.epoch;
+            row.end_offset = end.end_offset;
           } catch (error) {
             row.error_code = kafka_error_code(error);
           }
@@ -296,8 +295,10 @@ export const describe_cluster_handler: KafkaHandler = {
       error_message: null,
       endpoint_type: 1,
       cluster_id: ctx.broker.cluster_id,
-      controller_id: ctx.broker.node_id,
-      brokers: [{ broker_id: ctx.broker.node_id, host: ctx.listener.advertised_host, port: ctx.listener.advertised_port, rack: null }],
+      controller_id: ctx.broker.controller_id,
+      brokers: ctx.broker
+        .brokers({ host: ctx.listener.advertised_host, port: ctx.listener.advertised_port })
+        .map((b) => ({ broker_id: b.node_id, host: b.host, port: b.port, rack: null })),
       cluster_authorized_operations: -2147483648,
     };
   },

@@ -1,5 +1,6 @@
 // Consumer-group handlers: FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
-// DescribeGroups, ListGroups, DeleteGroups. This node coordinates every group.
+// DescribeGroups, ListGroups, DeleteGroups. One broker coordinates every group: on a single node
+// this one, in a cluster the leader of __consumer_offsets-0; the others answer NOT_COORDINATOR.
 import { FIND_COORDINATOR } from '../../../protocol/kafka/messages/10_find_coordinator.ts';
 import { JOIN_GROUP } from '../../../protocol/kafka/messages/11_join_group.ts';
 import { HEARTBEAT } from '../../../protocol/kafka/messages/12_heartbeat.ts';
@@ -10,6 +11,7 @@ import { LIST_GROUPS } from '../../../protocol/kafka/messages/16_list_groups.ts'
 import { DELETE_GROUPS } from '../../../protocol/kafka/messages/42_delete_groups.ts';
 import type { GroupState } from '../../../broker/group_coordinator.ts';
 import type { KafkaHandler } from '../handler.ts';
+import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { kafka_error_code } from '../error_map.ts';
 import { rows, versions } from './util.ts';
 
@@ -25,11 +27,15 @@ export const find_coordinator_handler: KafkaHandler = {
   api: FIND_COORDINATOR,
   ...versions(FIND_COORDINATOR, 0, 4),
   handle(request, ctx) {
-    const node = { node_id: ctx.broker.node_id, host: ctx.listener.advertised_host, port: ctx.listener.advertised_port };
     const key_type = (request.key_type as number | undefined) ?? 0;
+    const self = { host: ctx.listener.advertised_host, port: ctx.listener.advertised_port };
+    const node_id = ctx.broker.coordinator_node('group');
+    const found = ctx.broker.brokers(self).find((b) => b.node_id === node_id);
+    const node = found ? { node_id, host: found.host, port: found.port } : { node_id: -1, host: '', port: -1 };
     const supported = key_type === 0;
-    const error_code = supported ? 0 : 15; // COORDINATOR_NOT_AVAILABLE for transaction coordinators (not yet)
-    const message = supported ? null : 'transactions are not supported yet';
+    // COORDINATOR_NOT_AVAILABLE for transaction coordinators (not yet) and while no broker leads the group partition.
+    const error_code = supported && found ? 0 : ErrorCode.COORDINATOR_NOT_AVAILABLE;
+    const message = !supported ? 'transactions are not supported yet' : found ? null : 'no group coordinator is available yet';
     if (ctx.version >= 4) {
       return {
         throttle_time_ms: 0,
@@ -116,6 +122,7 @@ export const leave_group_handler: KafkaHandler = {
   ...versions(LEAVE_GROUP, 0, 4),
   handle(request, ctx) {
     const group_id = request.group_id as string;
+    if (!ctx.broker.is_group_coordinator) return { throttle_time_ms: 0, error_code: ErrorCode.NOT_COORDINATOR, members: [] };
     if (ctx.version < 3) {
       const [error] = ctx.broker.groups.leave(group_id, [{ member_id: request.member_id as string, group_instance_id: null }]);
       return { throttle_time_ms: 0, error_code: error ? kafka_error_code(error) : 0 };
@@ -137,6 +144,9 @@ export const describe_groups_handler: KafkaHandler = {
     return {
       throttle_time_ms: 0,
       groups: (request.groups as string[]).map((group_id) => {
+        if (!ctx.broker.is_group_coordinator) {
+          return { error_code: ErrorCode.NOT_COORDINATOR, error_message: null, group_id, group_state: '', protocol_type: '', protocol_data: '', members: [], authorized_operations: -2147483648 };
+        }
         const summary = ctx.broker.groups.describe(group_id);
         return {
           error_code: 0,
@@ -165,6 +175,8 @@ export const list_groups_handler: KafkaHandler = {
   ...versions(LIST_GROUPS, 0, 4),
   handle(request, ctx) {
     const filter = ((request.states_filter as string[] | undefined) ?? []).map((s) => s.toLowerCase());
+    // Clients ask every broker and merge; only the coordinator has groups to list.
+    if (!ctx.broker.is_group_coordinator) return { throttle_time_ms: 0, error_code: 0, groups: [] };
     const groups = ctx.broker.groups
       .list()
       .map((g) => ({ group_id: g.group_id, protocol_type: g.protocol_type, group_state: STATE_NAMES[g.state], group_type: 'classic' }))

@@ -66,6 +66,7 @@ export const offset_fetch_handler: KafkaHandler = {
   handle(request, ctx) {
     const group_id = request.group_id as string;
     const requested = request.topics as Row[] | null;
+    if (!ctx.broker.is_group_coordinator) return { throttle_time_ms: 0, topics: [], error_code: ErrorCode.NOT_COORDINATOR };
     let topics: Array<{ name: string; partitions: number[] }>;
     if (requested === null) {
       const by_topic = new Map<string, number[]>();

@@ -1,13 +1,13 @@
-// One TCP connection to a Kafka-protocol broker: requests pipelined up to a bound, responses
+// A client's TCP connection to a Kafka-protocol broker: requests pipelined up to a bound, responses
 // matched in order by correlation id and decoded with the shared protocol codecs. Every wait is
-// bounded (connect, each request). The SDK's cluster layer and the benchmark clients build on it.
+// bounded (connect, each request). The SDK, the benchmark clients and follower replicas build on it.
 import net from 'node:net';
 import tls from 'node:tls';
 import { performance } from 'node:perf_hooks';
-import { message_codec, type MessageCodec, type Value } from '../protocol/kafka/codec.ts';
-import { response_header_flexible, skip_header_tags, write_request_header } from '../protocol/kafka/header.ts';
-import type { ApiSpec } from '../protocol/kafka/schema.ts';
-import { Reader, Writer } from '../protocol/kafka/wire.ts';
+import { message_codec, type MessageCodec, type Value } from './codec.ts';
+import { response_header_flexible, skip_header_tags, write_request_header } from './header.ts';
+import type { ApiSpec } from './schema.ts';
+import { Reader, Writer } from './wire.ts';
 
 const CONNECT_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;

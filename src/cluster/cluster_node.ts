@@ -1,0 +1,238 @@
+// One broker's membership in a cluster: its etcd connection and lease, the controller it may
+// become, and its replicas. The view of the cluster is re-read from etcd after every change (a
+// watch) and at a steady interval, and applied in order: topics to the broker core, then replica
+// roles, then the controller's round.
+import type { Logger, PartitionLog } from '../storage/index.ts';
+import { BrokerError } from '../broker/errors.ts';
+import { EtcdStore } from './etcd_store.ts';
+import { Membership } from './membership.ts';
+import { Controller } from './controller.ts';
+import { REPLICA_SETTINGS_DEFAULT, ReplicaManager, type ReplicaHost, type ReplicaSettings } from './replica_manager.ts';
+import { type BrokerRegistration, type ClusterTopic, type ClusterView, type PartitionState, assign_replicas, empty_view, partition_key } from './model.ts';
+
+export interface ClusterOptions {
+  /** etcd endpoints, e.g. http://127.0.0.1:2379. */
+  etcd: string[];
+  /** Key prefix of this cluster in etcd. */
+  prefix?: string;
+  lease_ttl_ms?: number;
+  /** Replication factor of topics created without one (capped by the live brokers). */
+  replication_factor_default?: number;
+  replicas?: Partial<ReplicaSettings>;
+  /** Partition keys (`topic/partition`) one broker should lead together; the first is the anchor. */
+  colocated?: string[];
+}
+
+export const CLUSTER_DEFAULTS = {
+  prefix: '/sluice/default/',
+  lease_ttl_ms: 3_000,
+  replication_factor_default: 3,
+};
+
+/** The view is re-read at least this often, whatever the watch says. */
+const VIEW_REFRESH_INTERVAL_MS = 1_000;
+/** How long a topic change waits to appear in this broker's view. */
+const VIEW_WAIT_MS = 10_000;
+
+/** What the broker core does with a new view. */
+export interface ClusterHost extends ReplicaHost {
+  apply_topics(view: ClusterView): Promise<void>;
+}
+
+export class ClusterNode {
+  view: ClusterView = empty_view();
+  readonly replicas: ReplicaManager;
+  readonly controller: Controller;
+  private refreshing: Promise<void> | null = null;
+  private refresh_again = false;
+  private timer: NodeJS.Timeout | null = null;
+  private stop_watch: (() => Promise<void>) | null = null;
+  private readonly view_listeners = new Set<() => void>();
+  private closed = false;
+
+  private constructor(
+    readonly node_id: number,
+    readonly store: EtcdStore,
+    readonly membership: Membership,
+    private readonly host: ClusterHost,
+    readonly options: Required<Omit<ClusterOptions, 'replicas' | 'colocated'>>,
+    replica_settings: ReplicaSettings,
+    private readonly logger: Logger,
+    colocated: string[],
+  ) {
+    this.controller = new Controller(node_id, store, membership, logger, colocated);
+    this.replicas = new ReplicaManager(node_id, store, membership, host, replica_settings, logger, () => this.request_refresh());
+  }
+
+  /** Connects to etcd (failing with the endpoint named), and registers this broker. */
+  static async connect(options: ClusterOptions, node_id: number, logger: Logger): Promise<{ store: EtcdStore; cluster_id: (candidate: string) => Promise<string> }> {
+    const prefix = options.prefix ?? CLUSTER_DEFAULTS.prefix;
+    const store = new EtcdStore(options.etcd, prefix.endsWith('/') ? prefix : `${prefix}/`);
+    try {
+      await store.check_reachable();
+    } catch (error) {
+      store.close();
+      throw error;
+    }
+    logger.info({ etcd: options.etcd, node_id }, 'connected to etcd');
+    return { store, cluster_id: (candidate) => store.ensure_cluster_id(candidate) };
+  }
+
+  static async join(
+    store: EtcdStore,
+    options: ClusterOptions,
+    registration: BrokerRegistration,
+    host: ClusterHost,
+    logger: Logger,
+  ): Promise<ClusterNode> {
+    const resolved = {
+      etcd: options.etcd,
+      prefix: store.prefix,
+      lease_ttl_ms: options.lease_ttl_ms ?? CLUSTER_DEFAULTS.lease_ttl_ms,
+      replication_factor_default: options.replication_factor_default ?? CLUSTER_DEFAULTS.replication_factor_default,
+    };
+    const membership = new Membership(store, registration, resolved.lease_ttl_ms, logger);
+    await membership.join();
+    const node = new ClusterNode(registration.node_id, store, membership, host, resolved, { ...REPLICA_SETTINGS_DEFAULT, ...options.replicas }, logger, options.colocated ?? []);
+    membership.on_lost(() => {
+      node.replicas.step_down_all();
+      node.request_refresh();
+    });
+    membership.on_renewed(() => node.request_refresh());
+    node.stop_watch = await store.watch(() => node.request_refresh());
+    await node.refresh();
+    node.timer = setInterval(() => node.request_refresh(), VIEW_REFRESH_INTERVAL_MS);
+    node.timer.unref();
+    return node;
+  }
+
+  // ---------------------------------------------------------------- the view
+
+  request_refresh(): void {
+    if (this.closed) return;
+    if (this.refreshing) {
+      this.refresh_again = true;
+      return;
+    }
+    void this.refresh();
+  }
+
+  /** Re-reads the view and applies it; concurrent calls fold into one more round. */
+  private refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.refresh_again = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      try {
+        do {
+          this.refresh_again = false;
+          const view = await this.store.read_view();
+          if (this.closed) return;
+          this.view = view;
+          await this.host.apply_topics(view);
+          await this.replicas.apply_view(view);
+          this.controller.on_view(view, () => this.store.read_view());
+          for (const listener of this.view_listeners) listener();
+        } while (this.refresh_again && !this.closed);
+      } catch (error) {
+        if (!this.closed) this.logger.warn({ error: String(error) }, 'could not read the cluster view from etcd');
+      } finally {
+        this.refreshing = null;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  /** Resolves once the view satisfies `ready` (after a refresh), or fails after VIEW_WAIT_MS. */
+  async wait_for_view(ready: (view: ClusterView) => boolean, what: string): Promise<void> {
+    this.request_refresh();
+    if (ready(this.view)) return;
+    await new Promise<void>((resolve, reject) => {
+      const done = () => {
+        if (!ready(this.view)) return;
+        clearTimeout(timer);
+        this.view_listeners.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.view_listeners.delete(done);
+        reject(new BrokerError('request_timed_out', `${what} did not appear in this broker's view within ${VIEW_WAIT_MS} ms`));
+      }, VIEW_WAIT_MS);
+      this.view_listeners.add(done);
+    });
+  }
+
+  // ---------------------------------------------------------------- topics
+
+  live_brokers(): number[] {
+    return [...this.view.brokers.keys()].sort((a, b) => a - b);
+  }
+
+  async create_topic(record: ClusterTopic | Omit<ClusterTopic, 'assignment'>, replication_factor: number): Promise<ClusterTopic> {
+    const live = this.live_brokers();
+    const rf = replication_factor > 0 ? replication_factor : Math.min(this.options.replication_factor_default, live.length);
+    if (rf > live.length) {
+      throw new BrokerError('invalid_replication_factor', `replication factor ${rf} is larger than the ${live.length} live brokers`);
+    }
+    const assignment = 'assignment' in record ? record.assignment : assign_replicas(live, record.partitions, rf, hash_start(record.name, live.length));
+    const topic: ClusterTopic = { ...record, assignment };
+    const states: PartitionState[] = assignment.map((replicas) => ({ leader: replicas[0]!, leader_epoch: 0, isr: [...replicas], replicas: [...replicas] }));
+    if (!(await this.store.create_topic(topic, states))) throw new BrokerError('topic_already_exists', `topic ${record.name} already exists`);
+    await this.wait_for_view((view) => view.topics.get(topic.name)?.value.id === topic.id, `topic ${topic.name}`);
+    return topic;
+  }
+
+  async delete_topic(name: string): Promise<void> {
+    await this.store.delete_topic(name);
+    await this.wait_for_view((view) => !view.topics.has(name), `deletion of topic ${name}`);
+  }
+
+  /** Writes a changed topic record (configs, more partitions); new partitions get replicas too. */
+  async update_topic(name: string, change: (topic: ClusterTopic) => ClusterTopic): Promise<void> {
+    for (;;) {
+      const current = this.view.topics.get(name);
+      if (!current) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${name}`);
+      const next = change(structuredClone(current.value));
+      const added: Array<[number, PartitionState]> = [];
+      if (next.partitions > current.value.partitions) {
+        const rf = current.value.assignment[0]?.length ?? 1;
+        const live = this.live_brokers();
+        if (rf > live.length) throw new BrokerError('invalid_replication_factor', `replication factor ${rf} needs ${rf} live brokers; ${live.length} are live`);
+        const more = assign_replicas(live, next.partitions - current.value.partitions, rf, current.value.partitions);
+        next.assignment = [...current.value.assignment, ...more];
+        more.forEach((replicas, i) => added.push([current.value.partitions + i, { leader: replicas[0]!, leader_epoch: 0, isr: [...replicas], replicas: [...replicas] }]));
+      }
+      if (await this.store.update_topic(next, current.mod_revision, added)) {
+        await this.wait_for_view((view) => view.topics.get(name)?.mod_revision !== current.mod_revision, `the change to topic ${name}`);
+        return;
+      }
+      await this.refresh();
+    }
+  }
+
+  partition_state(topic: string, partition: number): PartitionState | undefined {
+    return this.view.partitions.get(partition_key(topic, partition))?.value;
+  }
+
+  leader_log(topic: string, partition: number, acks_all: boolean): PartitionLog {
+    return this.replicas.leader_log(topic, partition, acks_all);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.stop_watch?.().catch(() => undefined);
+    this.replicas.close();
+    await this.refreshing?.catch(() => undefined);
+    await this.membership.close();
+    this.store.close();
+  }
+}
+
+/** Spreads the first replica of topics over brokers by name, so leaders do not pile on one. */
+function hash_start(name: string, brokers: number): number {
+  let hash = 0;
+  for (let i = 0; i < name.length; i++) hash = (hash * 31 + name.charCodeAt(i)) >>> 0;
+  return brokers === 0 ? 0 : hash % brokers;
+}

@@ -1,0 +1,128 @@
+// The controller: one broker, elected by creating etcd's `controller` key under its lease. On every
+// view of the cluster it checks each partition: a leader whose broker is gone is replaced by the
+// first live member of the ISR, with the leader epoch raised; dead followers leave the ISR. It never
+// elects outside the ISR unless the topic sets unclean.leader.election.enable=true. Every write
+// compares the partition's revision and the controller epoch, so a deposed controller changes nothing.
+import type { Logger } from '../storage/index.ts';
+import type { EtcdStore } from './etcd_store.ts';
+import type { Membership } from './membership.ts';
+import type { ClusterView, PartitionState } from './model.ts';
+
+export const UNCLEAN_ELECTION_CONFIG = 'unclean.leader.election.enable';
+
+export class Controller {
+  /** The controller epoch while this broker is controller, else null. */
+  epoch: string | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+
+  constructor(
+    private readonly node_id: number,
+    private readonly store: EtcdStore,
+    private readonly membership: Membership,
+    private readonly logger: Logger,
+    /** Partition keys led by one broker when possible: the others follow the first one's leader. */
+    private readonly colocated: string[] = [],
+  ) {}
+
+  get is_active(): boolean {
+    return this.epoch !== null;
+  }
+
+  /** Runs one round on `view` (or queues one if a round is running). */
+  on_view(view: ClusterView, refresh: () => Promise<ClusterView>): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      try {
+        let current = view;
+        for (;;) {
+          this.again = false;
+          await this.round(current);
+          if (!this.again) break;
+          current = await refresh();
+        }
+      } catch (error) {
+        this.logger.warn({ error: String(error) }, 'controller round failed; retrying on the next view');
+      } finally {
+        this.running = null;
+      }
+    })();
+  }
+
+  private async round(view: ClusterView): Promise<void> {
+    if (view.controller?.node_id === this.node_id && view.controller.epoch === this.epoch) {
+      // still controller
+    } else if (view.controller === null && this.membership.valid && this.membership.lease_id) {
+      this.epoch = await this.store.campaign(this.node_id, this.membership.lease_id);
+      if (this.epoch) this.logger.info({ node_id: this.node_id, epoch: this.epoch }, 'elected controller');
+      return; // act on the next view, which shows the new controller key
+    } else {
+      if (this.epoch) this.logger.info({ node_id: this.node_id }, 'no longer controller');
+      this.epoch = null;
+      return;
+    }
+    if (!this.membership.valid) return;
+    const live = new Set(view.brokers.keys());
+    let changed = false;
+    for (const [key, { value: state, mod_revision }] of view.partitions) {
+      const slash = key.lastIndexOf('/');
+      const topic = key.slice(0, slash);
+      const unclean = view.topics.get(topic)?.value.configs[UNCLEAN_ELECTION_CONFIG] === 'true';
+      const next = next_partition_state(state, live, unclean);
+      if (!next) continue;
+      const written = await this.store.update_partition(topic, Number(key.slice(slash + 1)), next, mod_revision, this.epoch!);
+      if (written) {
+        this.logger.info({ partition: key, leader: next.leader, leader_epoch: next.leader_epoch, isr: next.isr }, 'partition state changed');
+      } else {
+        this.again = true;
+      }
+      changed ||= written;
+    }
+    // Leadership moves only on a view that shows this round's elections.
+    if (!changed) await this.colocate(view, live);
+  }
+
+  /** Moves leadership of the colocated partitions to the anchor's leader when it is in their ISR. */
+  private async colocate(view: ClusterView, live: Set<number>): Promise<void> {
+    const [anchor_key, ...others] = this.colocated;
+    const anchor = anchor_key === undefined ? undefined : view.partitions.get(anchor_key)?.value.leader;
+    if (anchor === undefined || anchor < 0 || !live.has(anchor)) return;
+    for (const key of others) {
+      const entry = view.partitions.get(key);
+      if (!entry || entry.value.leader === anchor || !entry.value.isr.includes(anchor)) continue;
+      const next = { ...entry.value, leader: anchor, leader_epoch: entry.value.leader_epoch + 1 };
+      const slash = key.lastIndexOf('/');
+      if (await this.store.update_partition(key.slice(0, slash), Number(key.slice(slash + 1)), next, entry.mod_revision, this.epoch!)) {
+        this.logger.info({ partition: key, leader: anchor, leader_epoch: next.leader_epoch }, 'leadership moved to join the coordinator');
+      } else {
+        this.again = true;
+      }
+    }
+  }
+}
+
+/**
+ * What the controller changes in one partition given the live brokers, or null for nothing. The
+ * ISR never becomes empty: when its last member dies it stays listed, so the partition waits for
+ * that replica (the only one certain to have every acknowledged record) instead of losing data.
+ */
+export function next_partition_state(state: PartitionState, live: Set<number>, unclean: boolean): PartitionState | null {
+  const live_isr = state.isr.filter((id) => live.has(id));
+  if (state.leader >= 0 && live.has(state.leader)) {
+    if (live_isr.length === state.isr.length) return null;
+    return { ...state, isr: live_isr };
+  }
+  const candidates = state.replicas.filter((id) => live_isr.includes(id));
+  if (candidates.length > 0) {
+    return { ...state, leader: candidates[0]!, leader_epoch: state.leader_epoch + 1, isr: live_isr };
+  }
+  if (unclean) {
+    const any = state.replicas.find((id) => live.has(id));
+    if (any !== undefined) return { ...state, leader: any, leader_epoch: state.leader_epoch + 1, isr: [any] };
+  }
+  if (state.leader === -1) return null;
+  return { ...state, leader: -1, leader_epoch: state.leader_epoch + 1 };
+}

@@ -1,0 +1,78 @@
+// What a cluster agrees on, as kept in etcd: registered brokers, the controller, topics with their
+// replica assignments, and each partition's leader, leader epoch and in-sync replica set. Every
+// broker holds a ClusterView read from etcd and acts on it; only etcd's copy is authoritative.
+import type { TopicRecord } from '../broker/metadata_store.ts';
+
+export interface BrokerRegistration {
+  node_id: number;
+  host: string;
+  port: number;
+  started_ms: number;
+  /** Id of the broker's data directory: a restart of the same broker carries the same one. */
+  dir_id: string;
+}
+
+export interface PartitionState {
+  /** Node id of the leader; -1 while no replica in the ISR is alive. */
+  leader: number;
+  /** Raised by every leader change; fences a deposed leader's requests and writes. */
+  leader_epoch: number;
+  isr: number[];
+  replicas: number[];
+}
+
+export interface ClusterTopic extends TopicRecord {
+  /** Replica node ids of each partition, the preferred leader first. */
+  assignment: number[][];
+}
+
+export interface Versioned<T> {
+  value: T;
+  /** etcd mod revision of the key: writes compare it, so a stale writer fails. */
+  mod_revision: string;
+}
+
+export interface ClusterView {
+  /** etcd revision the view was read at. */
+  revision: string;
+  cluster_id: string | null;
+  brokers: Map<number, BrokerRegistration>;
+  controller: { node_id: number; epoch: string } | null;
+  topics: Map<string, Versioned<ClusterTopic>>;
+  /** Keyed by `${topic}/${partition}`. */
+  partitions: Map<string, Versioned<PartitionState>>;
+  group_configs: Map<string, Record<string, string>>;
+  producer_id_block_end: Versioned<number> | null;
+}
+
+export function partition_key(topic: string, partition: number): string {
+  return `${topic}/${partition}`;
+}
+
+export function empty_view(): ClusterView {
+  return {
+    revision: '0',
+    cluster_id: null,
+    brokers: new Map(),
+    controller: null,
+    topics: new Map(),
+    partitions: new Map(),
+    group_configs: new Map(),
+    producer_id_block_end: null,
+  };
+}
+
+/**
+ * Replica assignment for a new topic: partition p starts at broker index p (round robin), so
+ * leaders spread evenly; replicas follow in node id order.
+ */
+export function assign_replicas(live_node_ids: number[], partitions: number, replication_factor: number, start = 0): number[][] {
+  const nodes = [...live_node_ids].sort((a, b) => a - b);
+  const assignment: number[][] = [];
+  for (let p = 0; p < partitions; p++) {
+    const replicas: number[] = [];
+    for (let r = 0; r < replication_factor; r++) replicas.push(nodes[(start + p + r) % nodes.length]!);
+    assignment.push(replicas);
+  }
+  return assignment;
+}

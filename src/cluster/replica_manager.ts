@@ -1,0 +1,309 @@
+// The replicas this broker holds, and the role it plays for each: leader (takes appends, serves
+// followers, keeps the ISR and the high watermark), follower (copies the leader's log through a
+// fetcher, after truncating what diverges), or none. Roles follow the cluster view from etcd; the
+// broker's lease must be valid to lead. Nothing here speaks a wire protocol except the fetchers,
+// which use the shared Kafka client codecs.
+import type { Logger, PartitionLog } from '../storage/index.ts';
+import { BrokerError } from '../broker/errors.ts';
+import type { EtcdStore } from './etcd_store.ts';
+import type { Membership } from './membership.ts';
+import { type ClusterView, type PartitionState } from './model.ts';
+import { LeaderState } from './leader_state.ts';
+import { FollowerFetcher } from './follower_fetcher.ts';
+
+export type Role = 'leader' | 'follower' | 'none';
+
+export interface Replica {
+  topic: string;
+  partition: number;
+  name: string;
+  log: PartitionLog;
+  state: PartitionState;
+  mod_revision: string;
+  role: Role;
+  /** The leader epoch this broker acts in for the partition. */
+  epoch: number;
+  leader: LeaderState | null;
+  /** A follower must ask the leader where its log diverges before fetching. */
+  needs_truncation: boolean;
+}
+
+export interface ReplicaSettings {
+  /** A follower that has not caught up for this long leaves the ISR. */
+  replica_lag_time_max_ms: number;
+  replica_fetch_wait_ms: number;
+  replica_fetch_bytes_max: number;
+}
+
+export const REPLICA_SETTINGS_DEFAULT: ReplicaSettings = {
+  replica_lag_time_max_ms: 10_000,
+  replica_fetch_wait_ms: 500,
+  replica_fetch_bytes_max: 8 * 1024 * 1024,
+};
+
+/** What the broker core provides: its logs, and hooks into producer state and coordinators. */
+export interface ReplicaHost {
+  /** The local log of a partition, created when missing. */
+  ensure_log(topic: string, partition: number): Promise<PartitionLog>;
+  /** The end this log has made durable under the storage policy (the leader's share of the HW). */
+  durable_end(log: PartitionLog): number;
+  min_insync_replicas(topic: string): number;
+  on_role(replica: Replica): void;
+  on_replicated(log: PartitionLog, batches: Buffer): void;
+  on_truncated(log: PartitionLog, end: number): void;
+}
+
+export class ReplicaManager {
+  private readonly replicas = new Map<string, Replica>();
+  private readonly fetchers = new Map<number, FollowerFetcher>();
+  private view: ClusterView | null = null;
+  private isr_timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly node_id: number,
+    private readonly store: EtcdStore,
+    private readonly membership: Membership,
+    private readonly host: ReplicaHost,
+    readonly settings: ReplicaSettings,
+    private readonly logger: Logger,
+    private readonly request_refresh: () => void,
+  ) {
+    this.isr_timer = setInterval(() => this.shrink_isrs(), Math.max(100, Math.floor(settings.replica_lag_time_max_ms / 4)));
+    this.isr_timer.unref();
+  }
+
+  get(topic: string, partition: number): Replica | undefined {
+    return this.replicas.get(`${topic}-${partition}`);
+  }
+
+  list(): Replica[] {
+    return [...this.replicas.values()];
+  }
+
+  // ---------------------------------------------------------------- following the view
+
+  /** Brings every local replica's role in line with `view`. */
+  async apply_view(view: ClusterView): Promise<void> {
+    this.view = view;
+    const seen = new Set<string>();
+    for (const [key, { value: state, mod_revision }] of view.partitions) {
+      if (!state.replicas.includes(this.node_id)) continue;
+      const slash = key.lastIndexOf('/');
+      const topic = key.slice(0, slash);
+      const partition = Number(key.slice(slash + 1));
+      const name = `${topic}-${partition}`;
+      seen.add(name);
+      let replica = this.replicas.get(name);
+      if (!replica) {
+        const log = await this.host.ensure_log(topic, partition);
+        log.high_watermark_mode = 'external';
+        replica = { topic, partition, name, log, state, mod_revision, role: 'none', epoch: -1, leader: null, needs_truncation: false };
+        this.replicas.set(name, replica);
+      }
+      replica.state = state;
+      replica.mod_revision = mod_revision;
+      if (replica.leader) replica.leader.isr_change_pending = false;
+      await this.apply_role(replica);
+    }
+    for (const replica of [...this.replicas.values()]) {
+      if (seen.has(replica.name)) continue;
+      this.step_down(replica);
+      this.replicas.delete(replica.name);
+    }
+    for (const [leader_id, fetcher] of this.fetchers) fetcher.set_address(view.brokers.get(leader_id) ?? null);
+  }
+
+  private async apply_role(replica: Replica): Promise<void> {
+    const { state } = replica;
+    const want: Role = !this.membership.valid ? 'none' : state.leader === this.node_id ? 'leader' : state.leader >= 0 ? 'follower' : 'none';
+    if (want === 'leader') {
+      if (replica.role !== 'leader' || replica.epoch !== state.leader_epoch) await this.become_leader(replica);
+      else this.update_high_watermark(replica);
+    } else if (want === 'follower') {
+      if (replica.role !== 'follower' || replica.epoch !== state.leader_epoch) this.become_follower(replica);
+    } else if (replica.role !== 'none') {
+      this.step_down(replica);
+    }
+  }
+
+  /** The lease was lost: lead nothing, follow nothing, until registered again. */
+  step_down_all(): void {
+    for (const replica of this.replicas.values()) this.step_down(replica);
+  }
+
+  private async become_leader(replica: Replica): Promise<void> {
+    this.leave_role(replica);
+    const { log, state } = replica;
+    // The epoch begins where this log ends; recorded before any append of the epoch.
+    await log.epochs.assign(state.leader_epoch, log.next_offset);
+    log.leader_epoch = state.leader_epoch;
+    const leader = new LeaderState(log, state.leader_epoch, log.next_offset, state.isr, Date.now());
+    leader.track(log.on_progress(() => this.update_high_watermark(replica)));
+    leader.track(log.on_high_watermark((hw) => leader.settle(hw, () => this.ack_refusal(replica))));
+    log.ack_gate = (result) => leader.wait(result);
+    replica.leader = leader;
+    replica.role = 'leader';
+    replica.epoch = state.leader_epoch;
+    this.logger.info({ partition: replica.name, leader_epoch: replica.epoch, isr: state.isr, end: log.next_offset }, 'leading partition');
+    this.update_high_watermark(replica);
+    this.host.on_role(replica);
+  }
+
+  private become_follower(replica: Replica): void {
+    this.leave_role(replica);
+    replica.role = 'follower';
+    replica.epoch = replica.state.leader_epoch;
+    replica.needs_truncation = true;
+    this.fetcher_for(replica.state.leader).add(replica);
+    this.host.on_role(replica);
+  }
+
+  private step_down(replica: Replica): void {
+    if (replica.role === 'none') return;
+    this.leave_role(replica);
+    this.host.on_role(replica);
+  }
+
+  private leave_role(replica: Replica): void {
+    if (replica.leader) {
+      replica.leader.close(new BrokerError('not_leader_or_follower', `${replica.name}: this broker is no longer the leader`));
+      replica.leader = null;
+      replica.log.ack_gate = null;
+    }
+    for (const fetcher of this.fetchers.values()) fetcher.remove(replica);
+    replica.role = 'none';
+  }
+
+  private fetcher_for(leader_id: number): FollowerFetcher {
+    let fetcher = this.fetchers.get(leader_id);
+    if (!fetcher) {
+      fetcher = new FollowerFetcher(this.node_id, leader_id, this.settings, this.host, this.logger, () => this.request_refresh());
+      fetcher.set_address(this.view?.brokers.get(leader_id) ?? null);
+      this.fetchers.set(leader_id, fetcher);
+    }
+    return fetcher;
+  }
+
+  // ---------------------------------------------------------------- leading
+
+  /** The log to append to, or not_leader_or_follower; checks min.insync.replicas for acks=all. */
+  leader_log(topic: string, partition: number, acks_all: boolean): PartitionLog {
+    const replica = this.replicas.get(`${topic}-${partition}`);
+    if (!replica || replica.role !== 'leader' || !this.membership.valid) {
+      throw new BrokerError('not_leader_or_follower', `this broker is not the leader of ${topic}-${partition}`);
+    }
+    if (acks_all) {
+      const min_isr = this.host.min_insync_replicas(topic);
+      if (replica.state.isr.length < min_isr) {
+        throw new BrokerError('not_enough_replicas', `${topic}-${partition} has ${replica.state.isr.length} in-sync replicas; min.insync.replicas is ${min_isr}`);
+      }
+    }
+    return replica.log;
+  }
+
+  private ack_refusal(replica: Replica): BrokerError | null {
+    if (replica.role !== 'leader' || !this.membership.valid) {
+      return new BrokerError('not_leader_or_follower', `${replica.name}: leadership lost before the in-sync replicas confirmed`);
+    }
+    const min_isr = this.host.min_insync_replicas(replica.topic);
+    if (replica.state.isr.length < min_isr) {
+      return new BrokerError('not_enough_replicas_after_append', `${replica.name}: the ISR shrank to ${replica.state.isr.length}, below min.insync.replicas ${min_isr}`);
+    }
+    return null;
+  }
+
+  private update_high_watermark(replica: Replica): void {
+    const leader = replica.leader;
+    if (!leader || replica.role !== 'leader' || !this.membership.valid) return;
+    const hw = leader.high_watermark_for(replica.state.isr, this.node_id, this.host.durable_end(replica.log));
+    if (hw > replica.log.high_watermark) replica.log.set_high_watermark(hw);
+  }
+
+  /**
+   * A follower's fetch, on the leader: checks the epoch it believes in, records its progress,
+   * lets it into the ISR once caught up, and returns the log to read from.
+   */
+  replica_fetch(node_id: number, topic: string, partition: number, fetch_offset: number, current_leader_epoch: number): PartitionLog {
+    const replica = this.replicas.get(`${topic}-${partition}`);
+    if (!replica || replica.role !== 'leader' || !replica.leader || !this.membership.valid) {
+      throw new BrokerError('not_leader_or_follower', `this broker is not the leader of ${topic}-${partition}`);
+    }
+    if (current_leader_epoch >= 0 && current_leader_epoch !== replica.epoch) {
+      throw current_leader_epoch > replica.epoch
+        ? new BrokerError('unknown_leader_epoch', `${replica.name}: epoch ${current_leader_epoch} is newer than this leader's ${replica.epoch}`)
+        : new BrokerError('fenced_leader_epoch', `${replica.name}: epoch ${current_leader_epoch} is older than this leader's ${replica.epoch}`);
+    }
+    if (!replica.state.replicas.includes(node_id)) {
+      throw new BrokerError('not_leader_or_follower', `broker ${node_id} is not a replica of ${replica.name}`);
+    }
+    if (fetch_offset <= replica.log.written_offset) {
+      replica.leader.record_fetch(node_id, fetch_offset, Date.now());
+      this.maybe_expand_isr(replica, node_id, fetch_offset);
+      this.update_high_watermark(replica);
+    }
+    return replica.log;
+  }
+
+  /** Where `epoch` ends in this leader's log (OffsetForLeaderEpoch). */
+  end_offset_for_epoch(topic: string, partition: number, epoch: number, current_leader_epoch: number): { epoch: number; end_offset: number } {
+    const replica = this.replicas.get(`${topic}-${partition}`);
+    if (!replica || replica.role !== 'leader') throw new BrokerError('not_leader_or_follower', `this broker is not the leader of ${topic}-${partition}`);
+    if (current_leader_epoch >= 0 && current_leader_epoch !== replica.epoch) {
+      throw current_leader_epoch > replica.epoch
+        ? new BrokerError('unknown_leader_epoch', `${replica.name}: epoch ${current_leader_epoch} is newer than ${replica.epoch}`)
+        : new BrokerError('fenced_leader_epoch', `${replica.name}: epoch ${current_leader_epoch} is older than ${replica.epoch}`);
+    }
+    return replica.log.epochs.end_offset_for(epoch, replica.log.written_offset);
+  }
+
+  // ---------------------------------------------------------------- the ISR
+
+  private maybe_expand_isr(replica: Replica, node_id: number, fetch_offset: number): void {
+    const leader = replica.leader!;
+    if (replica.state.isr.includes(node_id) || leader.isr_change_pending) return;
+    if (fetch_offset < Math.max(replica.log.high_watermark, leader.epoch_start_offset)) return;
+    void this.write_isr(replica, [...replica.state.isr, node_id], 'caught up');
+  }
+
+  private shrink_isrs(): void {
+    if (!this.membership.valid) return;
+    const now = Date.now();
+    for (const replica of this.replicas.values()) {
+      const leader = replica.leader;
+      if (!leader || replica.role !== 'leader' || leader.isr_change_pending) continue;
+      const lagging = replica.state.isr.filter(
+        (id) => id !== this.node_id && now - (leader.followers.get(id)?.caught_up_ms ?? 0) > this.settings.replica_lag_time_max_ms,
+      );
+      if (lagging.length > 0) void this.write_isr(replica, replica.state.isr.filter((id) => !lagging.includes(id)), `lagging: ${lagging.join(',')}`);
+    }
+  }
+
+  /** Writes a new ISR if the partition is unchanged in etcd since this leader's view of it. */
+  private async write_isr(replica: Replica, isr: number[], why: string): Promise<void> {
+    const leader = replica.leader!;
+    leader.isr_change_pending = true;
+    const next: PartitionState = { ...replica.state, isr };
+    let written = false;
+    try {
+      written = this.membership.valid && (await this.store.update_partition(replica.topic, replica.partition, next, replica.mod_revision));
+    } catch (error) {
+      this.logger.warn({ partition: replica.name, error: String(error) }, 'could not write the ISR');
+    }
+    if (written && replica.leader === leader) {
+      replica.state = next;
+      this.logger.info({ partition: replica.name, isr, why }, 'ISR changed');
+      this.update_high_watermark(replica);
+      leader.settle(replica.log.high_watermark, () => this.ack_refusal(replica));
+    } else if (!written && replica.leader === leader) {
+      leader.isr_change_pending = false;
+    }
+    this.request_refresh();
+  }
+
+  close(): void {
+    if (this.isr_timer) clearInterval(this.isr_timer);
+    for (const replica of this.replicas.values()) this.leave_role(replica);
+    for (const fetcher of this.fetchers.values()) fetcher.close();
+    this.fetchers.clear();
+  }
+}

@@ -1,0 +1,113 @@
+// A real cluster for tests: an etcd on loopback and broker processes (`sluice start --etcd`), each
+// on a fixed port and data directory so a killed broker can be restarted as itself.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { type EtcdProcess, free_port, start_etcd } from './etcd.ts';
+import { type BrokerProcess, new_data_dir, start_broker_process } from './broker_process.ts';
+
+export interface ClusterSettings {
+  lease_ttl_ms?: number;
+  replica_lag_time_max_ms?: number;
+  replication_factor?: number;
+}
+
+export interface TestCluster {
+  etcd: EtcdProcess;
+  /** By node id; a killed broker's entry is replaced when it restarts. */
+  brokers: Map<number, BrokerProcess>;
+  ports: Map<number, number>;
+  bootstrap: string[];
+  config_file: string;
+  kafka(client_id?: string): Kafka;
+  start(node_id: number): Promise<BrokerProcess>;
+  /** Leader and ISR of a partition, as Metadata reports them (-1 while none). */
+  partition(admin: Admin, topic: string, partition: number): Promise<{ leader: number; isr: number[]; replicas: number[] }>;
+  wait_for(what: string, check: () => Promise<boolean>, timeout_ms?: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function start_cluster(count: number, settings: ClusterSettings = {}): Promise<TestCluster> {
+  const etcd = await start_etcd();
+  const config_file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-cluster-')), 'config.json');
+  fs.writeFileSync(
+    config_file,
+    JSON.stringify({
+      cluster: {
+        leaseTtlMs: settings.lease_ttl_ms ?? 2000,
+        replicationFactor: settings.replication_factor ?? Math.min(3, count),
+        replicaLagTimeMaxMs: settings.replica_lag_time_max_ms ?? 5000,
+      },
+    }),
+  );
+  const ports = new Map<number, number>();
+  const data_dirs = new Map<number, string>();
+  for (let id = 1; id <= count; id++) {
+    ports.set(id, await free_port());
+    data_dirs.set(id, new_data_dir(`node${id}`));
+  }
+  const brokers = new Map<number, BrokerProcess>();
+  const cluster: TestCluster = {
+    etcd,
+    brokers,
+    ports,
+    bootstrap: [...ports.values()].map((port) => `127.0.0.1:${port}`),
+    config_file,
+    kafka: (client_id = 'cluster-test') =>
+      new Kafka({
+        clientId: client_id,
+        brokers: [...ports.values()].map((port) => `127.0.0.1:${port}`),
+        logLevel: logLevel.NOTHING,
+        retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 60 },
+        connectionTimeout: 1000,
+        requestTimeout: 10_000,
+      }),
+    start: async (node_id) => {
+      const broker = await start_broker_process({
+        data_dir: data_dirs.get(node_id)!,
+        port: ports.get(node_id)!,
+        args: ['--etcd', etcd.endpoint, '--node-id', String(node_id), '--config', config_file, '--log-level', 'info'],
+      });
+      brokers.set(node_id, broker);
+      return broker;
+    },
+    partition: async (admin, topic, partition) => {
+      const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+      const found = metadata.topics[0]!.partitions.find((p) => p.partitionId === partition)!;
+      return { leader: found.leader, isr: found.isr, replicas: found.replicas };
+    },
+    wait_for: async (what, check, timeout_ms = 30_000) => {
+      const started = Date.now();
+      for (;;) {
+        try {
+          if (await check()) return Date.now() - started;
+        } catch {
+          // not yet
+        }
+        if (Date.now() - started > timeout_ms) throw new Error(`${what}: not within ${timeout_ms} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    stop: async () => {
+      for (const broker of brokers.values()) await broker.stop().catch(() => undefined);
+      await etcd.stop();
+      for (const dir of data_dirs.values()) fs.rmSync(dir, { recursive: true, force: true });
+      fs.rmSync(path.dirname(config_file), { recursive: true, force: true });
+    },
+  };
+  try {
+    for (let id = 1; id <= count; id++) await cluster.start(id);
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+  return cluster;
+}
+
+/** The concatenated segment files of a partition in a data directory: its log as bytes. */
+export function partition_bytes(data_dir: string, partition: string): Buffer {
+  const dir = path.join(data_dir, partition);
+  const files = fs.readdirSync(dir).filter((name) => name.endsWith('.log')).sort();
+  return Buffer.concat(files.map((name) => fs.readFileSync(path.join(dir, name))));
+}
