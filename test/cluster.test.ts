@@ -7,6 +7,11 @@ import assert from 'node:assert/strict';
 import { CompressionTypes, type Admin, type Producer } from 'kafkajs';
 import { etcd_missing } from './support/etcd.ts';
 import { type TestCluster, partition_bytes, start_cluster } from './support/cluster.ts';
+import { start_broker_process } from './support/broker_process.ts';
+import { Connection } from '../src/protocol/kafka/client_connection.ts';
+import { PRODUCE } from '../src/protocol/kafka/messages/00_produce.ts';
+import { ErrorCode } from '../src/protocol/kafka/error_codes.ts';
+import { encode_record_batch } from '../src/protocol/record_batch.ts';
 
 const missing = etcd_missing();
 const KILLS = 10;
@@ -25,6 +30,7 @@ before(async () => {
 
 after(async () => {
   if (missing) return;
+  if (process.env.SLUICE_DUMP) for (const [id, b] of cluster.brokers) process.stderr.write(`---- ${id}\n${b.output().slice(-6000)}\n`);
   await admin?.disconnect();
   await cluster?.stop();
 });
@@ -134,4 +140,95 @@ test('kill -9 of the leader, ten times, under acks=all: nothing acknowledged is 
   assert.ok(copies[0]!.length > 0);
   assert.ok(copies[0]!.equals(copies[1]!) && copies[0]!.equals(copies[2]!), `replica logs differ: ${copies.map((c) => c.length).join(' / ')} bytes`);
   for (const id of [1, 2, 3]) await cluster.start(id);
+});
+
+/** One Produce request straight to a broker, answered with the partition's error code and offset. */
+async function produce_to(port: number, topic: string, values: string[], acks: number): Promise<{ error_code: number; base_offset: number }> {
+  const connection = await Connection.connect('127.0.0.1', port, { request_timeout_ms: 30_000 });
+  try {
+    return await send_produce(connection, topic, values, acks);
+  } finally {
+    connection.close();
+  }
+}
+
+async function send_produce(connection: Connection, topic: string, values: string[], acks: number): Promise<{ error_code: number; base_offset: number }> {
+  const records = encode_record_batch(values.map((value) => ({ key: null, value: Buffer.from(value), timestamp_ms: Date.now() })));
+  const response = (await connection.call(PRODUCE, 9, {
+    transactional_id: null,
+    acks,
+    timeout_ms: 30_000,
+    topic_data: [{ name: topic, partition_data: [{ index: 0, records }] }],
+  })) as { responses: Array<{ partition_responses: Array<{ error_code: number; base_offset: number }> }> };
+  return response.responses[0]!.partition_responses[0]!;
+}
+
+test('a leader cut off from its followers and paused past its lease acknowledges nothing more, and on return truncates to the new leader', { skip: missing ?? false, timeout: 120_000 }, async () => {
+  const topic = 'paused';
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 3, configEntries: [{ name: 'min.insync.replicas', value: '2' }] }] });
+  await cluster.wait_for('ISR of 3', async () => (await cluster.partition(admin, topic, 0)).isr.length === 3);
+  const old_leader = (await cluster.partition(admin, topic, 0)).leader;
+  const old_port = cluster.direct_ports.get(old_leader)!;
+  await cluster.wait_for('the leader taking writes', async () => (await produce_to(old_port, topic, ['a0', 'a1'], -1)).error_code === 0);
+  const follower = [...cluster.brokers.keys()].find((id) => id !== old_leader)!;
+
+  // Cut off from its followers, the leader takes an acks=1 write they never see; then it is paused
+  // past its lease, which cuts it off from etcd too.
+  cluster.proxies.get(old_leader)!.cut();
+  assert.equal((await produce_to(old_port, topic, ['only-on-old-leader'], 1)).error_code, 0);
+  const stale = await Connection.connect('127.0.0.1', old_port);
+  cluster.brokers.get(old_leader)!.child.kill('SIGSTOP');
+  try {
+    await cluster.wait_for('a new leader', async () => {
+      const { leader } = await cluster.partition_at(follower, topic, 0);
+      return leader !== old_leader && leader >= 0;
+    }, 20_000);
+    const new_leader = (await cluster.partition_at(follower, topic, 0)).leader;
+    const written = await produce_to(cluster.direct_ports.get(new_leader)!, topic, ['b0', 'b1', 'b2'], -1);
+    assert.equal(written.error_code, 0);
+    assert.equal(written.base_offset, 2, 'the new leader writes where the acknowledged log ends');
+    // Sent while the old leader is paused; it reads this only after it resumes.
+    const late = send_produce(stale, topic, ['to-the-deposed-leader'], -1);
+    cluster.proxies.get(old_leader)!.heal();
+    cluster.brokers.get(old_leader)!.child.kill('SIGCONT');
+    const answer = await late;
+    assert.notEqual(answer.error_code, 0, 'the deposed leader acknowledged a write');
+    const retriable: number[] = [ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NOT_ENOUGH_REPLICAS, ErrorCode.REQUEST_TIMED_OUT];
+    assert.ok(retriable.includes(answer.error_code), `error ${answer.error_code}`);
+  } finally {
+    stale.close();
+    cluster.proxies.get(old_leader)!.heal();
+    cluster.brokers.get(old_leader)!.child.kill('SIGCONT');
+  }
+  await cluster.wait_for('the old leader back in the ISR', async () => (await cluster.partition_at(follower, topic, 0)).isr.length === 3, 30_000);
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const logs = [...cluster.brokers.entries()].map(([id, b]) => ({ id, bytes: partition_bytes(b.data_dir, `${topic}-0`) }));
+  const reference = logs.find((l) => l.id !== old_leader)!.bytes;
+  for (const { id, bytes } of logs) assert.ok(bytes.equals(reference), `broker ${id}'s log differs (${bytes.length} vs ${reference.length} bytes)`);
+  assert.ok(!reference.includes(Buffer.from('only-on-old-leader')), 'the unreplicated acks=1 write was truncated away');
+  assert.ok(reference.includes(Buffer.from('b2')));
+});
+
+test('etcd lost: leaders keep serving until their lease runs out, then refuse writes with a retriable error', { skip: missing ?? false, timeout: 120_000 }, async () => {
+  const topic = 'etcd-loss';
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 3, configEntries: [{ name: 'min.insync.replicas', value: '2' }] }] });
+  await cluster.wait_for('ISR of 3', async () => (await cluster.partition(admin, topic, 0)).isr.length === 3);
+  const leader_port = cluster.direct_ports.get((await cluster.partition(admin, topic, 0)).leader)!;
+  cluster.etcd.pause();
+  try {
+    assert.equal((await produce_to(leader_port, topic, ['while-etcd-is-away'], -1)).error_code, 0, 'served within the lease');
+    await new Promise((resolve) => setTimeout(resolve, 3000)); // past the 2 s lease
+    const refused = await produce_to(leader_port, topic, ['after-the-lease'], -1);
+    assert.equal(refused.error_code, ErrorCode.NOT_LEADER_OR_FOLLOWER, 'a retriable refusal');
+  } finally {
+    cluster.etcd.resume();
+  }
+  await cluster.wait_for('writes again', async () => (await produce_to(cluster.direct_ports.get((await cluster.partition(admin, topic, 0)).leader)!, topic, ['back'], -1)).error_code === 0, 30_000);
+});
+
+test('a second broker with a registered node id refuses to start, naming the id', { skip: missing ?? false, timeout: 60_000 }, async () => {
+  await assert.rejects(
+    start_broker_process({ args: ['--etcd', cluster.etcd.endpoint, '--node-id', '1', '--config', cluster.config_file] }),
+    /broker id 1 is already registered in the cluster by 127\.0\.0\.1:\d+/,
+  );
 });

@@ -6,6 +6,9 @@ import path from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { type EtcdProcess, free_port, start_etcd } from './etcd.ts';
 import { type BrokerProcess, new_data_dir, start_broker_process } from './broker_process.ts';
+import { Connection } from '../../src/protocol/kafka/client_connection.ts';
+import { type TcpProxy, start_tcp_proxy } from './tcp_proxy.ts';
+import { METADATA } from '../../src/protocol/kafka/messages/03_metadata.ts';
 
 export interface ClusterSettings {
   lease_ttl_ms?: number;
@@ -17,13 +20,19 @@ export interface TestCluster {
   etcd: EtcdProcess;
   /** By node id; a killed broker's entry is replaced when it restarts. */
   brokers: Map<number, BrokerProcess>;
+  /** The port each broker advertises: a proxy in front of it, so tests can cut it off. */
   ports: Map<number, number>;
+  /** The port each broker listens on itself, reachable whatever the proxy does. */
+  direct_ports: Map<number, number>;
+  proxies: Map<number, TcpProxy>;
   bootstrap: string[];
   config_file: string;
   kafka(client_id?: string): Kafka;
   start(node_id: number): Promise<BrokerProcess>;
   /** Leader and ISR of a partition, as Metadata reports them (-1 while none). */
   partition(admin: Admin, topic: string, partition: number): Promise<{ leader: number; isr: number[]; replicas: number[] }>;
+  /** The same, asked of one broker directly (when others may not answer). */
+  partition_at(node_id: number, topic: string, partition: number): Promise<{ leader: number; isr: number[]; replicas: number[] }>;
   wait_for(what: string, check: () => Promise<boolean>, timeout_ms?: number): Promise<number>;
   stop(): Promise<void>;
 }
@@ -42,9 +51,14 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
     }),
   );
   const ports = new Map<number, number>();
+  const direct_ports = new Map<number, number>();
+  const proxies = new Map<number, TcpProxy>();
   const data_dirs = new Map<number, string>();
   for (let id = 1; id <= count; id++) {
-    ports.set(id, await free_port());
+    direct_ports.set(id, await free_port());
+    const proxy = await start_tcp_proxy(direct_ports.get(id)!);
+    proxies.set(id, proxy);
+    ports.set(id, proxy.port);
     data_dirs.set(id, new_data_dir(`node${id}`));
   }
   const brokers = new Map<number, BrokerProcess>();
@@ -52,6 +66,8 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
     etcd,
     brokers,
     ports,
+    direct_ports,
+    proxies,
     bootstrap: [...ports.values()].map((port) => `127.0.0.1:${port}`),
     config_file,
     kafka: (client_id = 'cluster-test') =>
@@ -66,8 +82,8 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
     start: async (node_id) => {
       const broker = await start_broker_process({
         data_dir: data_dirs.get(node_id)!,
-        port: ports.get(node_id)!,
-        args: ['--etcd', etcd.endpoint, '--node-id', String(node_id), '--config', config_file, '--log-level', 'info'],
+        port: direct_ports.get(node_id)!,
+        args: ['--etcd', etcd.endpoint, '--node-id', String(node_id), '--advertise', `127.0.0.1:${ports.get(node_id)!}`, '--config', config_file, '--log-level', 'info'],
       });
       brokers.set(node_id, broker);
       return broker;
@@ -76,6 +92,18 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
       const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
       const found = metadata.topics[0]!.partitions.find((p) => p.partitionId === partition)!;
       return { leader: found.leader, isr: found.isr, replicas: found.replicas };
+    },
+    partition_at: async (node_id, topic, partition) => {
+      const connection = await Connection.connect('127.0.0.1', direct_ports.get(node_id)!, { request_timeout_ms: 5000 });
+      try {
+        const response = (await connection.call(METADATA, 12, { topics: [{ name: topic }], allow_auto_topic_creation: false, include_topic_authorized_operations: false })) as {
+          topics: Array<{ partitions: Array<{ partition_index: number; leader_id: number; isr_nodes: number[]; replica_nodes: number[] }> }>;
+        };
+        const found = response.topics[0]!.partitions.find((p) => p.partition_index === partition)!;
+        return { leader: found.leader_id, isr: found.isr_nodes, replicas: found.replica_nodes };
+      } finally {
+        connection.close();
+      }
     },
     wait_for: async (what, check, timeout_ms = 30_000) => {
       const started = Date.now();
@@ -91,6 +119,7 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
     },
     stop: async () => {
       for (const broker of brokers.values()) await broker.stop().catch(() => undefined);
+      for (const proxy of proxies.values()) await proxy.close();
       await etcd.stop();
       for (const dir of data_dirs.values()) fs.rmSync(dir, { recursive: true, force: true });
       fs.rmSync(path.dirname(config_file), { recursive: true, force: true });

@@ -1,0 +1,48 @@
+// A TCP proxy on loopback for cutting a broker off from its peers: cut() drops every connection
+// through it (and whatever they had in flight) and refuses new ones until heal().
+import net from 'node:net';
+
+export interface TcpProxy {
+  port: number;
+  cut(): void;
+  heal(): void;
+  close(): Promise<void>;
+}
+
+export async function start_tcp_proxy(target_port: number): Promise<TcpProxy> {
+  const sockets = new Set<net.Socket>();
+  let cut = false;
+  const server = net.createServer((client) => {
+    if (cut) {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect({ host: '127.0.0.1', port: target_port });
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        sockets.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    cut: () => {
+      cut = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    heal: () => {
+      cut = false;
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
