@@ -16,7 +16,7 @@ import { batch_size_at, check_batch, read_int64, OFFSET_PRODUCER_ID, OFFSET_PROD
 import { read_whole_file, replace_file_atomically } from '../storage/file_util.ts';
 import { BrokerError } from './errors.ts';
 import { LocalMetadataStore, type MetadataState, type MetadataStore, new_uuid } from './metadata_store.ts';
-import { TopicManager, partition_name, is_internal_topic } from './topics.ts';
+import { type AppendRecords, TopicManager, partition_name, is_internal_topic } from './topics.ts';
 import { OFFSETS_TOPIC, OffsetStore } from './offset_store.ts';
 import { GROUP_SETTINGS_DEFAULT, GroupCoordinator, type GroupSettings } from './group_coordinator.ts';
 import { PartitionProducers, last_sequence_of, type BatchEntry } from './producer_state.ts';
@@ -107,13 +107,14 @@ export class Broker {
     private readonly state: MetadataState,
     topics: TopicManager,
     private readonly group_settings: GroupSettings,
-    private readonly share_settings: ShareGroupSettings,
+    readonly share_settings: ShareGroupSettings,
     readonly delayed_settings: DelayedSettings,
     readonly logger: Logger,
     private readonly cluster_setup: { options: ClusterOptions; etcd: EtcdStore } | null,
   ) {
     this.topics = topics;
-    this.overflow = new OverflowGuard(topics, () => this.share_host, (name, partitions) => this.ensure_internal_topic(name, partitions), logger);
+    const append: AppendRecords = (topic, partition, records) => this.append_records(topic, partition, records);
+    this.overflow = new OverflowGuard(topics, () => this.share_host, (name, partitions) => this.ensure_internal_topic(name, partitions), logger, append);
   }
 
   static async start(options: BrokerOptions): Promise<Broker> {
@@ -286,6 +287,7 @@ export class Broker {
         logger: this.logger,
         ensure_dead_letter_topic: (name) => this.ensure_internal_topic(name, 1),
         group_configs: (group_id) => this.group_configs(group_id),
+        append: (topic, partition, records) => this.append_records(topic, partition, records),
       },
       this.share_settings,
     );
@@ -308,7 +310,7 @@ export class Broker {
   private async activate_delayed(log: PartitionLog): Promise<void> {
     const generation = ++this.coordinator_generation.delayed;
     await this.deactivate_delayed(generation);
-    const delayed = new DelayedDelivery(log, this.topics, this.logger, this.delayed_settings);
+    const delayed = new DelayedDelivery(log, this.topics, this.logger, this.delayed_settings, (topic, partition, records) => this.append_records(topic, partition, records));
     await delayed.load(Date.now());
     if (generation !== this.coordinator_generation.delayed || this.closed) {
       await delayed.close();
@@ -355,6 +357,22 @@ export class Broker {
   get delayed(): DelayedDelivery {
     if (this.delayed_host) return this.delayed_host;
     throw new BrokerError('not_leader_or_follower', `broker ${this.node_id} does not run delayed delivery now`);
+  }
+
+  /**
+   * Appends a batch the broker writes itself (dead letters, archives, due delayed records): on a
+   * single node to the local log; in a cluster on the partition's leader, forwarded if that is
+   * another broker. Resolves once acknowledged under acks=all.
+   */
+  async append_records(topic: string, partition: number, records: Buffer): Promise<void> {
+    if (!this.cluster_setup) {
+      await this.topics.log(topic, partition).append(records);
+      return;
+    }
+    if (!this.cluster) throw new BrokerError('leader_not_available', 'this broker has not joined the cluster yet');
+    const replica = this.cluster.replicas.get(topic, partition);
+    if (replica?.role === 'leader') await replica.log.append(records);
+    else await this.cluster.forwarder.append(topic, partition, records);
   }
 
   /** The node that coordinates consumer groups ('group') or share groups ('share'); -1 when none. */
@@ -472,6 +490,7 @@ export class Broker {
    * original offset once that append is acknowledged.
    */
   async produce(topic: string, partition: number, records: Buffer, acks: -1 | 0 | 1 = -1): Promise<ProduceResult> {
+    if (topic === DELAYED_TOPIC && this.cluster_setup) return this.accept_forwarded_delays(records);
     const log = this.cluster_setup ? this.leader_log(topic, partition, acks) : this.topics.log(topic, partition);
     const local_ack = acks !== -1;
     if (records.length >= 61 && batch_size_at(records, 0) !== records.length) {
@@ -497,7 +516,7 @@ export class Broker {
         // Checked before its records are read: a corrupt batch is refused as corrupt.
         check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
         const received_ms = Date.now();
-        const delayed = await delayed_records(records, received_ms, this.delayed.settings.delay_max_ms);
+        const delayed = await delayed_records(records, received_ms, this.delayed_settings.delay_max_ms);
         if (delayed) result = this.produce_delayed(log, topic, partition, records, delayed, received_ms);
       }
       if (!result && limits && records.length >= 61) await this.overflow.make_room(topic, partition, log, limits, records.readInt32BE(57), records.length);
@@ -549,7 +568,7 @@ export class Broker {
     const producer_id = read_int64(records, OFFSET_PRODUCER_ID);
     const sequence = records.readInt32BE(OFFSET_BASE_SEQUENCE);
     if (producer_id < 0 || sequence < 0) {
-      await this.delayed.schedule(topic, partition, records, delayed.due_ms, received_ms);
+      await this.schedule_delayed(topic, partition, records, delayed.due_ms, received_ms);
       return answer;
     }
     const epoch = records.readInt16BE(OFFSET_PRODUCER_EPOCH);
@@ -560,7 +579,7 @@ export class Broker {
       await duplicate.settled;
       return answer;
     }
-    const scheduling = this.delayed.schedule(topic, partition, records, delayed.due_ms, received_ms);
+    const scheduling = this.schedule_delayed(topic, partition, records, delayed.due_ms, received_ms);
     const entry: BatchEntry = { first_sequence: sequence, last_sequence, base_offset: -1, last_offset: -1, settled: scheduling };
     producers.record(producer_id, epoch, entry);
     try {
@@ -570,6 +589,25 @@ export class Broker {
       throw error;
     }
     return answer;
+  }
+
+  /** Hands a delayed batch to delayed delivery: here, or (in a cluster) on the broker running it. */
+  private async schedule_delayed(topic: string, partition: number, records: Buffer, due_ms: number[], received_ms: number): Promise<void> {
+    if (this.delayed_host) return this.delayed_host.schedule(topic, partition, records, due_ms, received_ms);
+    if (!this.cluster) throw new BrokerError('leader_not_available', 'delayed delivery is not running yet');
+    await this.cluster.forwarder.append(DELAYED_TOPIC, 0, DelayedDelivery.wrap(topic, partition, records, received_ms));
+  }
+
+  /** Delayed batches another broker forwarded (its produce carried delay headers). */
+  private async accept_forwarded_delays(records: Buffer): Promise<ProduceResult> {
+    const delayed = this.delayed; // not_leader_or_follower when delayed delivery runs elsewhere: the sender retries
+    const received = DelayedDelivery.unwrap(records);
+    for (const item of received) {
+      const found = await delayed_records(item.batch, item.received_ms, this.delayed_settings.delay_max_ms);
+      if (found) await delayed.schedule(item.topic, item.partition, item.batch, found.due_ms, item.received_ms);
+      else await this.append_records(item.topic, item.partition, item.batch);
+    }
+    return { base_offset: -1, log_append_time_ms: -1, log_start_offset: -1 };
   }
 
   private result(appended: { base_offset: number; log_append_time_ms: number; log_start_offset: number }): ProduceResult {

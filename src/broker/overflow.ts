@@ -11,7 +11,7 @@ import type { Logger, PartitionLog } from '../storage/index.ts';
 import { BrokerError } from './errors.ts';
 import type { ShareCoordinator } from './queues/share_coordinator.ts';
 import type { TopicConfigs } from './topic_config.ts';
-import type { TopicManager } from './topics.ts';
+import type { AppendRecords, TopicManager } from './topics.ts';
 
 export type OverflowPolicy = 'reject' | 'archive-oldest';
 
@@ -45,6 +45,7 @@ export class OverflowGuard {
     private readonly share_coordinator: () => ShareCoordinator | null,
     private readonly ensure_topic: (name: string, partitions: number) => Promise<void>,
     private readonly logger: Logger,
+    private readonly append: AppendRecords,
   ) {}
 
   /** Where the partition's unconsumed messages start. */
@@ -107,7 +108,7 @@ export class OverflowGuard {
       const archive = archive_topic_name(topic);
       await this.ensure_topic(archive, 1);
       const partitions = this.topics.get(archive)!.partitions;
-      await this.topics.log(archive, partition % partitions).append(encode_record_batch(records));
+      await this.append(archive, partition % partitions, encode_record_batch(records));
     }
     // Copied: now the messages leave the queue.
     const shares = this.share_coordinator();

@@ -15,6 +15,9 @@ export function partition_name(topic: string, partition: number): string {
   return `${topic}-${partition}`;
 }
 
+/** Appends a batch the broker writes itself to a partition, on its leader wherever that is. */
+export type AppendRecords = (topic: string, partition: number, records: Buffer) => Promise<void>;
+
 export function is_internal_topic(name: string): boolean {
   return name.startsWith('__');
 }

@@ -7,6 +7,7 @@ import { BrokerError } from '../broker/errors.ts';
 import { EtcdStore } from './etcd_store.ts';
 import { Membership } from './membership.ts';
 import { Controller } from './controller.ts';
+import { ProduceForwarder } from './produce_forwarder.ts';
 import { REPLICA_SETTINGS_DEFAULT, ReplicaManager, type ReplicaHost, type ReplicaSettings } from './replica_manager.ts';
 import { type BrokerRegistration, type ClusterTopic, type ClusterView, type PartitionState, assign_replicas, empty_view, partition_key } from './model.ts';
 
@@ -43,6 +44,7 @@ export class ClusterNode {
   view: ClusterView = empty_view();
   readonly replicas: ReplicaManager;
   readonly controller: Controller;
+  readonly forwarder: ProduceForwarder;
   private refreshing: Promise<void> | null = null;
   private refresh_again = false;
   private timer: NodeJS.Timeout | null = null;
@@ -61,6 +63,7 @@ export class ClusterNode {
     colocated: string[],
   ) {
     this.controller = new Controller(node_id, store, membership, logger, colocated);
+    this.forwarder = new ProduceForwarder(node_id, () => this.view);
     this.replicas = new ReplicaManager(node_id, store, membership, host, replica_settings, logger, () => this.request_refresh());
   }
 
@@ -224,6 +227,7 @@ export class ClusterNode {
     if (this.timer) clearInterval(this.timer);
     await this.stop_watch?.().catch(() => undefined);
     this.replicas.close();
+    this.forwarder.close();
     await this.refreshing?.catch(() => undefined);
     await this.membership.close();
     this.store.close();

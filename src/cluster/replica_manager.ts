@@ -97,6 +97,7 @@ export class ReplicaManager {
       if (!replica) {
         const log = await this.host.ensure_log(topic, partition);
         log.high_watermark_mode = 'external';
+        log.replica_only = true;
         replica = { topic, partition, name, log, state, mod_revision, role: 'none', epoch: -1, leader: null, needs_truncation: false };
         this.replicas.set(name, replica);
       }
@@ -141,6 +142,7 @@ export class ReplicaManager {
     leader.track(log.on_progress(() => this.update_high_watermark(replica)));
     leader.track(log.on_high_watermark((hw) => leader.settle(hw, () => this.ack_refusal(replica))));
     log.ack_gate = (result) => leader.wait(result);
+    log.replica_only = false;
     replica.leader = leader;
     replica.role = 'leader';
     replica.epoch = state.leader_epoch;
@@ -165,6 +167,7 @@ export class ReplicaManager {
   }
 
   private leave_role(replica: Replica): void {
+    replica.log.replica_only = true;
     if (replica.leader) {
       replica.leader.close(new BrokerError('not_leader_or_follower', `${replica.name}: this broker is no longer the leader`));
       replica.leader = null;

@@ -163,9 +163,9 @@ export class QueueConsumer {
   }
 
   private async heartbeat(epoch: number): Promise<void> {
-    const connection = await this.coordinator();
     let response: Value;
     try {
+      const connection = await this.coordinator();
       ({ response } = await connection.send(SHARE_GROUP_HEARTBEAT, 1, 1, {
         group_id: this.group_id,
         member_id: this.memberId,
@@ -179,6 +179,11 @@ export class QueueConsumer {
     }
     const code = response.error_code as number;
     if (epoch === -1) return;
+    if (code === ErrorCode.NOT_COORDINATOR || code === ErrorCode.COORDINATOR_NOT_AVAILABLE || code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS) {
+      await this.forget_coordinator(); // it moved (a leader change in a cluster): find it again
+      this.heartbeat_ms = ERROR_BACKOFF_MS;
+      return;
+    }
     if (code === ErrorCode.UNKNOWN_MEMBER_ID || code === ErrorCode.FENCED_MEMBER_EPOCH) {
       this.member_epoch = 0; // the broker forgot us (a restart, a session timeout): join again
       this.heartbeat_ms = 0;
@@ -249,34 +254,38 @@ export class QueueConsumer {
     }
   }
 
-  /** One ShareFetch per partition leader, carrying pending acknowledgements; the payloads to handle. */
+  /**
+   * One ShareFetch to the group's coordinator, carrying pending acknowledgements; the payloads to
+   * handle. Sluice keeps every share partition's state at the coordinator (which reads its own
+   * replicas), so share requests go there rather than to each partition's leader.
+   */
   private async fetch_round(): Promise<QueuePayloadWork[]> {
-    const by_leader = new Map<number, Array<{ topic: string; partition: number }>>();
-    for (const [topic, partitions] of this.assignment) {
-      const info = await this.cluster.topic(topic);
-      for (const partition of partitions) {
-        const leader = info.partitions.find((p) => p.partition === partition)?.leader ?? -1;
-        if (!by_leader.has(leader)) by_leader.set(leader, []);
-        by_leader.get(leader)!.push({ topic, partition });
-      }
-    }
-    const rounds = await Promise.all([...by_leader].map(([leader, partitions]) => this.fetch_from(leader, partitions)));
-    return rounds.flat();
+    const partitions: Array<{ topic: string; partition: number }> = [];
+    for (const [topic, list] of this.assignment) for (const partition of list) partitions.push({ topic, partition });
+    return this.fetch_from(partitions);
   }
 
-  private async fetch_from(leader: number, partitions: Array<{ topic: string; partition: number }>): Promise<QueuePayloadWork[]> {
-    const connection = await this.cluster.node(leader);
-    let session = this.sessions.get(leader);
+  private async fetch_from(partitions: Array<{ topic: string; partition: number }>): Promise<QueuePayloadWork[]> {
+    let connection: BrokerConnection;
+    try {
+      connection = await this.coordinator();
+    } catch (error) {
+      if (error instanceof ConnectionError) await this.forget_coordinator();
+      throw error;
+    }
+    let session = this.sessions.get(COORDINATOR_SESSION);
     if (!session) {
       session = { epoch: 0, partitions: new Set() };
-      this.sessions.set(leader, session);
+      this.sessions.set(COORDINATOR_SESSION, session);
     }
     const wanted = new Set(partitions.map((p) => key_of(p.topic, p.partition)));
     const added = partitions.filter((p) => !session.partitions.has(key_of(p.topic, p.partition)));
     const forgotten = [...session.partitions].filter((k) => !wanted.has(k)).map(split_key);
     const acks = this.take_acks(wanted);
     const topics = await this.request_topics([...added, ...acks.keys()].map((k) => (typeof k === 'string' ? split_key(k) : k)), acks);
-    const { response } = await connection.send(SHARE_FETCH, 1, 1, {
+    let response: Value;
+    try {
+      ({ response } = await connection.send(SHARE_FETCH, 1, 1, {
       group_id: this.group_id,
       member_id: this.memberId,
       share_session_epoch: session.epoch,
@@ -287,10 +296,16 @@ export class QueueConsumer {
       batch_size: this.config.maxRecords ?? 500,
       topics,
       forgotten_topics_data: await this.forgotten_data(forgotten),
-    });
+      }));
+    } catch (error) {
+      if (error instanceof ConnectionError) await this.forget_coordinator();
+      this.sessions.delete(COORDINATOR_SESSION);
+      throw error;
+    }
     const code = response.error_code as number;
     if (code !== ErrorCode.NONE) {
-      this.sessions.delete(leader);
+      this.sessions.delete(COORDINATOR_SESSION);
+      if (code === ErrorCode.NOT_COORDINATOR || code === ErrorCode.COORDINATOR_NOT_AVAILABLE) await this.forget_coordinator();
       throw new KafkaProtocolError(code, `ShareFetch for ${this.group_id}`, response.error_message as string | null);
     }
     session.epoch = session.epoch === 0x7fffffff ? 1 : session.epoch + 1;
@@ -383,10 +398,10 @@ export class QueueConsumer {
 
   /** Sends what is left to acknowledge and closes every share session (epoch -1). */
   private async close_sessions(): Promise<void> {
-    for (const [leader, session] of this.sessions) {
+    for (const session of this.sessions.values()) {
       const acks = this.take_acks(session.partitions);
       if (session.epoch === 0) continue;
-      const connection = await this.cluster.node(leader);
+      const connection = await this.coordinator();
       const topics = await this.request_topics([...acks.keys()].map(split_key), acks);
       const { response } = await connection.send(SHARE_ACKNOWLEDGE, 1, 1, { group_id: this.group_id, member_id: this.memberId, share_session_epoch: -1, topics });
       check_code(response.error_code as number, `ShareAcknowledge for ${this.group_id}`, response.error_message as string | null);
@@ -394,6 +409,9 @@ export class QueueConsumer {
     this.sessions.clear();
   }
 }
+
+/** The share session with the coordinator (the sessions map is keyed by broker). */
+const COORDINATOR_SESSION = -1;
 
 interface QueuePayloadWork {
   payload: QueueMessagePayload;

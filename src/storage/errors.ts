@@ -11,6 +11,7 @@ export type StorageErrorCode =
   | 'partition_offline'
   | 'offset_out_of_range'
   | 'log_closed'
+  | 'replica_only'
   | 'backpressure'
   | 'unknown_partition'
   | 'partition_exists'
@@ -103,6 +104,13 @@ export class OffsetOutOfRangeError extends StorageError {
     this.offset = offset;
     this.log_start_offset = log_start_offset;
     this.log_end_offset = log_end_offset;
+  }
+}
+
+/** The log is a copy of another's (a follower replica): it takes only replicated appends. */
+export class ReplicaOnlyError extends StorageError {
+  constructor(partition: string) {
+    super('replica_only', `partition ${partition} is a follower copy here; it takes appends only from its leader`, true);
   }
 }
 

@@ -36,6 +36,7 @@ import {
   LogClosedError,
   OffsetOutOfRangeError,
   PartitionOfflineError,
+  ReplicaOnlyError,
   StorageError,
   StorageIOError,
   assert,
@@ -141,6 +142,8 @@ export class PartitionLog implements FlushTarget {
    * replicas have the batch). Appends with `local_ack` skip it.
    */
   ack_gate: ((result: AppendResult) => Promise<AppendResult>) | null = null;
+  /** Set by replication while this log is not its partition's leader: only copies are appended. */
+  replica_only = false;
 
   private queue: PendingAppend[] = [];
   private queue_head = 0;
@@ -292,6 +295,7 @@ export class PartitionLog implements FlushTarget {
 
   private enqueue(records: Buffer, options: AppendOptions): Promise<AppendResult> {
     this.check_writable();
+    if (this.replica_only && !options.replicated) throw new ReplicaOnlyError(this.name);
     const limits = { message_bytes_max: this.config.message_bytes_max, client_batch: !options.replicated };
     let position = 0;
     let span = 0;

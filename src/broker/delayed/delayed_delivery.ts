@@ -9,7 +9,7 @@
 import { decompress_record_batch } from '../../protocol/compression.ts';
 import { decode_record_batch, encode_record_batch, type BatchRecord, type DecodedRecord } from '../../protocol/record_batch.ts';
 import type { Logger, PartitionLog } from '../../storage/index.ts';
-import type { TopicManager } from '../topics.ts';
+import type { AppendRecords, TopicManager } from '../topics.ts';
 import { due_time_of } from './delay_headers.ts';
 import { DelayIndex, RECORDS_PER_BATCH_MAX, pack, unpack } from './delay_index.ts';
 
@@ -60,7 +60,22 @@ export class DelayedDelivery {
     private readonly topics: TopicManager,
     private readonly logger: Logger,
     readonly settings: DelayedSettings,
+    /** Appends due records to their partition, wherever it is led. */
+    private readonly append: AppendRecords,
   ) {}
+
+  /** The delay log's record for a batch held for `topic`-`partition` (also what other brokers forward). */
+  static wrap(topic: string, partition: number, batch: Buffer, received_ms: number): Buffer {
+    return encode_record_batch([{ key: Buffer.from(JSON.stringify({ t: topic, p: partition, r: received_ms })), value: batch, timestamp_ms: received_ms }]);
+  }
+
+  /** The batches a forwarded delay-log batch holds, with where they are bound. */
+  static unwrap(wrapper: Buffer): Array<{ topic: string; partition: number; batch: Buffer; received_ms: number }> {
+    return decode_record_batch(wrapper).map((record) => {
+      const key = JSON.parse(record.key!.toString('utf8')) as { t: string; p: number; r: number };
+      return { topic: key.t, partition: key.p, batch: record.value!, received_ms: key.r };
+    });
+  }
 
   get pending(): number {
     return this.index.size;
@@ -136,8 +151,7 @@ export class DelayedDelivery {
    */
   async schedule(topic: string, partition: number, batch: Buffer, due_ms: number[], received_ms: number): Promise<void> {
     if (due_ms.length > RECORDS_PER_BATCH_MAX) throw new RangeError(`a delayed batch holds at most ${RECORDS_PER_BATCH_MAX} records`);
-    const wrapper = encode_record_batch([{ key: Buffer.from(JSON.stringify({ t: topic, p: partition, r: received_ms })), value: batch, timestamp_ms: received_ms }]);
-    const { base_offset } = await this.log.append(wrapper);
+    const { base_offset } = await this.log.append(DelayedDelivery.wrap(topic, partition, batch, received_ms));
     // Not cached: a batch is read again when it falls due, which may be days away.
     const now_ms = Date.now();
     due_ms.forEach((due, i) => this.index.add(due, pack(base_offset, i), now_ms));
@@ -198,7 +212,7 @@ export class DelayedDelivery {
       return;
     }
     try {
-      await this.topics.log(target.topic, target.partition).append(encode_record_batch(target.records));
+      await this.append(target.topic, target.partition, encode_record_batch(target.records));
     } catch (error) {
       this.logger.warn({ topic: target.topic, partition: target.partition, error: String(error) }, 'could not deliver delayed records; will retry');
       for (const ref of target.refs) this.index.add(now_ms + RETRY_MS, ref, now_ms);

@@ -7,7 +7,7 @@
 import { encode_record_batch } from '../../protocol/record_batch.ts';
 import type { Logger, PartitionLog } from '../../storage/index.ts';
 import { BrokerError } from '../errors.ts';
-import type { TopicManager } from '../topics.ts';
+import type { AppendRecords, TopicManager } from '../topics.ts';
 import { dead_letter_records, dead_letter_topic_name, read_records_at } from './dead_letters.ts';
 import { AckError, SHARE_PARTITION_SETTINGS_DEFAULT, SharePartition, type AckTypeCode, type AcquiredRange, type OffsetRange, type SharePartitionSettings } from './share_partition.ts';
 import type { ShareStateStore, ShareStateWrite } from './share_state_store.ts';
@@ -119,6 +119,8 @@ export interface ShareCoordinatorDeps {
   ensure_dead_letter_topic(name: string): Promise<void>;
   /** The group's own configs (group_config.ts), empty when it has none. */
   group_configs(group_id: string): GroupConfigs;
+  /** Appends to a partition on its leader (dead letters). */
+  append: AppendRecords;
 }
 
 const key_of = (topic: string, partition: number) => `${topic}\u0000${partition}`;
@@ -541,7 +543,7 @@ export class ShareCoordinator {
         const dlq = group.settings.dead_letter_topic || dead_letter_topic_name(state.topic, group.id);
         await this.deps.ensure_dead_letter_topic(dlq);
         const dlq_partitions = this.deps.topics.get(dlq)!.partitions;
-        await this.deps.topics.log(dlq, state.partition % dlq_partitions).append(encode_record_batch(records));
+        await this.deps.append(dlq, state.partition % dlq_partitions, encode_record_batch(records));
       }
       state.share.dead_lettered(letters.map((l) => l.offset));
       this.counters.dead_lettered += records.length;

@@ -57,6 +57,7 @@ const STORAGE_CODES: Record<StorageErrorCode, number> = {
   partition_offline: ErrorCode.KAFKA_STORAGE_ERROR,
   offset_out_of_range: ErrorCode.OFFSET_OUT_OF_RANGE,
   log_closed: ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  replica_only: ErrorCode.NOT_LEADER_OR_FOLLOWER,
   backpressure: ErrorCode.REQUEST_TIMED_OUT,
   unknown_partition: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
   partition_exists: ErrorCode.TOPIC_ALREADY_EXISTS,

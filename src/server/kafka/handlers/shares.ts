@@ -54,8 +54,9 @@ export const share_group_describe_handler: KafkaHandler = {
   ...versions(SHARE_GROUP_DESCRIBE, 1, 1),
   handle(request, ctx) {
     const groups = (request.group_ids as string[]).map((group_id) => {
-      const described = ctx.broker.shares.describe(group_id);
       const base = { error_code: 0, error_message: null, group_id, group_state: 'Dead', group_epoch: -1, assignment_epoch: -1, assignor_name: 'simple', members: [] as Row[] };
+      if (!ctx.broker.is_share_coordinator) return { ...base, error_code: ErrorCode.NOT_COORDINATOR, error_message: `broker ${ctx.broker.node_id} is not the share-group coordinator` };
+      const described = ctx.broker.shares.describe(group_id);
       if (!described) return { ...base, error_code: ErrorCode.GROUP_ID_NOT_FOUND, error_message: `share group ${group_id} does not exist` };
       return {
         ...base,
@@ -130,7 +131,7 @@ export const share_fetch_handler: KafkaHandler = {
   async handle(request, ctx) {
     const group_id = (request.group_id as string | null) ?? '';
     const member_id = (request.member_id as string | null) ?? '';
-    const lock_ms = ctx.broker.shares.settings.partition.record_lock_duration_ms;
+    const lock_ms = ctx.broker.share_settings.partition.record_lock_duration_ms;
     const answer = (error: unknown) => ({ throttle_time_ms: 0, ...top_level_error(error), acquisition_lock_timeout_ms: lock_ms, responses: [], node_endpoints: [] });
     const response_rows = new Map<string, { topic_id: string; row: Row }>();
     const row_for = (topic: string, topic_id: string, partition: number) => {
@@ -235,7 +236,7 @@ export const share_acknowledge_handler: KafkaHandler = {
   async handle(request, ctx) {
     const group_id = (request.group_id as string | null) ?? '';
     const member_id = (request.member_id as string | null) ?? '';
-    const lock_ms = ctx.broker.shares.settings.partition.record_lock_duration_ms;
+    const lock_ms = ctx.broker.share_settings.partition.record_lock_duration_ms;
     const base = { throttle_time_ms: 0, error_code: 0, error_message: null, acquisition_lock_timeout_ms: lock_ms, responses: [] as Row[], node_endpoints: [] };
     try {
       if (request.is_renew_ack === true) throw new BrokerError('invalid_request', 'renewing acquisition locks is not supported');

@@ -1,0 +1,92 @@
+// Appends the broker itself makes to partitions another broker leads (dead letters, archived
+// overflow, due delayed messages, delayed batches for the delay log): sent to the leader as an
+// acks=all Produce over the shared client codecs, retried while leadership moves.
+import { Connection } from '../protocol/kafka/client_connection.ts';
+import { PRODUCE } from '../protocol/kafka/messages/00_produce.ts';
+import { ErrorCode } from '../protocol/kafka/error_codes.ts';
+import { BrokerError } from '../broker/errors.ts';
+import type { ClusterView } from './model.ts';
+
+const PRODUCE_VERSION = 9;
+/** A forwarded append gives up after this long without an acknowledgement. */
+const FORWARD_DEADLINE_MS = 30_000;
+const RETRY_BACKOFF_MS = 200;
+const RETRIABLE = new Set<number>([
+  ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  ErrorCode.LEADER_NOT_AVAILABLE,
+  ErrorCode.NOT_ENOUGH_REPLICAS,
+  ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+  ErrorCode.REQUEST_TIMED_OUT,
+  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+]);
+
+export class ProduceForwarder {
+  private readonly connections = new Map<number, Promise<Connection>>();
+
+  constructor(
+    private readonly node_id: number,
+    private readonly view: () => ClusterView,
+  ) {}
+
+  /** Appends `records` (one batch) to the partition on its leader; resolves once acknowledged there. */
+  async append(topic: string, partition: number, records: Buffer): Promise<number> {
+    const deadline = Date.now() + FORWARD_DEADLINE_MS;
+    let last = 'no leader';
+    while (Date.now() < deadline) {
+      const leader = this.view().partitions.get(`${topic}/${partition}`)?.value.leader ?? -1;
+      const address = this.view().brokers.get(leader);
+      if (leader < 0 || !address) {
+        await sleep(RETRY_BACKOFF_MS);
+        continue;
+      }
+      try {
+        const connection = await this.connection(leader, address.host, address.port);
+        const response = (await connection.call(PRODUCE, PRODUCE_VERSION, {
+          transactional_id: null,
+          acks: -1,
+          timeout_ms: FORWARD_DEADLINE_MS,
+          topic_data: [{ name: topic, partition_data: [{ index: partition, records }] }],
+        })) as { responses: Array<{ partition_responses: Array<{ error_code: number; base_offset: number; error_message: string | null }> }> };
+        const row = response.responses[0]!.partition_responses[0]!;
+        if (row.error_code === ErrorCode.NONE) return row.base_offset;
+        last = `error ${row.error_code}${row.error_message ? `: ${row.error_message}` : ''}`;
+        if (!RETRIABLE.has(row.error_code)) break;
+      } catch (error) {
+        last = String(error);
+        this.drop(leader);
+      }
+      await sleep(RETRY_BACKOFF_MS);
+    }
+    throw new BrokerError('request_timed_out', `could not append to ${topic}-${partition} on its leader: ${last}`);
+  }
+
+  private connection(node_id: number, host: string, port: number): Promise<Connection> {
+    let connection = this.connections.get(node_id);
+    if (!connection) {
+      connection = Connection.connect(host, port, { client_id: `sluice-broker-${this.node_id}` });
+      connection.catch(() => this.connections.delete(node_id));
+      this.connections.set(node_id, connection);
+    }
+    return connection.then((c) => {
+      if (c.is_closed) {
+        this.connections.delete(node_id);
+        return this.connection(node_id, host, port);
+      }
+      return c;
+    });
+  }
+
+  private drop(node_id: number): void {
+    const connection = this.connections.get(node_id);
+    this.connections.delete(node_id);
+    void connection?.then((c) => c.close(), () => undefined);
+  }
+
+  close(): void {
+    for (const node_id of [...this.connections.keys()]) this.drop(node_id);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
