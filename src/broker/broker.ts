@@ -26,6 +26,7 @@ import { DELAYED_SETTINGS_DEFAULT, DELAYED_TOPIC, DelayedDelivery, type DelayedS
 import { delayed_records, may_carry_delay, type DelayedRecords } from './delayed/delay_headers.ts';
 import { OverflowGuard, overflow_limits } from './overflow.ts';
 import { type GroupConfigs, validate_group_configs } from './queues/group_config.ts';
+import { BrokerStats } from './stats.ts';
 
 export interface BrokerOptions {
   data_dir: string;
@@ -58,6 +59,8 @@ export class Broker {
   readonly shares: ShareCoordinator;
   readonly delayed: DelayedDelivery;
   readonly overflow: OverflowGuard;
+  /** Traffic counters (front ends add to them; metrics read them). */
+  readonly stats = new BrokerStats();
   private readonly producers = new Map<string, PartitionProducers>();
   /** Per partition, the end of the chain of produces that had to wait (see produce). */
   private readonly produce_gates = new Map<string, Promise<void>>();
