@@ -493,7 +493,7 @@ let pending = null as PendingFigures | null;
 /** `sluice start` on an existing data directory, timed to its ready line, within `limit_ms`. */
 async function restart_broker(data_dir: string, limit_ms: number): Promise<{ child: ChildProcess; port: number; ready_ms: number; output: () => string; stop(): Promise<number | null>; kill(): Promise<void> }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'sluice.js'), 'start', '--data', data_dir, '--kafka', '127.0.0.1:0', '--log-level', 'warn', ...BROKER_ARGS], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'sluice.js'), 'start', '--data', data_dir, '--kafka', '127.0.0.1:0', '--http', 'off', '--log-level', 'warn', ...BROKER_ARGS], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -20,7 +20,7 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 /** Spawn to ready line, in milliseconds; the broker is stopped again afterwards. */
 async function time_to_ready(data_dir: string): Promise<number> {
   const started = performance.now();
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'sluice.js'), 'start', '--data', data_dir, '--kafka', '127.0.0.1:0', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'sluice.js'), 'start', '--data', data_dir, '--kafka', '127.0.0.1:0', '--http', 'off', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const ready = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('not ready within 600 s')), 600_000);
     let text = '';

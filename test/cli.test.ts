@@ -70,13 +70,40 @@ test('sluice start takes settings from SLUICE_* variables and refuses bad ones c
     const described = JSON.parse((await sluice(['topic', 'describe', 'auto', '--json', '--bootstrap', broker.bootstrap])).stdout);
     assert.equal(described.partitions.length, 3, 'auto-created with SLUICE_PARTITIONS partitions');
     assert.equal(await broker.stop(), 0);
-    const bad = await sluice(['start', '--data', data_dir, '--kafka', 'nonsense']);
+    const bad = await sluice(['start', '--data', data_dir, '--kafka', 'nonsense', '--http', 'off']);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /--kafka: expected HOST:PORT/);
-    const cluster = await sluice(['start', '--data', data_dir, '--kafka', '127.0.0.1:0', '--etcd', 'http://127.0.0.1:1']);
+    const cluster = await sluice(['start', '--data', data_dir, '--kafka', '127.0.0.1:0', '--etcd', 'http://127.0.0.1:1', '--http', 'off']);
     assert.notEqual(cluster.code, 0);
     assert.match(cluster.stderr, /etcd at http:\/\/127\.0\.0\.1:1 is not reachable/, 'an unreachable etcd is named');
   } finally {
     fs.rmSync(data_dir, { recursive: true, force: true });
+  }
+});
+
+test('sluice start serves HTTP on the address given, names it in the ready line, and --http off turns it off', { timeout: 60_000 }, async () => {
+  const broker = await start_broker_process(); // with --http 127.0.0.1:0
+  try {
+    assert.ok(broker.http, `the ready line names the HTTP address: ${broker.output()}`);
+    assert.match(broker.output(), /^sluice ready kafka=127\.0\.0\.1:\d+ http=127\.0\.0\.1:\d+ /m);
+    const health = await fetch(`http://${broker.http}/healthz`);
+    assert.deepEqual([health.status, await health.json()], [200, { status: 'ok' }]);
+    const cluster = (await (await fetch(`http://${broker.http}/api/v1/cluster`)).json()) as { brokers: Array<{ port: number }> };
+    assert.equal(cluster.brokers[0]!.port, broker.port);
+    const page = await fetch(`http://${broker.http}/`);
+    assert.equal(page.status, 200, 'the web console (or the page saying how to build it) is served at /');
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.equal(await broker.stop(), 0);
+  } finally {
+    await broker.stop();
+    fs.rmSync(broker.data_dir, { recursive: true, force: true });
+  }
+  const off = await start_broker_process({ args: ['--http', 'off'] });
+  try {
+    assert.equal(off.http, null);
+    assert.match(off.output(), / http=off /);
+  } finally {
+    await off.stop();
+    fs.rmSync(off.data_dir, { recursive: true, force: true });
   }
 });

@@ -163,7 +163,7 @@ async function run_step(system: SystemUnderTest, step: Step, time_limit_ms: numb
 async function cold_start_ms(workdir: string): Promise<number> {
   const data = fs.mkdtempSync(path.join(workdir, 'cold-'));
   const started = performance.now();
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'sluice.js'), 'start', '--data', data, '--kafka', '127.0.0.1:0', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'sluice.js'), 'start', '--data', data, '--kafka', '127.0.0.1:0', '--http', 'off', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'ignore'] });
   try {
     return await new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('no ready line within 20 s')), 20_000);

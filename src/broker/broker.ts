@@ -31,6 +31,7 @@ import { CLUSTER_DEFAULTS, ClusterNode, type ClusterHost, type ClusterOptions } 
 import { EtcdMetadataStore } from '../cluster/etcd_metadata_store.ts';
 import type { EtcdStore } from '../cluster/etcd_store.ts';
 import { assign_replicas, partition_key } from '../cluster/model.ts';
+import { BrokerStats } from './stats.ts';
 
 export interface BrokerOptions {
   data_dir: string;
@@ -89,6 +90,8 @@ export class Broker {
   private delayed_host: DelayedDelivery | null = null;
   /** Raised on every coordinator change, so a slow activation cannot install a stale one. */
   private coordinator_generation = { group: 0, share: 0, delayed: 0 };
+  /** Traffic counters (front ends add to them; metrics read them). */
+  readonly stats = new BrokerStats();
   private readonly producers = new Map<string, PartitionProducers>();
   private producer_snapshot: Record<string, { offset: number; producers: unknown }> = {};
   /** Per partition, the end of the chain of produces that had to wait (see produce). */
@@ -354,6 +357,10 @@ export class Broker {
     return this.share_host !== null;
   }
 
+  get is_delayed_host(): boolean {
+    return this.delayed_host !== null;
+  }
+
   get delayed(): DelayedDelivery {
     if (this.delayed_host) return this.delayed_host;
     throw new BrokerError('not_leader_or_follower', `broker ${this.node_id} does not run delayed delivery now`);
@@ -373,6 +380,17 @@ export class Broker {
     const replica = this.cluster.replicas.get(topic, partition);
     if (replica?.role === 'leader') await replica.log.append(records);
     else await this.cluster.forwarder.append(topic, partition, records);
+  }
+
+  /**
+   * A produce the broker makes on an operator's behalf (dead-letter redrive): through the produce
+   * path when this broker leads the partition, else forwarded to its leader. The base offset, or
+   * -1 when it is not known.
+   */
+  async produce_anywhere(topic: string, partition: number, records: Buffer): Promise<number> {
+    if (!this.cluster_setup || this.cluster?.replicas.get(topic, partition)?.role === 'leader') return (await this.produce(topic, partition, records)).base_offset;
+    if (!this.cluster) throw new BrokerError('leader_not_available', 'this broker has not joined the cluster yet');
+    return this.cluster.forwarder.append(topic, partition, records);
   }
 
   /** The node that coordinates consumer groups ('group') or share groups ('share'); -1 when none. */

@@ -21,10 +21,10 @@ export function build_program(): Command {
 
   program
     .command('start')
-    .description('run a broker (single node, data in ./sluice-data, Kafka on 127.0.0.1:9092)')
+    .description('run a broker (single node, data in ./sluice-data, Kafka on 127.0.0.1:9092, HTTP on 127.0.0.1:8080)')
     .option('--data <dir>', 'data directory (SLUICE_DATA)')
     .option('--kafka <host:port>', 'Kafka listener (SLUICE_KAFKA)')
-    .option('--http <host:port>', 'HTTP admin API, metrics and console (SLUICE_HTTP; not available yet)')
+    .option('--http <host:port|off>', 'HTTP admin API, metrics and console; default 127.0.0.1:8080, "off" for none (SLUICE_HTTP)')
     .option('--amqp <host:port>', 'AMQP 0-9-1 listener (SLUICE_AMQP; not available yet)')
     .option('--node-id <n>', 'node id (SLUICE_NODE_ID)')
     .option('--etcd <urls>', 'etcd endpoints (http://HOST:PORT, comma-separated): run as a cluster member (SLUICE_ETCD)')

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parse_delayed, parse_share_groups, resolve_settings } from './start.ts';
+import { parse_delayed, parse_http, parse_share_groups, resolve_settings } from './start.ts';
 
 test('settings: flags over environment over the --config file over defaults', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-settings-'));
@@ -41,4 +41,13 @@ test('delayed-delivery settings are checked', () => {
   assert.deepEqual(parse_delayed({ maxDelayMs: 60_000 }), { delay_max_ms: 60_000 });
   assert.throws(() => parse_delayed({ maxDelayMs: -1 }), /whole number/);
   assert.throws(() => parse_delayed({ max: 1 }), /unknown setting/);
+});
+
+test('--http: HOST:PORT, or off', () => {
+  assert.deepEqual(parse_http('127.0.0.1:8080'), { host: '127.0.0.1', port: 8080 });
+  assert.deepEqual(parse_http('[::1]:0'), { host: '::1', port: 0 });
+  assert.equal(parse_http('off'), null);
+  assert.throws(() => parse_http('nonsense'), /--http: expected HOST:PORT/);
+  assert.equal(resolve_settings({}, {}).http, '127.0.0.1:8080', 'on by default, on the loopback interface');
+  assert.equal(resolve_settings({}, { SLUICE_HTTP: 'off' }).http, 'off');
 });

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { start_broker } from '../server/start.ts';
+import { console_handler } from '../server/http/console_static.ts';
 import type { DurabilityPolicy } from '../storage/index.ts';
 import { CredentialStore } from '../broker/credentials.ts';
 import { SHARE_GROUP_SETTINGS_DEFAULT, type ShareGroupSettings } from '../broker/queues/share_coordinator.ts';
@@ -55,6 +56,17 @@ export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = pro
     delayed: file.delayed,
     cluster: file.cluster,
   };
+}
+
+/** `--http`: HOST:PORT, or "off" for no HTTP listener. */
+export function parse_http(text: string): { host: string; port: number } | null {
+  const value = String(text).trim(); // a config file may hold a non-string
+  if (value.toLowerCase() === 'off') return null;
+  return parse_host_port(value, '--http');
+}
+
+function is_loopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 export function parse_host_port(text: string, what: string): { host: string; port: number } {
@@ -153,9 +165,13 @@ export async function run_start(flags: StartFlags): Promise<void> {
   const durability = parse_durability(settings.durability);
   if (durability.kind !== 'fsync') logger.warn({ durability }, 'acknowledgements do not wait for fsync: see docs/guarantees.md');
   const kafka = parse_host_port(settings.kafka, '--kafka');
+  const http = parse_http(settings.http);
   const advertise = settings.advertise ? parse_host_port(settings.advertise, '--advertise') : undefined;
   const node_id = Number(settings.nodeId);
   const credentials = settings.saslUsers ? await CredentialStore.from_file(path.resolve(settings.saslUsers)) : null;
+  if (credentials && http && !is_loopback(http.host)) {
+    logger.warn({ http: `${http.host}:${http.port}` }, 'the HTTP admin API has no authentication: with SASL on the Kafka listener, keep it on a loopback address');
+  }
   const running = await start_broker({
     data_dir: path.resolve(settings.data),
     node_id,
@@ -168,14 +184,17 @@ export async function run_start(flags: StartFlags): Promise<void> {
     share_groups: parse_share_groups(settings.shareGroups),
     delayed: parse_delayed(settings.delayed),
     cluster,
+    http,
+    console_handler,
     logger,
   });
   const address = running.kafka_address;
+  const http_address = running.http_address ? `${running.http_address.host}:${running.http_address.port}` : 'off';
   process.stdout.write(
-    `sluice ready kafka=${address.host}:${address.port} data=${path.resolve(settings.data)} node=${node_id} durability=${settings.durability}` +
+    `sluice ready kafka=${address.host}:${address.port} http=${http_address} data=${path.resolve(settings.data)} node=${node_id} durability=${settings.durability}` +
       (credentials ? ` sasl=${credentials.size} users` : '') +
       (cluster ? ` etcd=${cluster.etcd.join(',')}` : '') +
-      ` (http ${settings.http} and amqp ${settings.amqp}: not available yet)\n`,
+      ` (amqp ${settings.amqp}: not available yet)\n`,
   );
   let stopping = false;
   const stop = (signal: string) => {

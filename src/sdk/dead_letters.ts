@@ -9,12 +9,21 @@ import { Producer } from './producer.ts';
 import type { KafkaMessage } from './records.ts';
 import { SluiceError } from './errors.ts';
 import type { Admin } from './admin.ts';
+import {
+  DLQ_AUDIT_TOPIC,
+  DLQ_HEADERS,
+  DLQ_SUFFIX,
+  REDRIVEN_FROM_HEADER,
+  audit_key,
+  dead_letter_origin_of,
+  encode_audit,
+  is_dead_letter_topic_name,
+  keeps_header_on_redrive,
+  parse_audit,
+  redriven_from,
+} from '../protocol/dead_letters.ts';
 
-export const DLQ_AUDIT_TOPIC = 'sluice.dlq.audit';
-const DLQ_SUFFIX = '.dlq';
-const DLQ_HEADER_PREFIX = 'sluice-dlq-';
-/** Header naming the dead letter a redriven message came from. */
-export const REDRIVEN_FROM_HEADER = 'sluice-redriven-from';
+export { DLQ_AUDIT_TOPIC, REDRIVEN_FROM_HEADER };
 const SEND_CHUNK = 500;
 
 /** A message with the partition and offset it was read from. */
@@ -98,11 +107,9 @@ export async function read_topic(cluster: Cluster, admin: Admin, topic: string, 
 
 export async function list_dead_letter_topics(admin: Admin): Promise<DeadLetterTopic[]> {
   const out: DeadLetterTopic[] = [];
-  for (const topic of (await admin.listTopics()).filter((t) => t.endsWith(DLQ_SUFFIX)).sort()) {
+  for (const topic of (await admin.listTopics()).filter(is_dead_letter_topic_name).sort()) {
     const offsets = await admin.fetchTopicOffsets(topic);
-    const base = topic.slice(0, -DLQ_SUFFIX.length);
-    const at = base.lastIndexOf('.');
-    out.push({ topic, origin: at < 0 ? base : base.slice(0, at), group: at < 0 ? '' : base.slice(at + 1), messages: offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0) });
+    out.push({ topic, ...dead_letter_origin_of(topic), messages: offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0) });
   }
   return out;
 }
@@ -115,17 +122,17 @@ export function dead_letter_of(read: ReadMessage): DeadLetter {
     key: m.key,
     value: m.value,
     timestamp: m.timestamp,
-    origin: { topic: header_text(m, 'sluice-dlq-topic'), partition: Number(header_text(m, 'sluice-dlq-partition')), offset: Number(header_text(m, 'sluice-dlq-offset')) },
-    group: header_text(m, 'sluice-dlq-group'),
-    deliveryCount: Number(header_text(m, 'sluice-dlq-delivery-count')),
-    reason: header_text(m, 'sluice-dlq-reason'),
-    deadLetteredAt: Number(header_text(m, 'sluice-dlq-time-ms')),
+    origin: { topic: header_text(m, DLQ_HEADERS.topic), partition: Number(header_text(m, DLQ_HEADERS.partition)), offset: Number(header_text(m, DLQ_HEADERS.offset)) },
+    group: header_text(m, DLQ_HEADERS.group),
+    deliveryCount: Number(header_text(m, DLQ_HEADERS.delivery_count)),
+    reason: header_text(m, DLQ_HEADERS.reason),
+    deadLetteredAt: Number(header_text(m, DLQ_HEADERS.time_ms)),
   };
 }
 
 export async function redrive_dead_letters(cluster: Cluster, admin: Admin, options: RedriveOptions): Promise<RedriveResult> {
   const topic = options.topic;
-  if (!topic.endsWith(DLQ_SUFFIX)) throw new SluiceError(`${topic} is not a dead-letter topic (its name ends with ${DLQ_SUFFIX})`, false);
+  if (!is_dead_letter_topic_name(topic)) throw new SluiceError(`${topic} is not a dead-letter topic (its name ends with ${DLQ_SUFFIX})`, false);
   const topics = await admin.listTopics();
   if (options.to !== undefined && !topics.includes(options.to)) throw new SluiceError(`redrive to ${options.to}: the topic does not exist`, false);
   const wanted = options.offsets === undefined ? null : new Set(options.offsets.map((o) => `${o.partition ?? 0}:${o.offset}`));
@@ -142,15 +149,15 @@ export async function redrive_dead_letters(cluster: Cluster, admin: Admin, optio
   try {
     for (let i = 0; i < todo.length; i += SEND_CHUNK) {
       const chunk = todo.slice(i, i + SEND_CHUNK);
-      const targets = chunk.map((l) => options.to ?? header_text(l.message, 'sluice-dlq-topic'));
+      const targets = chunk.map((l) => options.to ?? header_text(l.message, DLQ_HEADERS.topic));
       const missing = targets.findIndex((t) => !t);
-      if (missing >= 0) throw new SluiceError(`${topic} ${chunk[missing]!.partition}:${chunk[missing]!.offset} has no sluice-dlq-topic header; redrive it with "to"`, false);
+      if (missing >= 0) throw new SluiceError(`${topic} ${chunk[missing]!.partition}:${chunk[missing]!.offset} has no ${DLQ_HEADERS.topic} header; redrive it with "to"`, false);
       const results = await Promise.all(chunk.map((l, j) => producer.send({ topic: targets[j]!, messages: [redriven(topic, l)] })));
       await producer.send({
         topic: DLQ_AUDIT_TOPIC,
         messages: chunk.map((l, j) => ({
-          key: `${topic}/${l.partition}/${l.offset}`,
-          value: JSON.stringify({ dlq: topic, partition: l.partition, offset: l.offset, to: targets[j], to_partition: results[j]![0]!.partition, to_offset: Number(results[j]![0]!.baseOffset), time_ms: Date.now() }),
+          key: audit_key({ dlq: topic, partition: l.partition, offset: l.offset }),
+          value: encode_audit({ dlq: topic, partition: l.partition, offset: l.offset, to: targets[j]!, to_partition: results[j]![0]!.partition, to_offset: Number(results[j]![0]!.baseOffset), time_ms: Date.now() }),
         })),
       });
       sent += chunk.length;
@@ -166,9 +173,9 @@ export async function redrive_dead_letters(cluster: Cluster, admin: Admin, optio
 function redriven(topic: string, letter: ReadMessage) {
   const headers: Record<string, Buffer | Buffer[]> = {};
   for (const [name, value] of Object.entries(letter.message.headers ?? {})) {
-    if (!name.startsWith(DLQ_HEADER_PREFIX) && name !== REDRIVEN_FROM_HEADER && value !== undefined) headers[name] = value as Buffer;
+    if (keeps_header_on_redrive(name) && value !== undefined) headers[name] = value as Buffer;
   }
-  headers[REDRIVEN_FROM_HEADER] = Buffer.from(`${topic}/${letter.partition}/${letter.offset}`);
+  headers[REDRIVEN_FROM_HEADER] = Buffer.from(redriven_from(topic, letter.partition, letter.offset));
   return { key: letter.message.key, value: letter.message.value, timestamp: letter.message.timestamp, headers };
 }
 
@@ -176,8 +183,8 @@ function redriven(topic: string, letter: ReadMessage) {
 async function redriven_before(cluster: Cluster, admin: Admin, topic: string): Promise<Set<string>> {
   const done = new Set<string>();
   for (const entry of await read_topic(cluster, admin, DLQ_AUDIT_TOPIC)) {
-    const record = JSON.parse(entry.message.value?.toString() ?? '{}') as { dlq?: string; partition?: number; offset?: number };
-    if (record.dlq === topic) done.add(`${record.partition}:${record.offset}`);
+    const record = parse_audit(entry.message.value);
+    if (record?.dlq === topic) done.add(`${record.partition}:${record.offset}`);
   }
   return done;
 }

@@ -31,6 +31,8 @@ export class FlushScheduler {
   rounds = 0;
   /** Duration of the most recent rounds, for metrics (bounded ring). */
   readonly round_durations_ms: number[] = [];
+  /** Told each round's duration, for a metrics exporter (storage itself keeps no histograms). */
+  on_fsync: ((duration_ms: number) => void) | null = null;
 
   constructor(
     private readonly io: FileIO,
@@ -105,7 +107,9 @@ export class FlushScheduler {
     await run_bounded(tasks, this.parallelism_max, (task) => task());
     this.rounds++;
     if (this.round_durations_ms.length >= 1024) this.round_durations_ms.shift();
-    this.round_durations_ms.push(performance.now() - started_ms);
+    const duration_ms = performance.now() - started_ms;
+    this.round_durations_ms.push(duration_ms);
+    this.on_fsync?.(duration_ms);
     for (const job of jobs) job.target.end_flush(job.work, job.error);
   }
 }

@@ -12,6 +12,8 @@ export interface BrokerProcess {
   /** HOST:PORT of the Kafka listener. */
   bootstrap: string;
   port: number;
+  /** HOST:PORT of the HTTP listener (admin API, metrics), from the ready line; null with --http off. */
+  http: string | null;
   data_dir: string;
   child: ChildProcess;
   /** Everything the process printed (stdout and stderr). */
@@ -28,7 +30,8 @@ export function new_data_dir(prefix = 'broker'): string {
 
 export async function start_broker_process(options: { data_dir?: string; port?: number; args?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<BrokerProcess> {
   const data_dir = options.data_dir ?? new_data_dir();
-  const args = [path.join(ROOT, 'bin', 'sluice.js'), 'start', '--data', data_dir, '--kafka', `127.0.0.1:${options.port ?? 0}`, '--log-level', 'warn', ...(options.args ?? [])];
+  // A free HTTP port each time: tests run in parallel and the default 8080 would collide.
+  const args = [path.join(ROOT, 'bin', 'sluice.js'), 'start', '--data', data_dir, '--kafka', `127.0.0.1:${options.port ?? 0}`, '--http', '127.0.0.1:0', '--log-level', 'warn', ...(options.args ?? [])];
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -49,9 +52,11 @@ export async function start_broker_process(options: { data_dir?: string; port?: 
       reject(new Error(`broker exited with ${code} before it was ready:\n${output}`));
     });
   });
+  const http = /ready kafka=\S+ http=(\S+)/.exec(output)?.[1];
   return {
     bootstrap: `127.0.0.1:${port}`,
     port,
+    http: http === undefined || http === 'off' ? null : http,
     data_dir,
     child,
     output: () => output,

@@ -5,28 +5,13 @@ import { decompress_record_batch } from '../../protocol/compression.ts';
 import { decode_record_batch, type BatchRecord, type DecodedRecord } from '../../protocol/record_batch.ts';
 import type { PartitionLog } from '../../storage/index.ts';
 import type { DeadLetter } from './share_partition.ts';
+import { DLQ_HEADERS } from '../../protocol/dead_letters.ts';
 
-export const DLQ_HEADERS = {
-  topic: 'sluice-dlq-topic',
-  partition: 'sluice-dlq-partition',
-  offset: 'sluice-dlq-offset',
-  group: 'sluice-dlq-group',
-  delivery_count: 'sluice-dlq-delivery-count',
-  reason: 'sluice-dlq-reason',
-  time_ms: 'sluice-dlq-time-ms',
-} as const;
+export { DLQ_HEADERS, dead_letter_topic_name } from '../../protocol/dead_letters.ts';
 
 const READ_BYTES = 1024 * 1024;
 /** A reason longer than this is cut (a stack trace, say). */
 const REASON_BYTES_MAX = 1024;
-const TOPIC_NAME_MAX = 249;
-
-/** `<topic>.<group>.dlq`, with characters a topic name cannot hold replaced by '_'. */
-export function dead_letter_topic_name(topic: string, group: string): string {
-  const safe_group = group.replace(/[^a-zA-Z0-9._-]/g, '_');
-  const name = `${topic}.${safe_group}.dlq`;
-  return name.length <= TOPIC_NAME_MAX ? name : `${name.slice(0, TOPIC_NAME_MAX - 4)}.dlq`;
-}
 
 /** The records at `offsets` (ascending) of a log; offsets no longer in the log are left out. */
 export async function read_records_at(log: PartitionLog, offsets: readonly number[]): Promise<Map<number, DecodedRecord>> {

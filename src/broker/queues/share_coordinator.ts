@@ -69,6 +69,39 @@ interface ShareGroup {
   epoch: number;
   members: Map<string, Member>;
   partitions: Map<string, PartitionState>;
+  counters: QueueCounters;
+}
+
+/** Per share group, since the broker started. */
+export interface QueueCounters {
+  /** Records handed out again after a release, a lock timeout or a member leaving. */
+  redeliveries: number;
+  dead_lettered: number;
+  expired: number;
+}
+
+export interface QueuePartitionStats {
+  topic: string;
+  partition: number;
+  start_offset: number;
+  end_offset: number;
+  high_watermark: number;
+  in_flight: number;
+  /** Records that may be handed out now or after their retry backoff, never-delivered ones included. */
+  available: number;
+  dead_letters_pending: number;
+  /** With `detail`: the window's records per state and their delivery counts. */
+  census?: ReturnType<SharePartition['census']>;
+}
+
+export interface QueueStats {
+  group_id: string;
+  members: number;
+  topics: string[];
+  in_flight: number;
+  available: number;
+  counters: QueueCounters;
+  partitions: QueuePartitionStats[];
 }
 
 export interface HeartbeatRequest {
@@ -137,7 +170,7 @@ export class ShareCoordinator {
   private writing: Promise<void> = Promise.resolve();
   private queued_write: Promise<void> | null = null;
   /** Counters for metrics. */
-  readonly counters = { acquired: 0, accepted: 0, released: 0, rejected: 0, lock_timeouts: 0, dead_lettered: 0, expired: 0 };
+  readonly counters = { acquired: 0, accepted: 0, released: 0, rejected: 0, lock_timeouts: 0, dead_lettered: 0, expired: 0, redeliveries: 0 };
   private ticks = 0;
 
   constructor(
@@ -177,7 +210,7 @@ export class ShareCoordinator {
   private group(id: string): ShareGroup {
     let group = this.groups.get(id);
     if (!group) {
-      group = { id, settings: group_settings_of(this.settings, this.deps.group_configs(id)), epoch: 0, members: new Map(), partitions: new Map() };
+      group = { id, settings: group_settings_of(this.settings, this.deps.group_configs(id)), epoch: 0, members: new Map(), partitions: new Map(), counters: { redeliveries: 0, dead_lettered: 0, expired: 0 } };
       this.groups.set(id, group);
     }
     return group;
@@ -340,6 +373,12 @@ export class ShareCoordinator {
         bytes_left = Math.max(0, bytes_left - sent.bytes);
         for (const range of sent.ranges) records_left -= range.last_offset - range.first_offset + 1;
         this.counters.acquired += sent.count;
+        for (const range of sent.ranges) {
+          if (range.delivery_count <= 1) continue;
+          const n = range.last_offset - range.first_offset + 1;
+          this.counters.redeliveries += n;
+          group.counters.redeliveries += n;
+        }
         this.after_change(group, state);
       } catch (error) {
         result.error = error as Error;
@@ -527,7 +566,10 @@ export class ShareCoordinator {
       if (offset < state.share.start_offset) continue;
       const outcome = state.share.expire(offset, 'expired: its time to live ran out', drop);
       if (outcome === 'later') state.ahead.retry(offset, now_ms + TTL_RETRY_MS, now_ms);
-      else if (outcome === 'expired') this.counters.expired++;
+      else if (outcome === 'expired') {
+        this.counters.expired++;
+        group.counters.expired++;
+      }
     }
     this.after_change(group, state);
   }
@@ -547,6 +589,7 @@ export class ShareCoordinator {
       }
       state.share.dead_lettered(letters.map((l) => l.offset));
       this.counters.dead_lettered += records.length;
+      group.counters.dead_lettered += records.length;
       this.mark_dirty(group, state);
     } catch (error) {
       state.letters.unshift(...letters);
@@ -571,6 +614,38 @@ export class ShareCoordinator {
     const group = this.groups.get(group_id);
     if (!group) return [];
     return [...group.partitions.values()].map((s) => ({ topic: s.topic, partition: s.partition, start_offset: s.share.start_offset, end_offset: s.share.end_offset, in_flight: s.share.in_flight, dead_letters_pending: s.letters.length }));
+  }
+
+  /** What a group's queues hold and what it has done (admin views and metrics); `detail` walks each window. */
+  queue_stats(group_id: string, options: { detail?: boolean } = {}): QueueStats | null {
+    const group = this.groups.get(group_id);
+    if (!group) return null;
+    const topics = new Set<string>();
+    for (const member of group.members.values()) for (const topic of member.topics) topics.add(topic);
+    const partitions: QueuePartitionStats[] = [];
+    let in_flight = 0;
+    let available = 0;
+    for (const state of group.partitions.values()) {
+      topics.add(state.topic);
+      const topic = this.deps.topics.get(state.topic);
+      const high_watermark = topic && state.partition < topic.partitions ? this.deps.topics.log(state.topic, state.partition).high_watermark : state.share.end_offset;
+      const stats: QueuePartitionStats = {
+        topic: state.topic,
+        partition: state.partition,
+        start_offset: state.share.start_offset,
+        end_offset: state.share.end_offset,
+        high_watermark,
+        in_flight: state.share.in_flight,
+        available: state.share.available_in_window + Math.max(0, high_watermark - state.share.end_offset),
+        dead_letters_pending: state.letters.length,
+      };
+      if (options.detail) stats.census = state.share.census();
+      in_flight += stats.in_flight;
+      available += stats.available;
+      partitions.push(stats);
+    }
+    partitions.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
+    return { group_id, members: group.members.size, topics: [...topics].sort(), in_flight, available, counters: { ...group.counters }, partitions };
   }
 
   /** New configs of a group take effect at once (its partitions share its settings object). */

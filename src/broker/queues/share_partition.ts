@@ -122,6 +122,28 @@ export class SharePartition {
     return this.end_offset - this.start_offset;
   }
 
+  /** Records in the window that wait to be offered again (redeliveries included). */
+  get available_in_window(): number {
+    return this.available_count;
+  }
+
+  /** Per state, how many records the window holds, and how often the unfinished ones were delivered (admin views; walks the window). */
+  census(): { available: number; acquired: number; acknowledged: number; dead_lettering: number; archived: number; redelivering: number; delivery_count_max: number } {
+    const counts = { available: 0, acquired: 0, acknowledged: 0, dead_lettering: 0, archived: 0, redelivering: 0, delivery_count_max: 0 };
+    for (let i = this.head; i < this.entries.length; i++) {
+      const entry = this.entries[i]!;
+      const unfinished = entry.state === RecordState.AVAILABLE || entry.state === RecordState.ACQUIRED;
+      if (entry.state === RecordState.AVAILABLE) counts.available++;
+      else if (entry.state === RecordState.ACQUIRED) counts.acquired++;
+      else if (entry.state === RecordState.ACKNOWLEDGED) counts.acknowledged++;
+      else if (entry.state === RecordState.DEAD_LETTERING) counts.dead_lettering++;
+      else counts.archived++;
+      if (entry.state === RecordState.AVAILABLE && entry.delivery_count > 0) counts.redelivering++;
+      if (unfinished && entry.delivery_count > counts.delivery_count_max) counts.delivery_count_max = entry.delivery_count;
+    }
+    return counts;
+  }
+
   /** True when acquire() could return something now (for long polls). */
   has_available(log_end: number, now_ms: number): boolean {
     if (this.available_count > 0 && this.next_available_at(now_ms) <= now_ms) return true;

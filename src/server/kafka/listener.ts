@@ -6,6 +6,7 @@ import type { Logger } from '../../storage/index.ts';
 import { CONNECTION_LIMITS_DEFAULT, type ConnectionLimits, KafkaConnection } from './connection.ts';
 import { type KafkaHandler, type ListenerInfo, ShutdownSignal } from './handler.ts';
 import { handler_table } from './handlers/index.ts';
+import { instrument_handlers } from './instrument.ts';
 import { SaslSession } from './sasl_session.ts';
 import { ShareSessions } from './share_sessions.ts';
 import type { CredentialStore } from '../../broker/credentials.ts';
@@ -26,7 +27,7 @@ export interface KafkaListenerOptions {
 export class KafkaListener {
   private readonly server: net.Server;
   private readonly connections = new Set<KafkaConnection>();
-  private readonly handlers: ReadonlyMap<number, KafkaHandler> = handler_table();
+  private readonly handlers: ReadonlyMap<number, KafkaHandler> = instrument_handlers(handler_table());
   private readonly info: ListenerInfo = { advertised_host: '127.0.0.1', advertised_port: 0 };
   private readonly closing = new ShutdownSignal();
   private readonly share_sessions = new ShareSessions();
@@ -69,6 +70,11 @@ export class KafkaListener {
   get bound_address(): { host: string; port: number } {
     const address = this.server.address() as net.AddressInfo;
     return { host: address.address, port: address.port };
+  }
+
+  /** Client connections open now. */
+  get connection_count(): number {
+    return this.connections.size;
   }
 
   get address(): { host: string; port: number } {

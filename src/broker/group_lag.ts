@@ -1,0 +1,29 @@
+// Consumer-group lag: per committed partition, the high watermark minus the committed offset (never
+// below zero). Partitions of deleted topics are left out. Used by the admin API and metrics.
+import type { OffsetStore } from './offset_store.ts';
+import type { TopicManager } from './topics.ts';
+
+export interface PartitionLag {
+  topic: string;
+  partition: number;
+  committed: number;
+  high_watermark: number;
+  lag: number;
+}
+
+export function committed_lag(offsets: OffsetStore, topics: TopicManager, group_id: string): PartitionLag[] {
+  const out: PartitionLag[] = [];
+  for (const entry of offsets.all(group_id)) {
+    const topic = topics.get(entry.topic);
+    if (!topic || entry.partition >= topic.partitions) continue;
+    const high_watermark = topics.log(entry.topic, entry.partition).high_watermark;
+    out.push({ topic: entry.topic, partition: entry.partition, committed: entry.offset, high_watermark, lag: Math.max(0, high_watermark - entry.offset) });
+  }
+  return out;
+}
+
+export function total_lag(lags: readonly PartitionLag[]): number {
+  let total = 0;
+  for (const l of lags) total += l.lag;
+  return total;
+}

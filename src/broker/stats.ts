@@ -1,0 +1,89 @@
+// Traffic counters of one broker: messages and bytes in and out per partition, plus optional
+// observers for request and flush durations. Front ends call these on every produce and fetch, so
+// they only add numbers; whoever exports metrics reads them when scraped (nothing here knows of
+// Prometheus). Record counts come from batch headers (lastOffsetDelta + 1), never from decoding.
+import { OFFSET_LAST_OFFSET_DELTA } from '../storage/batch.ts';
+
+/** The smallest record batch (v2 header). */
+const BATCH_HEADER_BYTES = 61;
+
+export interface PartitionTraffic {
+  readonly topic: string;
+  readonly partition: number;
+  messages_in: number;
+  bytes_in: number;
+  messages_out: number;
+  bytes_out: number;
+}
+
+export interface TrafficTotals {
+  messages_in: number;
+  bytes_in: number;
+  messages_out: number;
+  bytes_out: number;
+}
+
+/** Called with durations as they happen, by an exporter that keeps histograms. */
+export interface StatsObserver {
+  request(api: string, duration_ms: number): void;
+}
+
+/** Records in a stored or produced batch buffer, read from each batch header. */
+export function records_in_batches(batches: Buffer): number {
+  let count = 0;
+  let position = 0;
+  while (position + BATCH_HEADER_BYTES <= batches.length) {
+    count += batches.readInt32BE(position + OFFSET_LAST_OFFSET_DELTA) + 1;
+    position += 12 + batches.readInt32BE(position + 8);
+  }
+  return count;
+}
+
+export class BrokerStats {
+  private readonly partitions = new Map<string, PartitionTraffic>();
+  readonly totals: TrafficTotals = { messages_in: 0, bytes_in: 0, messages_out: 0, bytes_out: 0 };
+  /** Set by a metrics exporter; null when none listens. */
+  observer: StatsObserver | null = null;
+
+  private of(topic: string, partition: number): PartitionTraffic {
+    const key = `${topic}\u0000${partition}`;
+    let traffic = this.partitions.get(key);
+    if (!traffic) {
+      traffic = { topic, partition, messages_in: 0, bytes_in: 0, messages_out: 0, bytes_out: 0 };
+      this.partitions.set(key, traffic);
+    }
+    return traffic;
+  }
+
+  /** A produced batch was accepted. */
+  record_in(topic: string, partition: number, messages: number, bytes: number): void {
+    const traffic = this.of(topic, partition);
+    traffic.messages_in += messages;
+    traffic.bytes_in += bytes;
+    this.totals.messages_in += messages;
+    this.totals.bytes_in += bytes;
+  }
+
+  /** Batches were handed to a consumer. */
+  record_out(topic: string, partition: number, messages: number, bytes: number): void {
+    if (messages === 0 && bytes === 0) return;
+    const traffic = this.of(topic, partition);
+    traffic.messages_out += messages;
+    traffic.bytes_out += bytes;
+    this.totals.messages_out += messages;
+    this.totals.bytes_out += bytes;
+  }
+
+  request_done(api: string, duration_ms: number): void {
+    this.observer?.request(api, duration_ms);
+  }
+
+  traffic(): IterableIterator<PartitionTraffic> {
+    return this.partitions.values();
+  }
+
+  /** Drops the counters of partitions whose topic is gone (`exists` says which remain). */
+  prune(exists: (topic: string, partition: number) => boolean): void {
+    for (const [key, traffic] of this.partitions) if (!exists(traffic.topic, traffic.partition)) this.partitions.delete(key);
+  }
+}

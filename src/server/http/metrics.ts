@@ -1,0 +1,163 @@
+// Prometheus metrics of one broker, in a registry of its own (several brokers may share a process).
+// Traffic, lag, queue and delay figures are read from the broker core's plain counters when scraped;
+// only the two histograms are fed as things happen, through the core's observer hooks (the storage
+// layer and the Kafka handlers know nothing of Prometheus).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Broker } from '../../broker/broker.ts';
+import type { PartitionTraffic } from '../../broker/stats.ts';
+import type { QueueStats } from '../../broker/queues/share_coordinator.ts';
+import { committed_lag } from '../../broker/group_lag.ts';
+
+const REQUEST_BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const FSYNC_BUCKETS_SECONDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
+
+export interface MetricsSources {
+  broker: Broker;
+  /** Kafka client connections open now. */
+  connections(): number;
+}
+
+export class BrokerMetrics {
+  readonly registry = new Registry();
+  private readonly request_children = new Map<string, { observe(value: number): void }>();
+  private readonly request_seconds: Histogram<'api'>;
+  private readonly fsync_seconds: Histogram;
+  /** Bumped per scrape: figures shared by several metrics are computed once per scrape. */
+  private scrape = 0;
+
+  constructor(private readonly sources: MetricsSources) {
+    const registers = [this.registry];
+    const { broker } = sources;
+    collectDefaultMetrics({ register: this.registry });
+
+    this.request_seconds = new Histogram({ name: 'sluice_request_duration_seconds', help: 'Kafka requests by API, from decoded request to response (long polls included)', labelNames: ['api'], buckets: REQUEST_BUCKETS_SECONDS, registers });
+    this.fsync_seconds = new Histogram({ name: 'sluice_fsync_duration_seconds', help: 'Group-commit flush rounds (the parallel fdatasyncs an acknowledgement waits for)', buckets: FSYNC_BUCKETS_SECONDS, registers });
+
+    const per_scrape = <T>(compute: () => T): (() => T) => {
+      let computed_at = -1;
+      let value: T;
+      return () => {
+        if (computed_at !== this.scrape) {
+          value = compute();
+          computed_at = this.scrape;
+        }
+        return value;
+      };
+    };
+
+    // Counters of deleted topics are dropped before traffic is read.
+    const prune_traffic = per_scrape(() => broker.stats.prune((topic, partition) => partition < (broker.topics.get(topic)?.partitions ?? 0)));
+    const traffic = (name: string, help: string, pick: (t: PartitionTraffic) => number) =>
+      new Counter({
+        name,
+        help,
+        labelNames: ['topic', 'partition'],
+        registers,
+        collect() {
+          prune_traffic();
+          this.reset();
+          for (const t of broker.stats.traffic()) {
+            const value = pick(t);
+            if (value > 0) this.inc({ topic: t.topic, partition: String(t.partition) }, value);
+          }
+        },
+      });
+    traffic('sluice_messages_in_total', 'Messages accepted from producers', (t) => t.messages_in);
+    traffic('sluice_bytes_in_total', 'Record batch bytes accepted from producers', (t) => t.bytes_in);
+    traffic('sluice_messages_out_total', 'Messages handed to consumers (Fetch counts whole batches, ShareFetch acquired records)', (t) => t.messages_out);
+    traffic('sluice_bytes_out_total', 'Record batch bytes handed to consumers', (t) => t.bytes_out);
+
+    new Gauge({
+      name: 'sluice_consumer_group_lag',
+      help: 'High watermark minus committed offset, per consumer group and partition',
+      labelNames: ['group', 'topic', 'partition'],
+      registers,
+      collect() {
+        this.reset();
+        if (!broker.is_group_coordinator) return; // in a cluster, the coordinator reports lag
+        for (const group of broker.offsets.group_ids()) {
+          for (const l of committed_lag(broker.offsets, broker.topics, group)) this.set({ group, topic: l.topic, partition: String(l.partition) }, l.lag);
+        }
+      },
+    });
+
+    // One look at every share group per scrape, shared by the queue metrics below.
+    const queues = per_scrape(() => (broker.is_share_coordinator ? broker.shares.group_ids().flatMap((id) => broker.shares.queue_stats(id) ?? []) : []));
+    const queue_gauge = (name: string, help: string, pick: (q: QueueStats) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['group'],
+        registers,
+        collect() {
+          this.reset();
+          for (const q of queues()) this.set({ group: q.group_id }, pick(q));
+        },
+      });
+    const queue_counter = (name: string, help: string, pick: (q: QueueStats) => number) =>
+      new Counter({
+        name,
+        help,
+        labelNames: ['group'],
+        registers,
+        collect() {
+          this.reset();
+          for (const q of queues()) if (pick(q) > 0) this.inc({ group: q.group_id }, pick(q));
+        },
+      });
+    queue_gauge('sluice_queue_in_flight', 'Records acquired by share-group consumers and not yet settled', (q) => q.in_flight);
+    queue_gauge('sluice_queue_available', 'Records a share group may hand out now or after their retry backoff', (q) => q.available);
+    queue_counter('sluice_queue_redeliveries_total', 'Records handed out again (released, lock timed out, consumer gone)', (q) => q.counters.redeliveries);
+    queue_counter('sluice_queue_dead_lettered_total', 'Records written to a dead-letter topic', (q) => q.counters.dead_lettered);
+    queue_counter('sluice_queue_expired_total', 'Records whose time to live ran out before they were settled', (q) => q.counters.expired);
+
+    new Gauge({ name: 'sluice_delayed_pending', help: 'Delayed records waiting for their due time', registers, collect() { this.set(broker.is_delayed_host ? broker.delayed.pending : 0); } });
+    new Counter({ name: 'sluice_delayed_delivered_total', help: 'Delayed records appended to their topics', registers, collect() { this.reset(); if (broker.is_delayed_host) this.inc(broker.delayed.counters.delivered); } });
+    new Gauge({
+      name: 'sluice_connections',
+      help: 'Kafka client connections open',
+      registers,
+      collect() {
+        this.set(sources.connections());
+      },
+    });
+    new Gauge({
+      name: 'sluice_partitions_offline',
+      help: 'Partitions taken offline by a failed write or fsync',
+      registers,
+      collect() {
+        let offline = 0;
+        for (const name of broker.storage.partition_names()) if (broker.storage.partition(name)?.is_offline) offline++;
+        this.set(offline);
+      },
+    });
+  }
+
+  /** Starts feeding the histograms from the broker's hooks. */
+  attach(): void {
+    const { broker } = this.sources;
+    broker.stats.observer = { request: (api, duration_ms) => this.request_child(api).observe(duration_ms / 1000) };
+    broker.storage.flusher.on_fsync = (duration_ms) => this.fsync_seconds.observe(duration_ms / 1000);
+  }
+
+  detach(): void {
+    const { broker } = this.sources;
+    broker.stats.observer = null;
+    broker.storage.flusher.on_fsync = null;
+  }
+
+  private request_child(api: string) {
+    let child = this.request_children.get(api);
+    if (!child) this.request_children.set(api, (child = this.request_seconds.labels({ api })));
+    return child;
+  }
+
+  get content_type(): string {
+    return this.registry.contentType;
+  }
+
+  text(): Promise<string> {
+    this.scrape++;
+    return this.registry.metrics();
+  }
+}
