@@ -3,6 +3,9 @@
 // writes with acks=all; afterwards every acknowledged message is read back at the offset it was
 // acknowledged with, and the three replicas' logs are byte-identical.
 import { test, before, after } from 'node:test';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import assert from 'node:assert/strict';
 import { CompressionTypes, type Admin, type Producer } from 'kafkajs';
 import { etcd_missing } from './support/etcd.ts';
@@ -280,3 +283,59 @@ test('consumer groups and share groups keep working when their coordinator is ki
   await producer.disconnect();
   await cluster.start(coordinator);
 });
+
+test('a new broker takes over a partition by reassignment; acks=all is refused below min.insync.replicas', { skip: missing ?? false, timeout: 180_000 }, async () => {
+  const topic = 'moving';
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 3, configEntries: [{ name: 'min.insync.replicas', value: '2' }] }] });
+  await cluster.wait_for('ISR of 3', async () => (await cluster.partition(admin, topic, 0)).isr.length === 3);
+  const producer = cluster.kafka('moving-producer').producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  for (let i = 0; i < 200; i += 20) await producer.send({ topic, acks: -1, messages: Array.from({ length: 20 }, (_, j) => ({ value: `m${i + j}` })) });
+  const before = await cluster.partition(admin, topic, 0);
+  const leaving = before.replicas.find((id) => id !== before.leader)!;
+  const staying = before.replicas.filter((id) => id !== leaving);
+  const added = await cluster.add();
+  const wanted = [added, ...staying];
+  const reassign = await run_cli(['topic', 'reassign', topic, '--replicas', wanted.join(','), '--bootstrap', cluster.bootstrap[0]!]);
+  assert.equal(reassign.code, 0, reassign.stderr);
+  await cluster.wait_for('the partition on its new replicas', async () => {
+    const now = await cluster.partition(admin, topic, 0);
+    return JSON.stringify([...now.replicas].sort()) === JSON.stringify([...wanted].sort()) && now.isr.length === 3;
+  }, 60_000);
+  for (let i = 200; i < 300; i += 20) await producer.send({ topic, acks: -1, messages: Array.from({ length: 20 }, (_, j) => ({ value: `m${i + j}` })) });
+  await producer.disconnect();
+  await cluster.wait_for(`broker ${leaving} drops its copy`, async () => !fs.existsSync(path.join(cluster.brokers.get(leaving)!.data_dir, `${topic}-0`)), 20_000);
+  const status = await run_cli(['cluster', 'status', '--json', '--bootstrap', cluster.bootstrap[0]!]);
+  const described = JSON.parse(status.stdout) as { brokers: unknown[]; under_replicated: unknown[]; offline: unknown[] };
+  assert.equal(described.brokers.length, 4);
+  assert.deepEqual(described.offline, []);
+
+  // Every message is read back through the new replica set.
+  const consumer = cluster.kafka('moving-check').consumer({ groupId: 'moving-check' });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const seen = new Set<string>();
+  await new Promise<void>((resolve) => void consumer.run({ eachMessage: async ({ message }) => void (seen.add(message.value!.toString()), seen.size === 300 && resolve()) }));
+  await consumer.disconnect();
+  assert.equal(seen.size, 300);
+
+  // Two of the three replicas gone: the ISR shrinks to the leader, and acks=all is refused.
+  const now = await cluster.partition(admin, topic, 0);
+  const followers = now.replicas.filter((id) => id !== now.leader);
+  for (const id of followers) await cluster.brokers.get(id)!.kill();
+  const leader_port = cluster.direct_ports.get(now.leader)!;
+  await cluster.wait_for('NOT_ENOUGH_REPLICAS', async () => (await produce_to(leader_port, topic, ['too-few-replicas'], -1)).error_code === ErrorCode.NOT_ENOUGH_REPLICAS, 20_000);
+  assert.equal((await produce_to(leader_port, topic, ['acks-one'], 1)).error_code, 0, 'acks=1 still goes through');
+  for (const id of followers) await cluster.start(id);
+});
+
+async function run_cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(import.meta.dirname, '..', 'bin', 'sluice.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}

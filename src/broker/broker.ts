@@ -223,6 +223,10 @@ export class Broker {
         if (producers) record_producer_batches(producers, batches);
       },
       on_truncated: (log, end) => this.producers.get(log.name)?.truncate_from(end),
+      drop_log: async (log) => {
+        this.producers.delete(log.name);
+        if (this.storage.partition(log.name) === log) await this.storage.delete_partition(log.name);
+      },
     };
   }
 
@@ -437,6 +441,14 @@ export class Broker {
       throw new BrokerError('not_leader_or_follower', `broker ${this.node_id} is not the leader of ${topic}-${partition}`);
     }
     return replica.log;
+  }
+
+  /** Moves a partition to a new replica set (AlterPartitionReassignments). */
+  async reassign_partition(topic: string, partition: number, replicas: number[]): Promise<void> {
+    this.topics.local_log(topic, partition); // unknown topic or partition
+    if (!this.cluster_setup) throw new BrokerError('invalid_replica_assignment', 'a single broker has nowhere to move partitions; start a cluster (--etcd)');
+    if (!this.cluster) throw new BrokerError('leader_not_available', 'this broker has not joined the cluster yet');
+    await this.cluster.reassign(topic, partition, replicas);
   }
 
   /** A follower's fetch reaching this leader: records its progress; returns the log to read. */

@@ -42,7 +42,8 @@ export type BrokerErrorKind =
   | 'not_enough_replicas_after_append'
   | 'fenced_leader_epoch'
   | 'unknown_leader_epoch'
-  | 'request_timed_out';
+  | 'request_timed_out'
+  | 'invalid_replica_assignment';
 
 export class BrokerError extends Error {
   constructor(

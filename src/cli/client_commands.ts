@@ -11,9 +11,10 @@ function parse_configs(pairs: string[] = []): Array<{ name: string; value: strin
   });
 }
 
-export async function topic_create(name: string, options: ClientFlags & { partitions: string; config?: string[] }): Promise<void> {
+export async function topic_create(name: string, options: ClientFlags & { partitions: string; replicationFactor?: string; config?: string[] }): Promise<void> {
+  const replication = options.replicationFactor === undefined ? -1 : Number(options.replicationFactor);
   const created = await with_admin(options, (admin) =>
-    admin.createTopics({ waitForLeaders: true, topics: [{ topic: name, numPartitions: Number(options.partitions), configEntries: parse_configs(options.config) }] }),
+    admin.createTopics({ waitForLeaders: true, topics: [{ topic: name, numPartitions: Number(options.partitions), replicationFactor: replication, configEntries: parse_configs(options.config) }] }),
   );
   if (!created) throw new Error(`topic ${name} already exists`);
   print(options, { topic: name, partitions: Number(options.partitions) }, () => `created topic ${name} with ${options.partitions} partition(s)`);
@@ -33,7 +34,7 @@ export async function topic_describe(name: string, options: ClientFlags): Promis
       topic: name,
       partitions: metadata.topics[0]!.partitions.map((p) => {
         const o = offsets.find((x) => x.partition === p.partitionId)!;
-        return { partition: p.partitionId, leader: p.leader, start_offset: Number(o.low), end_offset: Number(o.high) };
+        return { partition: p.partitionId, leader: p.leader, replicas: p.replicas, isr: p.isr, start_offset: Number(o.low), end_offset: Number(o.high) };
       }),
       configs: Object.fromEntries(configs.resources[0]!.configEntries.map((c) => [c.configName, c.configValue])),
     };
@@ -41,7 +42,7 @@ export async function topic_describe(name: string, options: ClientFlags): Promis
   print(options, described, () =>
     [
       `topic ${name}`,
-      ...described.partitions.map((p) => `  partition ${p.partition}  leader ${p.leader}  offsets ${p.start_offset}..${p.end_offset}`),
+      ...described.partitions.map((p) => `  partition ${p.partition}  leader ${p.leader}  replicas ${p.replicas.join(',')}  isr ${p.isr.join(',')}  offsets ${p.start_offset}..${p.end_offset}`),
       ...Object.entries(described.configs).map(([k, v]) => `  ${k}=${v}`),
     ].join('\n'),
   );

@@ -45,12 +45,28 @@ export function build_program(): Command {
       .option('--sasl-mechanism <mechanism>', 'plain, scram-sha-256 (default) or scram-sha-512', process.env.SLUICE_SASL_MECHANISM);
 
   const topic = program.command('topic').description('create, list, describe, delete topics');
-  bootstrap(topic.command('create <name>').option('--partitions <n>', 'partition count', '1').option('--config <name=value...>', 'topic configs'))
-    .action((name, options) => client.topic_create(name, options));
+  bootstrap(
+    topic
+      .command('create <name>')
+      .option('--partitions <n>', 'partition count', '1')
+      .option('--replication-factor <n>', 'copies of each partition (a cluster; default: the cluster\'s)')
+      .option('--config <name=value...>', 'topic configs'),
+  ).action((name, options) => client.topic_create(name, options));
   bootstrap(topic.command('list').option('--internal', 'include internal topics such as __consumer_offsets')).action((options) => client.topic_list(options));
   bootstrap(topic.command('describe <name>')).action((name, options) => client.topic_describe(name, options));
   bootstrap(topic.command('delete <name>')).action((name, options) => client.topic_delete(name, options));
   bootstrap(topic.command('purge <name>').description('delete every message the topic holds now (the topic stays)')).action((name, options) => client.topic_purge(name, options));
+  bootstrap(
+    topic
+      .command('reassign <name>')
+      .description('move partitions to other brokers (cluster): the new replicas copy them, then take over')
+      .requiredOption('--replicas <ids>', 'the brokers to hold the partition, preferred leader first, e.g. 2,3,4')
+      .option('--partition <n>', 'one partition (default: every partition of the topic)'),
+  ).action(async (name, options) => (await import('./cluster_commands.ts')).topic_reassign(name, options));
+  const cluster = program.command('cluster').description('the cluster: brokers, controller, partition health');
+  bootstrap(cluster.command('status').description('brokers, the controller, and partitions without a full ISR or a leader')).action(async (options) =>
+    (await import('./cluster_commands.ts')).cluster_status(options),
+  );
   bootstrap(topic.command('add-partitions <name>').requiredOption('--count <n>', 'the new total partition count'))
     .action((name, options) => client.topic_add_partitions(name, options));
 

@@ -214,6 +214,29 @@ export class ClusterNode {
     }
   }
 
+  /**
+   * Starts moving a partition to `replicas`: they join as followers next to the current ones, and
+   * the controller switches to exactly them once all are in sync.
+   */
+  async reassign(topic: string, partition: number, replicas: number[]): Promise<void> {
+    if (replicas.length === 0 || new Set(replicas).size !== replicas.length) {
+      throw new BrokerError('invalid_replica_assignment', `replicas ${replicas.join(',')} must be distinct node ids, at least one`);
+    }
+    const unknown = replicas.filter((id) => !this.view.brokers.has(id));
+    if (unknown.length > 0) throw new BrokerError('invalid_replica_assignment', `brokers ${unknown.join(',')} are not registered`);
+    for (;;) {
+      const entry = this.view.partitions.get(partition_key(topic, partition));
+      if (!entry) throw new BrokerError('unknown_topic_or_partition', `unknown topic or partition ${topic}-${partition}`);
+      const current = entry.value;
+      const next: PartitionState = { ...current, replicas: [...new Set([...current.replicas, ...replicas])], target_replicas: [...replicas] };
+      if (await this.store.update_partition(topic, partition, next, entry.mod_revision)) {
+        await this.wait_for_view((view) => view.partitions.get(partition_key(topic, partition))?.mod_revision !== entry.mod_revision, `the reassignment of ${topic}-${partition}`);
+        return;
+      }
+      await this.refresh();
+    }
+  }
+
   partition_state(topic: string, partition: number): PartitionState | undefined {
     return this.view.partitions.get(partition_key(topic, partition))?.value;
   }

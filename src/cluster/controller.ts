@@ -110,6 +110,22 @@ export class Controller {
  * that replica (the only one certain to have every acknowledged record) instead of losing data.
  */
 export function next_partition_state(state: PartitionState, live: Set<number>, unclean: boolean): PartitionState | null {
+  const elected = next_leadership(state, live, unclean);
+  return finish_reassignment(elected ?? state, live) ?? elected;
+}
+
+/** A reassignment whose new replicas are all in sync: the partition moves to exactly them. */
+function finish_reassignment(state: PartitionState, live: Set<number>): PartitionState | null {
+  const target = state.target_replicas;
+  if (!target || !target.every((id) => state.isr.includes(id))) return null;
+  const { target_replicas: _done, ...rest } = state;
+  const isr = state.isr.filter((id) => target.includes(id));
+  if (target.includes(state.leader)) return { ...rest, replicas: [...target], isr };
+  const leader = target.find((id) => isr.includes(id) && live.has(id)) ?? -1;
+  return { ...rest, replicas: [...target], isr, leader, leader_epoch: state.leader_epoch + 1 };
+}
+
+function next_leadership(state: PartitionState, live: Set<number>, unclean: boolean): PartitionState | null {
   const live_isr = state.isr.filter((id) => live.has(id));
   if (state.leader >= 0 && live.has(state.leader)) {
     if (live_isr.length === state.isr.length) return null;

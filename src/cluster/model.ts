@@ -19,6 +19,11 @@ export interface PartitionState {
   leader_epoch: number;
   isr: number[];
   replicas: number[];
+  /**
+   * A reassignment in progress: the replica set wanted. Meanwhile `replicas` holds the old and the
+   * new members; the controller switches to this set once all of it is in the ISR.
+   */
+  target_replicas?: number[];
 }
 
 export interface ClusterTopic extends TopicRecord {

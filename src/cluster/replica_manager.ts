@@ -51,6 +51,8 @@ export interface ReplicaHost {
   on_role(replica: Replica): void;
   on_replicated(log: PartitionLog, batches: Buffer): void;
   on_truncated(log: PartitionLog, end: number): void;
+  /** Deletes a local replica this broker no longer holds. */
+  drop_log(log: PartitionLog): Promise<void>;
 }
 
 export class ReplicaManager {
@@ -110,6 +112,8 @@ export class ReplicaManager {
       if (seen.has(replica.name)) continue;
       this.step_down(replica);
       this.replicas.delete(replica.name);
+      // Moved away (a reassignment) while the topic lives on: the local copy goes.
+      if (view.topics.has(replica.topic)) await this.host.drop_log(replica.log);
     }
     for (const [leader_id, fetcher] of this.fetchers) fetcher.set_address(view.brokers.get(leader_id) ?? null);
   }

@@ -9,7 +9,7 @@
 // the ones that failed, and the failures left are reported together in one AdminError.
 import { type DeadLetter, type DeadLetterTopic, type ReadMessage, type RedriveOptions, type RedriveResult, dead_letter_of, list_dead_letter_topics, read_topic, redrive_dead_letters } from './dead_letters.ts';
 import type { BrokerConnection, Cluster, TopicInfo } from './cluster.ts';
-import { ConnectionError, KafkaProtocolError, SluiceError, UnsupportedApiError } from './errors.ts';
+import { ConnectionError, KafkaProtocolError, SluiceError, UnsupportedApiError, check_code } from './errors.ts';
 import type { Value } from '../protocol/kafka/codec.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { LIST_OFFSETS } from '../protocol/kafka/messages/02_list_offsets.ts';
@@ -26,6 +26,7 @@ import { DESCRIBE_CONFIGS } from '../protocol/kafka/messages/32_describe_configs
 import { ALTER_CONFIGS } from '../protocol/kafka/messages/33_alter_configs.ts';
 import { CREATE_PARTITIONS } from '../protocol/kafka/messages/37_create_partitions.ts';
 import { DELETE_GROUPS } from '../protocol/kafka/messages/42_delete_groups.ts';
+import { ALTER_PARTITION_REASSIGNMENTS } from '../protocol/kafka/messages/45_alter_partition_reassignments.ts';
 import { INCREMENTAL_ALTER_CONFIGS } from '../protocol/kafka/messages/44_incremental_alter_configs.ts';
 import { DESCRIBE_CLUSTER } from '../protocol/kafka/messages/60_describe_cluster.ts';
 
@@ -773,6 +774,36 @@ export class Admin {
   /** Every message of a topic from its start to its end as of now (a broadcast read; exports). */
   readTopic(topic: string, options: { max?: number; onRead?: (count: number) => void } = {}): Promise<ReadMessage[]> {
     return read_topic(this.cluster, this, topic, options.max ?? Infinity, options.onRead);
+  }
+
+  /**
+   * Moves partitions to new replica sets (AlterPartitionReassignments). The new replicas copy the
+   * partition; it switches to them once all are in sync. Any broker of a cluster takes the request.
+   */
+  async alterPartitionReassignments(options: { topics: Array<{ topic: string; partitions: Array<{ partition: number; replicas: number[] }> }> }): Promise<void> {
+    const topics = options?.topics;
+    if (!Array.isArray(topics) || topics.length === 0) throw invalid('alterPartitionReassignments: topics must be a non-empty array');
+    for (const t of topics) {
+      if (typeof t?.topic !== 'string' || !Array.isArray(t.partitions)) throw invalid('alterPartitionReassignments: each entry needs a topic and partitions');
+      for (const p of t.partitions) {
+        if (!Number.isInteger(p?.partition) || !Array.isArray(p.replicas) || p.replicas.some((id) => !Number.isInteger(id))) {
+          throw invalid(`alterPartitionReassignments: ${t.topic}: each partition needs a partition number and replicas (node ids)`);
+        }
+      }
+    }
+    await this.cluster.with_retry('AlterPartitionReassignments', async () => {
+      const connection = await this.cluster.any();
+      const { response } = await connection.send(ALTER_PARTITION_REASSIGNMENTS, 0, 0, {
+        timeout_ms: 60_000,
+        topics: topics.map((t) => ({ name: t.topic, partitions: t.partitions.map((p) => ({ partition_index: p.partition, replicas: p.replicas })) })),
+      });
+      check_code(response.error_code as number, 'AlterPartitionReassignments', response.error_message as string | null);
+      for (const t of rows(response.responses)) {
+        for (const p of rows(t.partitions)) {
+          check_code(p.error_code as number, `reassigning ${t.name as string}-${p.partition_index as number}`, p.error_message as string | null);
+        }
+      }
+    });
   }
 
   /** The brokers, the controller and the cluster id (DescribeCluster, or Metadata on older brokers). */

@@ -29,6 +29,8 @@ export interface TestCluster {
   config_file: string;
   kafka(client_id?: string): Kafka;
   start(node_id: number): Promise<BrokerProcess>;
+  /** Starts one more broker (the next node id) with its own port and data directory. */
+  add(): Promise<number>;
   /** Leader and ISR of a partition, as Metadata reports them (-1 while none). */
   partition(admin: Admin, topic: string, partition: number): Promise<{ leader: number; isr: number[]; replicas: number[] }>;
   /** The same, asked of one broker directly (when others may not answer). */
@@ -54,13 +56,14 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
   const direct_ports = new Map<number, number>();
   const proxies = new Map<number, TcpProxy>();
   const data_dirs = new Map<number, string>();
-  for (let id = 1; id <= count; id++) {
+  const prepare = async (id: number) => {
     direct_ports.set(id, await free_port());
     const proxy = await start_tcp_proxy(direct_ports.get(id)!);
     proxies.set(id, proxy);
     ports.set(id, proxy.port);
     data_dirs.set(id, new_data_dir(`node${id}`));
-  }
+  };
+  for (let id = 1; id <= count; id++) await prepare(id);
   const brokers = new Map<number, BrokerProcess>();
   const cluster: TestCluster = {
     etcd,
@@ -87,6 +90,12 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
       });
       brokers.set(node_id, broker);
       return broker;
+    },
+    add: async () => {
+      const id = ports.size + 1;
+      await prepare(id);
+      await cluster.start(id);
+      return id;
     },
     partition: async (admin, topic, partition) => {
       const metadata = await admin.fetchTopicMetadata({ topics: [topic] });

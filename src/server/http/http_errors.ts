@@ -42,6 +42,7 @@ const BROKER_STATUS: Partial<Record<BrokerErrorKind, [number, string, string | n
   not_leader_or_follower: [503, 'not_leader', null],
   leader_not_available: [503, 'unavailable', null],
   request_timed_out: [503, 'unavailable', null],
+  invalid_replica_assignment: [400, 'invalid_body', 'replicas'],
 };
 
 const STORAGE_STATUS: Partial<Record<StorageErrorCode, [number, string]>> = {

@@ -46,6 +46,7 @@ const BROKER_CODES: Record<BrokerErrorKind, number> = {
   fenced_leader_epoch: ErrorCode.FENCED_LEADER_EPOCH,
   unknown_leader_epoch: ErrorCode.UNKNOWN_LEADER_EPOCH,
   request_timed_out: ErrorCode.REQUEST_TIMED_OUT,
+  invalid_replica_assignment: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
 };
 
 const STORAGE_CODES: Record<StorageErrorCode, number> = {

@@ -4,6 +4,7 @@ import { CREATE_TOPICS } from '../../../protocol/kafka/messages/19_create_topics
 import { DELETE_TOPICS } from '../../../protocol/kafka/messages/20_delete_topics.ts';
 import { DELETE_RECORDS } from '../../../protocol/kafka/messages/21_delete_records.ts';
 import { INIT_PRODUCER_ID } from '../../../protocol/kafka/messages/22_init_producer_id.ts';
+import { ALTER_PARTITION_REASSIGNMENTS } from '../../../protocol/kafka/messages/45_alter_partition_reassignments.ts';
 import { OFFSET_FOR_LEADER_EPOCH } from '../../../protocol/kafka/messages/23_offset_for_leader_epoch.ts';
 import { DESCRIBE_CONFIGS } from '../../../protocol/kafka/messages/32_describe_configs.ts';
 import { ALTER_CONFIGS } from '../../../protocol/kafka/messages/33_alter_configs.ts';
@@ -301,5 +302,30 @@ export const describe_cluster_handler: KafkaHandler = {
         .map((b) => ({ broker_id: b.node_id, host: b.host, port: b.port, rack: null })),
       cluster_authorized_operations: -2147483648,
     };
+  },
+};
+
+export const alter_partition_reassignments_handler: KafkaHandler = {
+  api: ALTER_PARTITION_REASSIGNMENTS,
+  ...versions(ALTER_PARTITION_REASSIGNMENTS, 0, 0),
+  async handle(request, ctx) {
+    const responses = [];
+    for (const topic of rows(request.topics)) {
+      const partitions = [];
+      for (const partition of rows(topic.partitions)) {
+        const row: Row = { partition_index: partition.partition_index, error_code: 0, error_message: null };
+        try {
+          const replicas = partition.replicas as number[] | null;
+          if (replicas === null) throw new BrokerError('invalid_request', 'cancelling a reassignment is not supported; reassign to the replicas wanted instead');
+          await ctx.broker.reassign_partition(topic.name as string, partition.partition_index as number, replicas);
+        } catch (error) {
+          row.error_code = kafka_error_code(error);
+          row.error_message = error_message(error);
+        }
+        partitions.push(row);
+      }
+      responses.push({ name: topic.name, partitions });
+    }
+    return { throttle_time_ms: 0, error_code: 0, error_message: null, responses };
   },
 };

@@ -19,6 +19,7 @@ import {
 import { offset_commit_handler, offset_fetch_handler } from './offsets.ts';
 import {
   alter_configs_handler,
+  alter_partition_reassignments_handler,
   create_partitions_handler,
   create_topics_handler,
   delete_records_handler,
@@ -58,6 +59,7 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     alter_configs_handler,
     create_partitions_handler,
     delete_groups_handler,
+    alter_partition_reassignments_handler,
     incremental_alter_configs_handler,
     describe_cluster_handler,
     sasl_handshake_handler,

@@ -1,0 +1,58 @@
+// `sluice cluster status` and `sluice topic reassign`: what the cluster looks like from its
+// metadata, and moving partitions between brokers (a new broker included).
+import { type ClientFlags, print, with_admin } from './client_support.ts';
+
+interface PartitionStatus {
+  topic: string;
+  partition: number;
+  leader: number;
+  replicas: number[];
+  isr: number[];
+}
+
+export async function cluster_status(options: ClientFlags): Promise<void> {
+  const status = await with_admin(options, async (admin) => {
+    const cluster = await admin.describeCluster();
+    const names = await admin.listTopics();
+    const metadata = names.length === 0 ? { topics: [] } : await admin.fetchTopicMetadata({ topics: names });
+    const partitions: PartitionStatus[] = metadata.topics.flatMap((t) =>
+      t.partitions.map((p) => ({ topic: t.name, partition: p.partitionId, leader: p.leader, replicas: p.replicas, isr: p.isr })),
+    );
+    const leading = new Map<number, number>();
+    for (const p of partitions) if (p.leader >= 0) leading.set(p.leader, (leading.get(p.leader) ?? 0) + 1);
+    return {
+      cluster_id: cluster.clusterId,
+      controller: cluster.controller,
+      brokers: cluster.brokers.map((b) => ({ node_id: b.nodeId, host: b.host, port: b.port, leading: leading.get(b.nodeId) ?? 0 })),
+      partitions: partitions.length,
+      under_replicated: partitions.filter((p) => p.leader >= 0 && p.isr.length < p.replicas.length),
+      offline: partitions.filter((p) => p.leader < 0),
+    };
+  });
+  print(options, status, () =>
+    [
+      `cluster ${status.cluster_id}  controller ${status.controller ?? 'none'}  ${status.partitions} partitions`,
+      ...status.brokers.map((b) => `  broker ${b.node_id}  ${b.host}:${b.port}  leads ${b.leading}`),
+      status.under_replicated.length === 0 ? '  every partition has its full ISR' : `  under-replicated: ${status.under_replicated.map(describe).join(', ')}`,
+      ...(status.offline.length === 0 ? [] : [`  OFFLINE (no leader): ${status.offline.map(describe).join(', ')}`]),
+    ].join('\n'),
+  );
+}
+
+function describe(p: PartitionStatus): string {
+  return `${p.topic}-${p.partition} (isr ${p.isr.join(',')} of ${p.replicas.join(',')})`;
+}
+
+/** Moves one partition (or, without --partition, every partition) of a topic to the given brokers. */
+export async function topic_reassign(name: string, options: ClientFlags & { partition?: string; replicas: string }): Promise<void> {
+  const replicas = options.replicas.split(',').map((id) => Number(id.trim()));
+  if (replicas.some((id) => !Number.isInteger(id) || id < 0)) throw new Error(`--replicas: expected node ids like 1,2,3, got ${JSON.stringify(options.replicas)}`);
+  const moved = await with_admin(options, async (admin) => {
+    const metadata = await admin.fetchTopicMetadata({ topics: [name] });
+    const all = metadata.topics[0]!.partitions.map((p) => p.partitionId).sort((a, b) => a - b);
+    const partitions = options.partition === undefined ? all : [Number(options.partition)];
+    await admin.alterPartitionReassignments({ topics: [{ topic: name, partitions: partitions.map((partition) => ({ partition, replicas })) }] });
+    return { topic: name, partitions, replicas };
+  });
+  print(options, moved, () => `reassigning ${name} partition(s) ${moved.partitions.join(',')} to brokers ${replicas.join(',')}; they switch once the new replicas are in sync (sluice cluster status)`);
+}
