@@ -88,3 +88,17 @@ test('the ack gate holds an append until it resolves; local_ack skips it', async
   await gated;
   await storage.close();
 });
+
+test('a follower copy refuses appends that are not replicated', async () => {
+  const io = new SimFileIO();
+  const storage = await open_sim(io);
+  const log = await storage.create_partition('t-0');
+  log.replica_only = true;
+  await assert.rejects(log.append(make_batch('a', 1)), /takes appends only from its leader/);
+  const leader = await storage.create_partition('t-1');
+  await leader.append(make_batch('a', 1));
+  const { batches } = await leader.read(0, 1 << 20);
+  await log.append(Buffer.concat(batches), { replicated: true });
+  assert.equal(log.next_offset, 1);
+  await storage.close();
+});
