@@ -78,7 +78,7 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
         clientId: client_id,
         brokers: [...ports.values()].map((port) => `127.0.0.1:${port}`),
         logLevel: logLevel.NOTHING,
-        retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 60 },
+        retry: { initialRetryTime: 100, maxRetryTime: 500, retries: 120 },
         connectionTimeout: 1000,
         requestTimeout: 10_000,
       }),
