@@ -119,6 +119,8 @@ export class FollowerFetcher {
       rack_id: '',
     })) as Row;
     let refresh = false;
+    // Partitions are appended side by side, so one group-commit fsync covers them all.
+    const applying: Promise<void>[] = [];
     for (const topic of response.responses as Row[]) {
       for (const row of topic.partitions as Row[]) {
         const name = `${topic.topic as string}-${row.partition_index as number}`;
@@ -127,9 +129,10 @@ export class FollowerFetcher {
         const error_code = row.error_code as number;
         if (error_code === ErrorCode.OFFSET_OUT_OF_RANGE) replica.needs_truncation = true;
         else if (error_code !== ErrorCode.NONE) refresh = true;
-        else await this.apply(replica, row);
+        else applying.push(this.apply(replica, row));
       }
     }
+    await Promise.all(applying);
     if (refresh) {
       this.request_refresh();
       await sleep(RETRY_BACKOFF_MS);
@@ -166,10 +169,10 @@ export class FollowerFetcher {
   }
 
   private async append(replica: Replica, batches: Buffer): Promise<void> {
-    // A copy: the log keeps the buffer, and the response's buffer may be shared.
-    const copy = Buffer.from(batches);
-    await replica.log.append(copy, { replicated: true, local_ack: true });
-    this.host.on_replicated(replica.log, copy);
+    // Kept as is, not copied: a response frame belongs to this fetch alone, and a replicated
+    // append does not write into the buffer.
+    await replica.log.append(batches, { replicated: true, local_ack: true });
+    this.host.on_replicated(replica.log, batches);
   }
 
   /** Truncates the replica where its log diverges from the leader's. */
