@@ -36,6 +36,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { bench_args, positive_int as positive_int_or_exit } from './cli_args.ts';
+import { pump_sends } from './pump_sends.ts';
 import { Sluice, type Producer } from '../src/sdk/index.ts';
 import { new_data_dir, start_broker_process, type BrokerProcess } from '../test/support/broker_process.ts';
 import { free_port, start_etcd, type EtcdProcess, ETCD_BINARY } from '../test/support/etcd.ts';
@@ -375,41 +376,6 @@ async function create_topic(system: RunningSystem, sluice: Sluice, topic: string
 }
 
 // ---------------------------------------------------------------- producing
-
-/**
- * Sends through `send(count)` calls of at most `per_send` messages, at most `in_flight_max`
- * outstanding, until `total` were started or `deadline` (performance.now()) passed. Resolves once
- * nothing is outstanding; rejects on the first failed send.
- */
-function pump_sends(total: number, per_send: number, in_flight_max: number, deadline: number, send: (count: number) => Promise<unknown>, on_ack: (count: number) => void): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let unsent = total;
-    let in_flight = 0;
-    let failed = false;
-    let stopped = false;
-    const pump = () => {
-      if (performance.now() > deadline) stopped = true;
-      while (!failed && !stopped && unsent > 0 && in_flight < in_flight_max) {
-        const count = Math.min(per_send, unsent);
-        unsent -= count;
-        in_flight++;
-        send(count).then(
-          () => {
-            in_flight--;
-            on_ack(count);
-            pump();
-          },
-          (error: unknown) => {
-            failed = true;
-            reject(error);
-          },
-        );
-      }
-      if (!failed && in_flight === 0 && (unsent === 0 || stopped)) resolve();
-    };
-    pump();
-  });
-}
 
 interface ProduceResult {
   acknowledged: number;

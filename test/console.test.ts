@@ -15,24 +15,14 @@ import { start_broker, type RunningBroker } from '../src/server/start.ts';
 import { console_handler, create_console_handler } from '../src/server/http/console_static.ts';
 import { Sluice } from '../src/sdk/index.ts';
 import { launch_console_browser, why_no_chromium, why_no_console_build, type ConsoleBrowser } from './support/console_browser.ts';
+import { until } from './support/until.ts';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
-const WAIT_MS_MAX = 30_000;
 /** How long a page may take to show what the test looks for (it polls the API each second). */
 const PAGE_WAIT_MS = 15_000;
 
 const why_not = why_no_chromium() ?? why_no_console_build();
 if (why_not && process.env.CI === 'true') throw new Error(`console browser tests cannot run under CI: ${why_not}`);
-
-async function until<T>(probe: () => Promise<T | undefined | null | false>, what: string): Promise<T> {
-  const deadline = Date.now() + WAIT_MS_MAX;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('console in headless Chromium', { skip: why_not ?? false }, () => {
   let data_dir: string;

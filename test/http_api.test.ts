@@ -11,8 +11,8 @@ import { start_broker, type RunningBroker } from '../src/server/start.ts';
 import { Sluice } from '../src/sdk/index.ts';
 import { BODY_BYTES_MAX } from '../src/server/http/server.ts';
 import { LIST_LIMIT_MAX } from '../src/server/http/request_params.ts';
+import { until } from './support/until.ts';
 
-const WAIT_MS_MAX = 30_000;
 /** The longest the event loop may stall while a large listing is served. */
 const STALL_MS_MAX = 100;
 
@@ -31,16 +31,6 @@ async function api(method: string, url: string, body?: unknown, headers: Record<
   const response = await fetch(base + url, init);
   const text = await response.text();
   return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Json), headers: response.headers };
-}
-
-async function until<T>(probe: () => Promise<T | null | undefined | false> | T | null | undefined | false, what: string, wait_ms = WAIT_MS_MAX): Promise<T> {
-  const deadline = Date.now() + wait_ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 before(async () => {

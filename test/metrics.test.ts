@@ -11,8 +11,8 @@ import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import { getMetricsFromStream, type PromMetric, type PromMetrics } from 'prom2javascript';
 import { start_broker, type RunningBroker } from '../src/server/start.ts';
 import { Sluice } from '../src/sdk/index.ts';
+import { until } from './support/until.ts';
 
-const WAIT_MS_MAX = 30_000;
 
 const FAMILIES: Record<string, 'counter' | 'gauge' | 'histogram'> = {
   sluice_messages_in_total: 'counter',
@@ -72,16 +72,6 @@ function value(families: PromMetrics, name: string, labels: Record<string, strin
 
 function histogram_count(families: PromMetrics, name: string, labels: Record<string, string> = {}): number {
   return sample(families, name, labels)?.count ?? 0;
-}
-
-async function until<T>(probe: () => Promise<T | null | false> | T | null | false, what: string): Promise<T> {
-  const deadline = Date.now() + WAIT_MS_MAX;
-  for (;;) {
-    const result = await probe();
-    if (result) return result;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 before(async () => {

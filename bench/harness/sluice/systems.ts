@@ -19,6 +19,7 @@ import { Sluice, type QueueMessagePayload } from '../../../src/sdk/index.ts';
 import { decode_record_batch, encode_record_batch } from '../../../src/protocol/record_batch.ts';
 import type { DurabilityClass, LatencyParams, LatencyResult, PublishParams, QueueParams, SystemUnderTest, ThroughputResult, Unavailable } from '../types.ts';
 import { BrokerProcess } from './broker.ts';
+import { pump_sends } from '../../pump_sends.ts';
 import { Connection, consume, create_topic, end_offsets, produce_request, check_produce_response, publish, split, type ProduceOptions } from './lean_client.ts';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
@@ -643,41 +644,6 @@ function package_version(name: string): string {
   } catch {
     return '?';
   }
-}
-
-/**
- * Sends `share` messages through `send(count)` calls of at most `per_send` messages, with up to
- * `in_flight` calls outstanding; stops starting calls once `deadline` (performance.now()) passed.
- * `on_ack(count)` runs as each call is acknowledged. Resolves once nothing is outstanding.
- */
-function pump_sends(share: number, per_send: number, in_flight_max: number, deadline: number, send: (count: number) => Promise<unknown>, on_ack: (count: number) => void): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let unsent = share;
-    let in_flight = 0;
-    let failed = false;
-    let stopped = false;
-    const pump = () => {
-      if (performance.now() > deadline) stopped = true;
-      while (!failed && !stopped && unsent > 0 && in_flight < in_flight_max) {
-        const count = Math.min(per_send, unsent);
-        unsent -= count;
-        in_flight++;
-        send(count).then(
-          () => {
-            in_flight--;
-            on_ack(count);
-            pump();
-          },
-          (error: unknown) => {
-            failed = true;
-            reject(error);
-          },
-        );
-      }
-      if (!failed && in_flight === 0 && (unsent === 0 || stopped)) resolve();
-    };
-    pump();
-  });
 }
 
 /** A running group consumer as the client-library systems below use it. */
