@@ -75,6 +75,11 @@ const INTERNAL_TOPICS: Array<[string, TopicConfigs]> = [
   [SHARE_STATE_TOPIC, { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) }],
 ];
 
+interface Hosts {
+  share: ShareCoordinator | null;
+  delayed: DelayedDelivery | null;
+}
+
 interface GroupHost {
   offsets: OffsetStore;
   groups: GroupCoordinator;
@@ -86,8 +91,8 @@ export class Broker {
   /** Cluster membership; null on a single node (and in a cluster until join_cluster()). */
   cluster: ClusterNode | null = null;
   private group_host: GroupHost | null = null;
-  private share_host: ShareCoordinator | null = null;
-  private delayed_host: DelayedDelivery | null = null;
+  /** The share coordinator and delayed delivery, while this broker runs them. */
+  private readonly hosts: Hosts = { share: null, delayed: null };
   /** Raised on every coordinator change, so a slow activation cannot install a stale one. */
   private coordinator_generation = { group: 0, share: 0, delayed: 0 };
   /** Traffic counters (front ends add to them; metrics read them). */
@@ -117,7 +122,7 @@ export class Broker {
   ) {
     this.topics = topics;
     const append: AppendRecords = (topic, partition, records) => this.append_records(topic, partition, records);
-    this.overflow = new OverflowGuard(topics, () => this.share_host, (name, partitions) => this.ensure_internal_topic(name, partitions), logger, append);
+    this.overflow = new OverflowGuard(topics, () => this.hosts.share, (name, partitions) => this.ensure_internal_topic(name, partitions), logger, append);
   }
 
   static async start(options: BrokerOptions): Promise<Broker> {
@@ -236,9 +241,8 @@ export class Broker {
 
   /** The controller creates the internal topics once enough brokers are live for their replication. */
   private async ensure_internal_topics_in_cluster(live_brokers: number): Promise<void> {
-    const rf = Math.min(this.cluster_setup!.options.replication_factor_default ?? CLUSTER_DEFAULTS.replication_factor_default, live_brokers);
-    const wanted = this.cluster_setup!.options.replication_factor_default ?? CLUSTER_DEFAULTS.replication_factor_default;
-    if (this.internal_topics_pending || rf < wanted) return;
+    const rf = this.cluster_setup!.options.replication_factor_default ?? CLUSTER_DEFAULTS.replication_factor_default;
+    if (this.internal_topics_pending || live_brokers < rf) return;
     const missing = INTERNAL_TOPICS.filter(([name]) => !this.topics.get(name));
     if (missing.length === 0) return;
     this.internal_topics_pending = true;
@@ -264,8 +268,8 @@ export class Broker {
     if (partition !== 0) return;
     const leading = role === 'leader';
     if (topic === OFFSETS_TOPIC) void (leading ? this.activate_groups(log) : this.deactivate_groups());
-    else if (topic === SHARE_STATE_TOPIC) void (leading ? this.activate_shares(log) : this.deactivate_shares());
-    else if (topic === DELAYED_TOPIC) void (leading ? this.activate_delayed(log) : this.deactivate_delayed());
+    else if (topic === SHARE_STATE_TOPIC) void (leading ? this.activate_shares(log) : this.deactivate('share'));
+    else if (topic === DELAYED_TOPIC) void (leading ? this.activate_delayed(log) : this.deactivate('delayed'));
   }
 
   private async activate_groups(log: PartitionLog): Promise<void> {
@@ -284,54 +288,53 @@ export class Broker {
     this.group_host = null;
   }
 
-  private async activate_shares(log: PartitionLog): Promise<void> {
-    const generation = ++this.coordinator_generation.share;
-    await this.deactivate_shares(generation);
-    const shares = new ShareCoordinator(
-      {
-        topics: this.topics,
-        store: new ShareStateStore(log),
-        logger: this.logger,
-        ensure_dead_letter_topic: (name) => this.ensure_internal_topic(name, 1),
-        group_configs: (group_id) => this.group_configs(group_id),
-        append: (topic, partition, records) => this.append_records(topic, partition, records),
-      },
-      this.share_settings,
-    );
-    await shares.load();
-    if (generation !== this.coordinator_generation.share || this.closed) {
-      await shares.close();
+  private activate_shares(log: PartitionLog): Promise<void> {
+    return this.activate('share', async () => {
+      const shares = new ShareCoordinator(
+        {
+          topics: this.topics,
+          store: new ShareStateStore(log),
+          logger: this.logger,
+          ensure_dead_letter_topic: (name) => this.ensure_internal_topic(name, 1),
+          group_configs: (group_id) => this.group_configs(group_id),
+          append: (topic, partition, records) => this.append_records(topic, partition, records),
+        },
+        this.share_settings,
+      );
+      await shares.load();
+      return shares;
+    });
+  }
+
+  private activate_delayed(log: PartitionLog): Promise<void> {
+    return this.activate('delayed', async () => {
+      const delayed = new DelayedDelivery(log, this.topics, this.logger, this.delayed_settings, (topic, partition, records) => this.append_records(topic, partition, records));
+      await delayed.load(Date.now());
+      return delayed;
+    });
+  }
+
+  /**
+   * Builds and loads a coordinator for a leadership just gained, and installs it unless the
+   * leadership changed again while it loaded (then it is closed unused).
+   */
+  private async activate<K extends 'share' | 'delayed'>(kind: K, build: () => Promise<NonNullable<Hosts[K]>>): Promise<void> {
+    const generation = ++this.coordinator_generation[kind];
+    await this.deactivate(kind, generation);
+    const host = await build();
+    if (generation !== this.coordinator_generation[kind] || this.closed) {
+      await host.close();
       return;
     }
-    shares.start();
-    this.share_host = shares;
+    host.start();
+    this.hosts[kind] = host;
   }
 
-  private async deactivate_shares(generation = ++this.coordinator_generation.share): Promise<void> {
-    this.coordinator_generation.share = generation;
-    const shares = this.share_host;
-    this.share_host = null;
-    await shares?.close().catch(() => undefined);
-  }
-
-  private async activate_delayed(log: PartitionLog): Promise<void> {
-    const generation = ++this.coordinator_generation.delayed;
-    await this.deactivate_delayed(generation);
-    const delayed = new DelayedDelivery(log, this.topics, this.logger, this.delayed_settings, (topic, partition, records) => this.append_records(topic, partition, records));
-    await delayed.load(Date.now());
-    if (generation !== this.coordinator_generation.delayed || this.closed) {
-      await delayed.close();
-      return;
-    }
-    delayed.start();
-    this.delayed_host = delayed;
-  }
-
-  private async deactivate_delayed(generation = ++this.coordinator_generation.delayed): Promise<void> {
-    this.coordinator_generation.delayed = generation;
-    const delayed = this.delayed_host;
-    this.delayed_host = null;
-    await delayed?.close().catch(() => undefined);
+  private async deactivate(kind: 'share' | 'delayed', generation = ++this.coordinator_generation[kind]): Promise<void> {
+    this.coordinator_generation[kind] = generation;
+    const host = this.hosts[kind];
+    this.hosts[kind] = null;
+    await host?.close().catch(() => undefined);
   }
 
   get offsets(): OffsetStore {
@@ -353,20 +356,20 @@ export class Broker {
   }
 
   get shares(): ShareCoordinator {
-    if (this.share_host) return this.share_host;
+    if (this.hosts.share) return this.hosts.share;
     throw new BrokerError('not_coordinator', `broker ${this.node_id} is not the share-group coordinator`);
   }
 
   get is_share_coordinator(): boolean {
-    return this.share_host !== null;
+    return this.hosts.share !== null;
   }
 
   get is_delayed_host(): boolean {
-    return this.delayed_host !== null;
+    return this.hosts.delayed !== null;
   }
 
   get delayed(): DelayedDelivery {
-    if (this.delayed_host) return this.delayed_host;
+    if (this.hosts.delayed) return this.hosts.delayed;
     throw new BrokerError('not_leader_or_follower', `broker ${this.node_id} does not run delayed delivery now`);
   }
 
@@ -486,7 +489,7 @@ export class Broker {
     if (options.validate_only) return;
     await this.store.set_group_configs(group_id, next);
     if (this.cluster) await this.cluster.wait_for_view((view) => JSON.stringify(view.group_configs.get(group_id) ?? {}) === JSON.stringify(next), `configs of group ${group_id}`);
-    this.share_host?.apply_group_configs(group_id, next);
+    this.hosts.share?.apply_group_configs(group_id, next);
   }
 
   /** A topic the broker itself writes to (dead letters), created if missing. */
@@ -623,7 +626,7 @@ export class Broker {
 
   /** Hands a delayed batch to delayed delivery: here, or (in a cluster) on the broker running it. */
   private async schedule_delayed(topic: string, partition: number, records: Buffer, due_ms: number[], received_ms: number): Promise<void> {
-    if (this.delayed_host) return this.delayed_host.schedule(topic, partition, records, due_ms, received_ms);
+    if (this.hosts.delayed) return this.hosts.delayed.schedule(topic, partition, records, due_ms, received_ms);
     if (!this.cluster) throw new BrokerError('leader_not_available', 'delayed delivery is not running yet');
     await this.cluster.forwarder.append(DELAYED_TOPIC, 0, DelayedDelivery.wrap(topic, partition, records, received_ms));
   }
@@ -742,8 +745,8 @@ export class Broker {
     await this.cluster?.close();
     this.cluster_setup?.etcd.close();
     this.deactivate_groups();
-    await this.deactivate_shares();
-    await this.deactivate_delayed();
+    await this.deactivate('share');
+    await this.deactivate('delayed');
     await this.storage.checkpoint();
     await this.save_producer_state();
     await this.storage.close();
