@@ -344,6 +344,78 @@ test('a new broker takes over a partition by reassignment; acks=all is refused b
   for (const id of followers) await cluster.start(id);
 });
 
+test('a share group reads partitions that have no replica on its coordinator', { skip: missing ?? false, timeout: 120_000 }, async () => {
+  const topic = 'spread';
+  const partitions = cluster.brokers.size;
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions, replicationFactor: 1 }] });
+  const coordinator = (await cluster.partition(admin, '__share_group_state', 0)).leader;
+  const elsewhere: number[] = [];
+  for (let p = 0; p < partitions; p++) if (!(await cluster.partition(admin, topic, p)).replicas.includes(coordinator)) elsewhere.push(p);
+  assert.ok(elsewhere.length > 0, 'some partitions live only on other brokers');
+
+  const producer = cluster.kafka('spread-producer').producer();
+  await producer.connect();
+  const send = async (prefix: string, per_partition: number) => {
+    for (let p = 0; p < partitions; p++) {
+      await producer.send({ topic, acks: -1, messages: Array.from({ length: per_partition }, (_, i) => ({ partition: p, value: `${prefix}-${p}-${i}` })) });
+    }
+  };
+  await send('a', 50);
+
+  // Every tenth message is released once and then accepted; every 25th is rejected.
+  const accepted = new Set<string>();
+  const released = new Set<string>();
+  const rejected = new Set<string>();
+  const queue = new Sluice({ brokers: cluster.bootstrap, clientId: 'spread-queue' }).queueConsumer({ groupId: 'spreaders', maxWaitTimeInMs: 2_000 });
+  await queue.subscribe({ topics: [topic] });
+  await queue.run({
+    eachMessage: async ({ message, release, reject }) => {
+      const value = message.value!.toString();
+      const n = Number(value.split('-')[2]);
+      if (n % 25 === 0) {
+        rejected.add(value);
+        reject('not wanted');
+      } else if (n % 10 === 5 && !released.has(value)) {
+        released.add(value);
+        release({ delayMs: 0 });
+      } else accepted.add(value);
+    },
+  });
+  const total = 50 * partitions;
+  const rejected_count = 2 * partitions;
+  await cluster.wait_for('every message settled', async () => accepted.size + rejected.size === total, 60_000);
+  assert.equal(rejected.size, rejected_count);
+  assert.equal(released.size, 4 * partitions); // 5, 15, 35, 45 (25 is rejected)
+
+  // A message produced while the consumer waits wakes its long poll (the leader's high watermark
+  // reaches the coordinator by the partition being watched).
+  const sent_ms = Date.now();
+  await producer.send({ topic, acks: -1, messages: [{ partition: elsewhere[0]!, value: `b-${elsewhere[0]}-1` }] });
+  await cluster.wait_for('the late message', async () => accepted.has(`b-${elsewhere[0]}-1`), 10_000);
+  const wake_ms = Date.now() - sent_ms;
+  assert.ok(wake_ms < 1_900, `delivered in ${wake_ms} ms, before the 2 s long poll ran out`);
+
+  // The rejected ones reach the dead-letter topic with their original values (read from the leaders).
+  const dlq = `${topic}.spreaders.dlq`;
+  const letters = new Set<string>();
+  const reader = cluster.kafka('spread-dlq').consumer({ groupId: 'spread-dlq' });
+  await reader.connect();
+  await cluster.wait_for('the dead-letter topic', async () => (await admin.listTopics()).includes(dlq), 30_000);
+  await reader.subscribe({ topic: dlq, fromBeginning: true });
+  await reader.run({ eachMessage: async ({ message }) => void letters.add(message.value!.toString()) });
+  await cluster.wait_for('every rejected message dead-lettered', async () => letters.size === rejected_count, 30_000);
+  assert.deepEqual([...letters].sort(), [...rejected].sort());
+  await reader.disconnect();
+
+  // The admin API of a broker without a replica browses the partition on its leader.
+  const http = cluster.brokers.get(coordinator)!.http!;
+  const page = (await (await fetch(`http://${http}/api/v1/topics/${topic}/partitions/${elsewhere[0]}/messages?offset=0&limit=5`)).json()) as { items: Array<{ value: string }>; high_watermark: number };
+  assert.deepEqual(page.items.map((m) => m.value), [0, 1, 2, 3, 4].map((i) => `a-${elsewhere[0]}-${i}`));
+  assert.equal(page.high_watermark, 51);
+  await queue.disconnect();
+  await producer.disconnect();
+});
+
 async function run_cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [path.join(import.meta.dirname, '..', 'bin', 'sluice.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });

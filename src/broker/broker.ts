@@ -32,6 +32,8 @@ import { EtcdMetadataStore } from '../cluster/etcd_metadata_store.ts';
 import type { EtcdStore } from '../cluster/etcd_store.ts';
 import { assign_replicas, partition_key } from '../cluster/model.ts';
 import { BrokerStats } from './stats.ts';
+import type { PartitionReader } from './partition_reader.ts';
+import { RemotePartition } from '../cluster/remote_partitions.ts';
 
 export interface BrokerOptions {
   data_dir: string;
@@ -293,6 +295,8 @@ export class Broker {
       const shares = new ShareCoordinator(
         {
           topics: this.topics,
+          reader: (topic, partition) => this.partition_reader(topic, partition),
+          reader_now: (topic, partition) => this.partition_reader_now(topic, partition),
           store: new ShareStateStore(log),
           logger: this.logger,
           ensure_dead_letter_topic: (name) => this.ensure_internal_topic(name, 1),
@@ -444,6 +448,27 @@ export class Broker {
       throw new BrokerError('not_leader_or_follower', `broker ${this.node_id} is not the leader of ${topic}-${partition}`);
     }
     return replica.log;
+  }
+
+  /**
+   * Where this broker reads a partition's records for its own work (share groups, dead letters, the
+   * admin API): its replica when it leads the partition or is in sync, else the leader's copy.
+   * Bounds are known once resolved.
+   */
+  async partition_reader(topic: string, partition: number): Promise<PartitionReader> {
+    const reader = this.partition_reader_now(topic, partition);
+    return reader instanceof RemotePartition ? reader.ready() : reader;
+  }
+
+  /** partition_reader() without waiting: a remote partition's bounds are zero until first heard. */
+  partition_reader_now(topic: string, partition: number): PartitionReader {
+    const local = this.topics.local_log(topic, partition); // unknown topic or partition
+    if (!this.cluster_setup) return this.topics.log(topic, partition);
+    if (!this.cluster) throw new BrokerError('leader_not_available', 'this broker has not joined the cluster yet');
+    const replica = this.cluster.replicas.get(topic, partition);
+    const in_sync = replica?.role === 'leader' || (replica?.role === 'follower' && this.cluster.partition_state(topic, partition)?.isr.includes(this.node_id));
+    if (local && in_sync) return local;
+    return this.cluster.remote.get(topic, partition);
   }
 
   /** Moves a partition to a new replica set (AlterPartitionReassignments). */

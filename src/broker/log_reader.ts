@@ -3,7 +3,7 @@
 import { decompress_record_batch } from '../protocol/compression.ts';
 import { decode_record_batch, type DecodedRecord } from '../protocol/record_batch.ts';
 import { OFFSET_LAST_OFFSET_DELTA, read_int64 } from '../storage/batch.ts';
-import type { PartitionLog } from '../storage/index.ts';
+import type { PartitionReader } from './partition_reader.ts';
 
 /** Bytes asked of the log per read. */
 const READ_BYTES = 1024 * 1024;
@@ -25,7 +25,7 @@ export interface RecordsRead {
  * Records from `from_offset` (moved up to the log start) below the high watermark, at most
  * `records_max` of them and about `bytes_max` bytes of stored batches (at least one batch).
  */
-export async function read_records(log: PartitionLog, from_offset: number, records_max: number, bytes_max: number): Promise<RecordsRead> {
+export async function read_records(log: PartitionReader, from_offset: number, records_max: number, bytes_max: number): Promise<RecordsRead> {
   let offset = Math.max(from_offset, log.log_start_offset);
   const end = log.high_watermark;
   const records: DecodedRecord[] = [];

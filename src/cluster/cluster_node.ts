@@ -8,6 +8,7 @@ import { EtcdStore } from './etcd_store.ts';
 import { Membership } from './membership.ts';
 import { Controller } from './controller.ts';
 import { ProduceForwarder } from './produce_forwarder.ts';
+import { RemotePartitions } from './remote_partitions.ts';
 import { REPLICA_SETTINGS_DEFAULT, ReplicaManager, type ReplicaHost, type ReplicaSettings } from './replica_manager.ts';
 import { type BrokerRegistration, type ClusterTopic, type ClusterView, type PartitionState, assign_replicas, empty_view, partition_key } from './model.ts';
 
@@ -45,6 +46,8 @@ export class ClusterNode {
   readonly replicas: ReplicaManager;
   readonly controller: Controller;
   readonly forwarder: ProduceForwarder;
+  /** Partitions read from their leader elsewhere. */
+  readonly remote: RemotePartitions;
   private refreshing: Promise<void> | null = null;
   private refresh_again = false;
   private timer: NodeJS.Timeout | null = null;
@@ -64,6 +67,7 @@ export class ClusterNode {
   ) {
     this.controller = new Controller(node_id, store, membership, logger, colocated);
     this.forwarder = new ProduceForwarder(node_id, () => this.view);
+    this.remote = new RemotePartitions(node_id, () => this.view, logger);
     this.replicas = new ReplicaManager(node_id, store, membership, host, replica_settings, logger, () => this.request_refresh());
   }
 
@@ -251,6 +255,7 @@ export class ClusterNode {
     await this.stop_watch?.().catch(() => undefined);
     this.replicas.close();
     this.forwarder.close();
+    this.remote.close();
     await this.refreshing?.catch(() => undefined);
     await this.membership.close();
     this.store.close();

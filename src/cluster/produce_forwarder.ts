@@ -1,11 +1,11 @@
 // Appends the broker itself makes to partitions another broker leads (dead letters, archived
 // overflow, due delayed messages, delayed batches for the delay log): sent to the leader as an
 // acks=all Produce over the shared client codecs, retried while leadership moves.
-import { Connection } from '../protocol/kafka/client_connection.ts';
 import { PRODUCE } from '../protocol/kafka/messages/00_produce.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { BrokerError } from '../broker/errors.ts';
-import type { ClusterView } from './model.ts';
+import { type ClusterView, partition_key } from './model.ts';
+import { PeerConnections } from './peer_connections.ts';
 
 const PRODUCE_VERSION = 9;
 /** A forwarded append gives up after this long without an acknowledgement. */
@@ -21,26 +21,27 @@ const RETRIABLE = new Set<number>([
 ]);
 
 export class ProduceForwarder {
-  private readonly connections = new Map<number, Promise<Connection>>();
+  private readonly peers: PeerConnections;
 
   constructor(
-    private readonly node_id: number,
+    node_id: number,
     private readonly view: () => ClusterView,
-  ) {}
+  ) {
+    this.peers = new PeerConnections(view, { client_id: `sluice-broker-${node_id}` });
+  }
 
   /** Appends `records` (one batch) to the partition on its leader; resolves once acknowledged there. */
   async append(topic: string, partition: number, records: Buffer): Promise<number> {
     const deadline = Date.now() + FORWARD_DEADLINE_MS;
     let last = 'no leader';
     while (Date.now() < deadline) {
-      const leader = this.view().partitions.get(`${topic}/${partition}`)?.value.leader ?? -1;
-      const address = this.view().brokers.get(leader);
-      if (leader < 0 || !address) {
+      const leader = this.view().partitions.get(partition_key(topic, partition))?.value.leader ?? -1;
+      if (leader < 0 || !this.view().brokers.has(leader)) {
         await sleep(RETRY_BACKOFF_MS);
         continue;
       }
       try {
-        const connection = await this.connection(leader, address.host, address.port);
+        const connection = await this.peers.get(leader);
         const response = (await connection.call(PRODUCE, PRODUCE_VERSION, {
           transactional_id: null,
           acks: -1,
@@ -53,37 +54,15 @@ export class ProduceForwarder {
         if (!RETRIABLE.has(row.error_code)) break;
       } catch (error) {
         last = String(error);
-        this.drop(leader);
+        this.peers.drop(leader);
       }
       await sleep(RETRY_BACKOFF_MS);
     }
     throw new BrokerError('request_timed_out', `could not append to ${topic}-${partition} on its leader: ${last}`);
   }
 
-  private connection(node_id: number, host: string, port: number): Promise<Connection> {
-    let connection = this.connections.get(node_id);
-    if (!connection) {
-      connection = Connection.connect(host, port, { client_id: `sluice-broker-${this.node_id}` });
-      connection.catch(() => this.connections.delete(node_id));
-      this.connections.set(node_id, connection);
-    }
-    return connection.then((c) => {
-      if (c.is_closed) {
-        this.connections.delete(node_id);
-        return this.connection(node_id, host, port);
-      }
-      return c;
-    });
-  }
-
-  private drop(node_id: number): void {
-    const connection = this.connections.get(node_id);
-    this.connections.delete(node_id);
-    void connection?.then((c) => c.close(), () => undefined);
-  }
-
   close(): void {
-    for (const node_id of [...this.connections.keys()]) this.drop(node_id);
+    this.peers.close();
   }
 }
 

@@ -3,7 +3,7 @@
 // why it stopped. Reading decompresses whatever codec the producer used.
 import { decompress_record_batch } from '../../protocol/compression.ts';
 import { decode_record_batch, type BatchRecord, type DecodedRecord } from '../../protocol/record_batch.ts';
-import type { PartitionLog } from '../../storage/index.ts';
+import type { PartitionReader } from '../partition_reader.ts';
 import type { DeadLetter } from './share_partition.ts';
 import { DLQ_HEADERS } from '../../protocol/dead_letters.ts';
 
@@ -14,7 +14,7 @@ const READ_BYTES = 1024 * 1024;
 const REASON_BYTES_MAX = 1024;
 
 /** The records at `offsets` (ascending) of a log; offsets no longer in the log are left out. */
-export async function read_records_at(log: PartitionLog, offsets: readonly number[]): Promise<Map<number, DecodedRecord>> {
+export async function read_records_at(log: PartitionReader, offsets: readonly number[]): Promise<Map<number, DecodedRecord>> {
   const found = new Map<number, DecodedRecord>();
   let i = 0;
   while (i < offsets.length) {

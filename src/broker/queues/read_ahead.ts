@@ -7,7 +7,7 @@
 //   keys wait for each other), read no further than the group's window so every key is known.
 import { decompress_record_batch } from '../../protocol/compression.ts';
 import { decode_record_batch } from '../../protocol/record_batch.ts';
-import type { PartitionLog } from '../../storage/index.ts';
+import type { PartitionReader } from '../partition_reader.ts';
 import { DelayIndex, pack, unpack } from '../delayed/delay_index.ts';
 import { TTL_MS_HEADER, ttl_of } from '../delayed/delay_headers.ts';
 
@@ -36,7 +36,7 @@ export class ReadAhead {
    * Reads up to SCAN_BYTES past the cursor, not beyond the high watermark nor, when keys are
    * wanted, beyond `keys_until` (the end of the group's window), indexing expiry times and keys.
    */
-  async scan(log: PartitionLog, topic_ttl_ms: number, now_ms: number, keys_until: number | null = null): Promise<void> {
+  async scan(log: PartitionReader, topic_ttl_ms: number, now_ms: number, keys_until: number | null = null): Promise<void> {
     if (this.cursor < log.log_start_offset) this.cursor = log.log_start_offset;
     const limit = keys_until === null ? log.high_watermark : Math.min(log.high_watermark, keys_until);
     if (this.cursor >= limit) return;

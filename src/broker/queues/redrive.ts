@@ -55,13 +55,13 @@ async function redrive(broker: Broker, request: RedriveRequest): Promise<Redrive
   const dlq = broker.topics.get(request.topic);
   if (!dlq) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${request.topic}`);
   if (request.to !== undefined && !broker.topics.get(request.to)) throw new BrokerError('unknown_topic_or_partition', `redrive to ${request.to}: the topic does not exist`);
-  const wanted = request.offsets === null ? null : selection(broker, request.topic, dlq.partitions, request.offsets);
+  const wanted = request.offsets === null ? null : await selection(broker, request.topic, dlq.partitions, request.offsets);
   const done = await redriven_before(broker, request.topic);
   const outcome: RedriveOutcome = { selected: 0, redriven: 0, skipped_already_redriven: 0 };
   for (let partition = 0; partition < dlq.partitions; partition++) {
     const picked = wanted?.get(partition);
     if (wanted && !picked) continue;
-    const log = broker.topics.log(request.topic, partition);
+    const log = await broker.partition_reader(request.topic, partition);
     const end = log.high_watermark;
     let offset = picked ? picked[0]! : log.log_start_offset;
     let pick_index = 0;
@@ -93,12 +93,12 @@ async function redrive(broker: Broker, request: RedriveRequest): Promise<Redrive
 }
 
 /** The named offsets by partition, ascending; every one must be in the topic. */
-function selection(broker: Broker, topic: string, partitions: number, offsets: RedriveRequest['offsets'] & object): Map<number, number[]> {
+async function selection(broker: Broker, topic: string, partitions: number, offsets: RedriveRequest['offsets'] & object): Promise<Map<number, number[]>> {
   if (offsets.length > REDRIVE_OFFSETS_MAX) throw new BrokerError('invalid_request', `at most ${REDRIVE_OFFSETS_MAX} offsets per redrive`);
   const by_partition = new Map<number, Set<number>>();
   const missing: string[] = [];
   for (const { partition, offset } of offsets) {
-    const log = partition >= 0 && partition < partitions ? broker.topics.log(topic, partition) : null;
+    const log = Number.isInteger(partition) && partition >= 0 && partition < partitions ? await broker.partition_reader(topic, partition) : null;
     if (!log || offset < log.log_start_offset || offset >= log.high_watermark) {
       missing.push(`${partition}:${offset}`);
       continue;
@@ -117,7 +117,7 @@ async function redriven_before(broker: Broker, dlq: string): Promise<Set<string>
   const audit = broker.topics.get(DLQ_AUDIT_TOPIC);
   if (!audit) return done;
   for (let partition = 0; partition < audit.partitions; partition++) {
-    const log = broker.topics.log(DLQ_AUDIT_TOPIC, partition);
+    const log = await broker.partition_reader(DLQ_AUDIT_TOPIC, partition);
     let offset = log.log_start_offset;
     while (offset < log.high_watermark) {
       const read = await read_records(log, offset, REDRIVE_CHUNK_RECORDS * 10, REDRIVE_READ_BYTES);

@@ -5,7 +5,8 @@
 // Protocol-neutral: the Kafka front end (ShareGroupHeartbeat, ShareFetch, ShareAcknowledge) and
 // later AMQP call these methods.
 import { encode_record_batch } from '../../protocol/record_batch.ts';
-import type { Logger, PartitionLog } from '../../storage/index.ts';
+import type { Logger } from '../../storage/index.ts';
+import type { PartitionReader } from '../partition_reader.ts';
 import { BrokerError } from '../errors.ts';
 import type { AppendRecords, TopicManager } from '../topics.ts';
 import { dead_letter_records, dead_letter_topic_name, read_records_at } from './dead_letters.ts';
@@ -60,6 +61,8 @@ interface PartitionState {
   ahead: ReadAhead;
   /** Dead letters decided and not yet written. */
   letters: ReturnType<SharePartition['take_dead_letters']>;
+  /** Set while the partition cannot be read (its leader unreachable): warned about once. */
+  unreadable?: boolean;
 }
 
 interface ShareGroup {
@@ -146,6 +149,10 @@ export interface TopicPartition {
 
 export interface ShareCoordinatorDeps {
   topics: TopicManager;
+  /** Where a partition's records are read: a local replica, or in a cluster the leader's (bounds known). */
+  reader(topic: string, partition: number): Promise<PartitionReader>;
+  /** The same without waiting (a remote partition's bounds may not be known yet). */
+  reader_now(topic: string, partition: number): PartitionReader;
   store: ShareStateStore;
   logger: Logger;
   /** Creates a dead-letter topic (one partition) if it does not exist. */
@@ -284,11 +291,10 @@ export class ShareCoordinator {
     return { group, member };
   }
 
-  private partition_state(group: ShareGroup, topic: string, partition: number): PartitionState {
+  private partition_state(group: ShareGroup, topic: string, partition: number, log: PartitionReader): PartitionState {
     const key = key_of(topic, partition);
     let state = group.partitions.get(key);
     if (!state) {
-      const log = this.deps.topics.log(topic, partition);
       const earliest = Math.max(log.log_start_offset, this.floors.get(key) ?? 0);
       const start = group.settings.auto_offset_reset === 'earliest' ? earliest : log.high_watermark;
       state = { topic, partition, share: new SharePartition(start, group.settings), ahead: new ReadAhead(start), letters: [] };
@@ -356,10 +362,10 @@ export class ShareCoordinator {
       fetched.push(result);
       try {
         if (!member.topics.includes(topic)) throw new BrokerError('invalid_request', `${topic} is not among the member's subscribed topics`);
-        const log = this.deps.topics.log(topic, partition);
+        const log = await this.deps.reader(topic, partition);
         result.high_watermark = log.high_watermark;
         if (records_left === 0 || bytes_left === 0) continue;
-        const state = this.partition_state(group, topic, partition);
+        const state = this.partition_state(group, topic, partition, log);
         state.share.truncate_before(log.log_start_offset);
         await this.track_ttl(group, state, log, now_ms);
         // Only records read ahead may be handed out: an expired one never is, and keys are known.
@@ -403,7 +409,7 @@ export class ShareCoordinator {
    * Reads the batches holding the acquired ranges, in order, until `bytes_max` (at least one batch
    * is always read). Offsets whose batch did not fit come back in `unsent`.
    */
-  private async read_acquired(log: PartitionLog, acquired: AcquiredRange[], bytes_max: number) {
+  private async read_acquired(log: PartitionReader, acquired: AcquiredRange[], bytes_max: number) {
     const batches: Buffer[] = [];
     const ranges: AcquiredRange[] = [];
     const unsent: number[] = [];
@@ -459,7 +465,7 @@ export class ShareCoordinator {
     for (const { topic, partition } of partitions) {
       const topic_record = this.deps.topics.get(topic);
       if (!topic_record || partition >= topic_record.partitions) continue;
-      const log = this.deps.topics.log(topic, partition);
+      const log = this.deps.reader_now(topic, partition);
       const state = group?.partitions.get(key_of(topic, partition));
       if (!state) {
         const reset = group?.settings.auto_offset_reset ?? this.settings.auto_offset_reset;
@@ -534,12 +540,7 @@ export class ShareCoordinator {
           await this.deps.store.delete([{ group: group.id, topic: state.topic, partition: state.partition }]);
           continue;
         }
-        const log = this.deps.topics.log(state.topic, state.partition);
-        if (state.ahead.cursor < log.high_watermark || state.ahead.tracked > 0) {
-          await this.track_ttl(group, state, log, now);
-          if (this.ticks % TTL_PRUNE_TICKS === 0) state.ahead.forget_below(state.share.start_offset);
-          woke = true;
-        }
+        if (await this.read_ahead_in_tick(group, state, now)) woke = true;
         if (state.share.next_lock_deadline() <= now) {
           this.counters.lock_timeouts += state.share.expire_locks(now);
           this.after_change(group, state);
@@ -553,8 +554,28 @@ export class ShareCoordinator {
     await this.persist();
   }
 
+  /**
+   * The tick's read-ahead of one partition; true when it read or expired anything. A partition
+   * whose leader cannot be reached now is left for a later tick, and the others go on.
+   */
+  private async read_ahead_in_tick(group: ShareGroup, state: PartitionState, now_ms: number): Promise<boolean> {
+    try {
+      const log = this.deps.reader_now(state.topic, state.partition);
+      if (state.ahead.cursor >= log.high_watermark && state.ahead.tracked === 0) return false;
+      await this.track_ttl(group, state, log, now_ms);
+      if (this.ticks % TTL_PRUNE_TICKS === 0) state.ahead.forget_below(state.share.start_offset);
+      if (state.unreadable) this.deps.logger.info({ group: group.id, topic: state.topic, partition: state.partition }, 'share group partition readable again');
+      state.unreadable = false;
+      return true;
+    } catch (error) {
+      if (!state.unreadable) this.deps.logger.warn({ group: group.id, topic: state.topic, partition: state.partition, error: String(error) }, 'share group partition cannot be read now; retrying');
+      state.unreadable = true;
+      return false;
+    }
+  }
+
   /** Reads ahead for expiry times, then expires what is due (dead letter, or drop as the topic says). */
-  private async track_ttl(group: ShareGroup, state: PartitionState, log: PartitionLog, now_ms: number): Promise<void> {
+  private async track_ttl(group: ShareGroup, state: PartitionState, log: PartitionReader, now_ms: number): Promise<void> {
     const configs = this.deps.topics.get(state.topic)?.configs ?? {};
     const topic_ttl_ms = Number(configs['sluice.message.ttl.ms'] ?? -1);
     const keys_until = group.settings.ordering === 'key' ? state.share.start_offset + group.settings.records_in_flight_max : null;
@@ -578,7 +599,7 @@ export class ShareCoordinator {
   private async write_dead_letters(group: ShareGroup, state: PartitionState, now_ms: number): Promise<void> {
     const letters = state.letters.splice(0, DEAD_LETTERS_PER_TICK).sort((a, b) => a.offset - b.offset);
     try {
-      const log = this.deps.topics.log(state.topic, state.partition);
+      const log = await this.deps.reader(state.topic, state.partition);
       const originals = await read_records_at(log, letters.map((l) => l.offset));
       const records = dead_letter_records({ topic: state.topic, partition: state.partition, group: group.id }, letters, originals, now_ms);
       if (records.length > 0) {
@@ -628,7 +649,7 @@ export class ShareCoordinator {
     for (const state of group.partitions.values()) {
       topics.add(state.topic);
       const topic = this.deps.topics.get(state.topic);
-      const high_watermark = topic && state.partition < topic.partitions ? this.deps.topics.log(state.topic, state.partition).high_watermark : state.share.end_offset;
+      const high_watermark = topic && state.partition < topic.partitions ? this.deps.reader_now(state.topic, state.partition).high_watermark : state.share.end_offset;
       const stats: QueuePartitionStats = {
         topic: state.topic,
         partition: state.partition,

@@ -78,7 +78,7 @@ export function add_dead_letter_routes(router: Router): void {
       const topic = broker.topics.get(name)!;
       let messages = 0;
       for (let p = 0; p < topic.partitions; p++) {
-        const log = broker.topics.log(name, p);
+        const log = broker.partition_reader_now(name, p);
         messages += log.high_watermark - log.log_start_offset;
       }
       return { topic: name, origin_topic: origin.origin_topic, group: origin.group, partitions: topic.partitions, messages };
@@ -91,7 +91,7 @@ export function add_dead_letter_routes(router: Router): void {
     const partition = query_int(request.query, 'partition', 0, 0, topic.partitions - 1);
     const limit = query_int(request.query, 'limit', MESSAGES_LIMIT_DEFAULT, 1, MESSAGES_LIMIT_MAX);
     const offset = request.query.has('offset') ? query_int(request.query, 'offset', 0, 0) : null;
-    const page = await read_message_page(broker.topics.log(topic.name, partition), offset, limit, dead_letter_view);
+    const page = await read_message_page(await broker.partition_reader(topic.name, partition), offset, limit, dead_letter_view);
     return { status: 200, body: { topic: topic.name, partition, ...page } };
   });
 

@@ -1,25 +1,34 @@
 // /api/v1/groups: consumer groups (the classic protocol) with their members, committed offsets and
 // lag, and resetting a memberless group's offsets.
 import type { Broker } from '../../broker/broker.ts';
-import { committed_lag, total_lag } from '../../broker/group_lag.ts';
+import { type PartitionLag, committed_lag, total_lag } from '../../broker/group_lag.ts';
 import type { OffsetCommitEntry } from '../../broker/offset_store.ts';
 import { HttpError, invalid_body, not_found } from './http_errors.ts';
 import { decode_consumer_assignment } from './consumer_assignment.ts';
 import { type JsonObject, body_object, compare_text, page_of, paging_of, required_string } from './request_params.ts';
 import type { Router } from './router.ts';
 
-function group_summary(broker: Broker, group_id: string) {
+/**
+ * Lag per committed partition; high watermarks of partitions led elsewhere are heard from their
+ * leaders first (one whose leader cannot be reached counts what is known of it).
+ */
+async function group_lag(broker: Broker, group_id: string): Promise<PartitionLag[]> {
+  for (const entry of broker.offsets.all(group_id)) await broker.partition_reader(entry.topic, entry.partition).catch(() => undefined);
+  return committed_lag(broker.offsets, broker.topics, (topic, partition) => broker.partition_reader_now(topic, partition).high_watermark, group_id);
+}
+
+async function group_summary(broker: Broker, group_id: string) {
   const summary = broker.groups.describe(group_id);
   return {
     group_id,
     state: summary.state,
     protocol_type: summary.protocol_type || 'consumer',
     members: summary.members.length,
-    lag: total_lag(committed_lag(broker.offsets, broker.topics, group_id)),
+    lag: total_lag(await group_lag(broker, group_id)),
   };
 }
 
-function group_detail(broker: Broker, group_id: string) {
+async function group_detail(broker: Broker, group_id: string) {
   const summary = broker.groups.describe(group_id);
   if (summary.state === 'dead') throw not_found(`unknown group ${group_id}`);
   const members = summary.members.map((m) => ({
@@ -29,7 +38,7 @@ function group_detail(broker: Broker, group_id: string) {
     host: m.client_host,
     assignments: decode_consumer_assignment(m.assignment),
   }));
-  const offsets: Array<{ topic: string; partition: number; committed: number | null; high_watermark: number; lag: number | null }> = committed_lag(broker.offsets, broker.topics, group_id);
+  const offsets: Array<{ topic: string; partition: number; committed: number | null; high_watermark: number; lag: number | null }> = await group_lag(broker, group_id);
   // Assigned partitions without a commit yet have no lag to report, but belong in the view.
   const known = new Set(offsets.map((o) => `${o.topic}\u0000${o.partition}`));
   for (const member of members) {
@@ -38,7 +47,7 @@ function group_detail(broker: Broker, group_id: string) {
       for (const partition of partitions) {
         if (!record || partition >= record.partitions || known.has(`${topic}\u0000${partition}`)) continue;
         known.add(`${topic}\u0000${partition}`);
-        offsets.push({ topic, partition, committed: null, high_watermark: broker.topics.log(topic, partition).high_watermark, lag: null });
+        offsets.push({ topic, partition, committed: null, high_watermark: broker.partition_reader_now(topic, partition).high_watermark, lag: null });
       }
     }
   }
@@ -86,7 +95,7 @@ export function add_group_routes(router: Router): void {
     return { status: 200, body: await page_of(ids, paging, (id) => group_summary(broker, id)) };
   });
 
-  router.add('GET', '/api/v1/groups/:id', (request, { broker }) => ({ status: 200, body: group_detail(broker, request.params.id!) }));
+  router.add('GET', '/api/v1/groups/:id', async (request, { broker }) => ({ status: 200, body: await group_detail(broker, request.params.id!) }));
 
   router.add('POST', '/api/v1/groups/:id/offsets/reset', async (request, { broker }) => {
     const group_id = request.params.id!;
@@ -102,7 +111,7 @@ export function add_group_routes(router: Router): void {
     refuse_if_members(broker, group_id);
     const entries: OffsetCommitEntry[] = [];
     for (const partition of partitions) {
-      const log = broker.topics.log(topic.name, partition);
+      const log = await broker.partition_reader(topic.name, partition);
       let offset: number;
       if (to === 'earliest') offset = log.log_start_offset;
       else if (to === 'latest') offset = log.high_watermark;

@@ -122,7 +122,7 @@ export function add_topic_routes(router: Router): void {
     if (!/^\d+$/.test(request.params.partition!) || partition >= topic.partitions) throw not_found(`topic ${topic.name} has no partition ${request.params.partition}`);
     const limit = query_int(request.query, 'limit', MESSAGES_LIMIT_DEFAULT, 1, MESSAGES_LIMIT_MAX);
     const offset = request.query.has('offset') ? query_int(request.query, 'offset', 0, 0) : null;
-    const page = await read_message_page(broker.topics.log(topic.name, partition), offset, limit, message_view);
+    const page = await read_message_page(await broker.partition_reader(topic.name, partition), offset, limit, message_view);
     return { status: 200, body: { topic: topic.name, partition, ...page } };
   });
 }

@@ -2,7 +2,7 @@
 // valid UTF-8, else {"base64": "..."}; fields longer than a bound are cut (the item says so).
 import { isUtf8 } from 'node:buffer';
 import type { DecodedRecord } from '../../protocol/record_batch.ts';
-import type { PartitionLog } from '../../storage/index.ts';
+import type { PartitionReader } from '../../broker/partition_reader.ts';
 import { read_records } from '../../broker/log_reader.ts';
 
 export const MESSAGES_LIMIT_DEFAULT = 50;
@@ -66,7 +66,7 @@ export interface MessagePage<T> {
 }
 
 /** A page of a partition's messages from `offset` (default: the last `limit` below the high watermark). */
-export async function read_message_page<T>(log: PartitionLog, offset: number | null, limit: number, view: (record: DecodedRecord) => T): Promise<MessagePage<T>> {
+export async function read_message_page<T>(log: PartitionReader, offset: number | null, limit: number, view: (record: DecodedRecord) => T): Promise<MessagePage<T>> {
   const high_watermark = log.high_watermark;
   const from = offset ?? Math.max(log.log_start_offset, high_watermark - limit);
   if (from >= high_watermark) return { items: [], next_offset: Math.max(from, log.log_start_offset), high_watermark, log_start_offset: log.log_start_offset };

@@ -76,7 +76,7 @@ export class BrokerMetrics {
         this.reset();
         if (!broker.is_group_coordinator) return; // in a cluster, the coordinator reports lag
         for (const group of broker.offsets.group_ids()) {
-          for (const l of committed_lag(broker.offsets, broker.topics, group)) this.set({ group, topic: l.topic, partition: String(l.partition) }, l.lag);
+          for (const l of committed_lag(broker.offsets, broker.topics, (topic, partition) => broker.partition_reader_now(topic, partition).high_watermark, group)) this.set({ group, topic: l.topic, partition: String(l.partition) }, l.lag);
         }
       },
     });

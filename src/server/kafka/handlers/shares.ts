@@ -220,7 +220,7 @@ function wait_for_records(ctx: RequestContext, group_id: string, partitions: Top
     const timer = setTimeout(done, wait_ms);
     for (const { topic, partition } of partitions) {
       try {
-        unsubscribes.push(ctx.broker.topics.log(topic, partition).on_high_watermark(done));
+        unsubscribes.push(ctx.broker.partition_reader_now(topic, partition).on_high_watermark(done));
       } catch {
         // a deleted topic: the next fetch reports it
       }

@@ -1,0 +1,71 @@
+// A remote partition read through a real broker's Kafka listener: the view names that broker as the
+// partition's leader, as a cluster's view would.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { start_broker, type RunningBroker } from '../server/start.ts';
+import { encode_record_batch } from '../protocol/record_batch.ts';
+import { OffsetOutOfRangeError, SILENT_LOGGER } from '../storage/index.ts';
+import { temp_dir } from '../../test/support/storage.ts';
+import { type ClusterView, empty_view, partition_key } from './model.ts';
+import { RemotePartitions } from './remote_partitions.ts';
+
+let running: RunningBroker;
+let view: ClusterView;
+let remotes: RemotePartitions;
+
+const produce = (values: string[], timestamp_ms = Date.now()) =>
+  running.broker.produce('jobs', 0, encode_record_batch(values.map((v) => ({ key: null, value: Buffer.from(v), timestamp_ms }))));
+
+const offsets_in = (batches: Buffer[]) => batches.map((b) => Number(b.readBigInt64BE(0)));
+
+before(async () => {
+  running = await start_broker({ data_dir: temp_dir('remote-partitions'), kafka: { host: '127.0.0.1', port: 0 }, http: null, auto_create_topics: false });
+  await running.broker.topics.create('jobs', 1);
+  view = empty_view();
+  view.brokers.set(1, { node_id: 1, ...running.kafka_address, started_ms: Date.now(), dir_id: 'test' });
+  view.partitions.set(partition_key('jobs', 0), { value: { leader: 1, leader_epoch: 0, isr: [1], replicas: [1] }, mod_revision: '1' });
+  remotes = new RemotePartitions(2, () => view, SILENT_LOGGER);
+});
+
+after(async () => {
+  remotes.close();
+  await running.close();
+});
+
+test('bounds are heard from the leader, batches are read from it, and a new high watermark wakes listeners', async () => {
+  await produce(['a', 'b', 'c']);
+  const remote = await remotes.get('jobs', 0).ready();
+  assert.equal(remote.high_watermark, 3);
+  assert.equal(remote.log_start_offset, 0);
+  assert.deepEqual(offsets_in((await remote.read(0, 1 << 20)).batches), [0]);
+  assert.deepEqual((await remote.read(3, 1 << 20)).batches, [], 'nothing at the high watermark');
+
+  const woken = new Promise<number>((resolve) => {
+    const off = remote.on_high_watermark((hw) => {
+      off();
+      resolve(hw);
+    });
+  });
+  await produce(['d', 'e']);
+  assert.equal(await woken, 5);
+  assert.deepEqual(offsets_in((await remote.read(3, 1 << 20)).batches), [3], 'the watched batch is served');
+  assert.deepEqual(offsets_in((await remote.read(0, 1)).batches), [0], 'one batch at least, whatever the budget');
+});
+
+test('an offset beyond the high watermark is out of range; a timestamp is looked up on the leader', async () => {
+  const remote = await remotes.get('jobs', 0).ready();
+  await assert.rejects(remote.read(remote.high_watermark + 10, 1024), OffsetOutOfRangeError);
+  const later = Date.now() + 60_000;
+  await produce(['late'], later);
+  const found = await remote.offset_for_timestamp(later);
+  assert.equal(found?.offset, remote.high_watermark - 1);
+  assert.equal(await remote.offset_for_timestamp(later + 1), null);
+});
+
+test('a partition without a leader is refused with a retriable error once the read deadline passes', async () => {
+  await running.broker.topics.create('orphan', 1);
+  view.partitions.set(partition_key('orphan', 0), { value: { leader: -1, leader_epoch: 1, isr: [], replicas: [1] }, mod_revision: '1' });
+  const started = Date.now();
+  await assert.rejects(remotes.get('orphan', 0).ready(), (error: Error & { kind?: string }) => error.kind === 'leader_not_available');
+  assert.ok(Date.now() - started >= 4_000, 'retried while leadership might move');
+});

@@ -1,0 +1,331 @@
+// Partitions this broker reads without an in-sync replica of its own (share groups it coordinates,
+// dead letters, the admin API): a view of the partition on its leader. While a partition is in use,
+// one long-polling Fetch per leader keeps its bounds fresh and wakes its high-watermark listeners;
+// the batches that poll brings back are kept, so the read that usually follows is served without
+// another round trip. Other reads are Fetches on a second connection. Reads stop at the leader's
+// high watermark, as every consumer's do.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { FETCH } from '../protocol/kafka/messages/01_fetch.ts';
+import { LIST_OFFSETS } from '../protocol/kafka/messages/02_list_offsets.ts';
+import { ErrorCode } from '../protocol/kafka/error_codes.ts';
+import { BrokerError } from '../broker/errors.ts';
+import type { PartitionReader } from '../broker/partition_reader.ts';
+import type { Logger } from '../storage/index.ts';
+import { OffsetOutOfRangeError, batch_format } from '../storage/index.ts';
+import { type ClusterView, partition_key } from './model.ts';
+import { PeerConnections } from './peer_connections.ts';
+
+const FETCH_VERSION = 12;
+const LIST_OFFSETS_VERSION = 6;
+/** How long a watching Fetch waits on the leader for the high watermark to move. */
+const WATCH_WAIT_MS = 500;
+/** Batch bytes a watching Fetch brings back per partition (kept for the next read). */
+const WATCH_PARTITION_BYTES_MAX = 256 * 1024;
+const WATCH_BYTES_MAX = 4 * 1024 * 1024;
+/** A partition neither read nor listened to for this long is no longer watched. */
+const IDLE_MS = 30_000;
+/** A read retries this long while the partition has no reachable leader. */
+const READ_DEADLINE_MS = 5_000;
+const RETRY_BACKOFF_MS = 100;
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/** Leadership moving or not yet known here: worth another try after the view catches up. */
+const RETRIABLE = new Set<number>([
+  ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  ErrorCode.LEADER_NOT_AVAILABLE,
+  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  ErrorCode.FENCED_LEADER_EPOCH,
+  ErrorCode.UNKNOWN_LEADER_EPOCH,
+  ErrorCode.REQUEST_TIMED_OUT,
+]);
+
+type Row = Record<string, unknown>;
+
+class RetriableError extends Error {}
+
+export class RemotePartition implements PartitionReader {
+  log_start_offset = 0;
+  high_watermark = 0;
+  /** When the partition was last read or asked about. */
+  used_ms = Date.now();
+  private known = false;
+  /** Whole batches from the last fetch, in offset order (at most WATCH_PARTITION_BYTES_MAX). */
+  private kept: Buffer[] = [];
+  readonly listeners = new Set<(high_watermark: number) => void>();
+
+  constructor(
+    readonly topic: string,
+    readonly partition: number,
+    private readonly owner: RemotePartitions,
+  ) {}
+
+  get name(): string {
+    return `${this.topic}-${this.partition}`;
+  }
+
+  /** Resolves once the bounds have been heard from the leader at least once. */
+  async ready(): Promise<this> {
+    this.touch();
+    if (this.known) return this;
+    try {
+      await this.owner.fetch(this, this.high_watermark, 1);
+    } catch (error) {
+      // The answer carried the bounds all the same.
+      if (!(error instanceof OffsetOutOfRangeError)) throw error;
+    }
+    return this;
+  }
+
+  async read(offset: number, bytes_max: number): Promise<{ batches: Buffer[] }> {
+    this.touch();
+    const kept = this.from_kept(offset, bytes_max);
+    if (kept) return { batches: kept };
+    const batches = await this.owner.fetch(this, offset, Math.max(1, bytes_max));
+    return { batches };
+  }
+
+  on_high_watermark(listener: (high_watermark: number) => void): () => void {
+    this.touch();
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+      this.used_ms = Date.now();
+    };
+  }
+
+  offset_for_timestamp(timestamp_ms: number): Promise<{ offset: number; timestamp_ms: number } | null> {
+    this.touch();
+    return this.owner.offset_for_timestamp(this, timestamp_ms);
+  }
+
+  wanted(now_ms: number): boolean {
+    return this.listeners.size > 0 || now_ms - this.used_ms < IDLE_MS;
+  }
+
+  /** Takes in a Fetch answer from the leader: bounds always, batches when there are any. */
+  apply(row: Row): void {
+    const high_watermark = row.high_watermark as number;
+    const log_start_offset = row.log_start_offset as number;
+    if (log_start_offset >= 0) this.log_start_offset = log_start_offset;
+    const advanced = high_watermark >= 0 && high_watermark > this.high_watermark;
+    if (high_watermark >= 0) {
+      this.high_watermark = high_watermark;
+      this.known = true;
+    }
+    const records = row.records as Buffer | null;
+    if ((row.error_code as number) === ErrorCode.NONE && records && records.length > 0) this.kept = whole_batches(records);
+    if (advanced) for (const listener of [...this.listeners]) listener(this.high_watermark);
+  }
+
+  private touch(): void {
+    this.used_ms = Date.now();
+    this.owner.watch(this);
+  }
+
+  /** The kept batches from the one holding `offset`, or null when they do not hold it. */
+  private from_kept(offset: number, bytes_max: number): Buffer[] | null {
+    if (offset < this.log_start_offset || offset >= this.high_watermark) return null;
+    const first = this.kept.findIndex((batch) => batch_format.batch_base_offset(batch, 0) <= offset && offset <= last_offset_of(batch));
+    if (first < 0) return null;
+    const out: Buffer[] = [];
+    let bytes = 0;
+    for (let i = first; i < this.kept.length && (out.length === 0 || bytes < bytes_max); i++) {
+      const batch = this.kept[i]!;
+      if (batch_format.batch_base_offset(batch, 0) >= this.high_watermark) break;
+      out.push(batch);
+      bytes += batch.length;
+    }
+    return out;
+  }
+}
+
+export class RemotePartitions {
+  private readonly partitions = new Map<string, RemotePartition>();
+  /** Leaders with a watching loop running. */
+  private readonly watching = new Set<number>();
+  private readonly reads: PeerConnections;
+  private readonly watches: PeerConnections;
+  private closed = false;
+
+  constructor(
+    node_id: number,
+    private readonly view: () => ClusterView,
+    private readonly logger: Logger,
+  ) {
+    const options = { client_id: `sluice-reader-${node_id}`, request_timeout_ms: REQUEST_TIMEOUT_MS };
+    this.reads = new PeerConnections(view, options);
+    this.watches = new PeerConnections(view, options);
+  }
+
+  /** The view of a partition on its leader, in use from now (bounds may not be known yet: see ready()). */
+  get(topic: string, partition: number): RemotePartition {
+    const key = partition_key(topic, partition);
+    let remote = this.partitions.get(key);
+    if (!remote) this.partitions.set(key, (remote = new RemotePartition(topic, partition, this)));
+    remote.used_ms = Date.now();
+    this.watch(remote);
+    return remote;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.reads.close();
+    this.watches.close();
+    for (const remote of this.partitions.values()) for (const listener of [...remote.listeners]) listener(remote.high_watermark);
+    this.partitions.clear();
+  }
+
+  private leader_of(remote: RemotePartition): number {
+    return this.view().partitions.get(partition_key(remote.topic, remote.partition))?.value.leader ?? -1;
+  }
+
+  /** Makes sure the partition's current leader has a watching loop. */
+  watch(remote: RemotePartition): void {
+    const leader = this.leader_of(remote);
+    if (this.closed || leader < 0 || this.watching.has(leader)) return;
+    this.watching.add(leader);
+    void this.watch_loop(leader).finally(() => this.watching.delete(leader));
+  }
+
+  /** One Fetch at a time to `leader` for every wanted partition it leads, each at its high watermark. */
+  private async watch_loop(leader: number): Promise<void> {
+    let failing = false;
+    while (!this.closed) {
+      const now = Date.now();
+      const watched: RemotePartition[] = [];
+      for (const [key, remote] of this.partitions) {
+        if (!remote.wanted(now)) this.partitions.delete(key);
+        else if (this.leader_of(remote) === leader) watched.push(remote);
+        else this.watch(remote); // moved to another leader: that leader's loop takes it
+      }
+      if (watched.length === 0) return;
+      try {
+        const connection = await this.watches.get(leader);
+        const response = (await connection.call(FETCH, FETCH_VERSION, fetch_request(watched.map((remote) => ({ remote, offset: remote.high_watermark, bytes_max: WATCH_PARTITION_BYTES_MAX })), WATCH_WAIT_MS, WATCH_BYTES_MAX))) as Row;
+        let failed = false;
+        for (const { remote, row } of rows_of(response, watched)) {
+          remote.apply(row);
+          if ((row.error_code as number) !== ErrorCode.NONE) failed = true;
+        }
+        if (failed) await sleep(RETRY_BACKOFF_MS);
+        if (failing) this.logger.info({ leader }, 'watching remote partitions again');
+        failing = false;
+      } catch (error) {
+        if (this.closed) return;
+        if (!failing) this.logger.warn({ leader, error: String(error) }, 'watching remote partitions failed; retrying');
+        failing = true;
+        this.watches.drop(leader);
+        await sleep(RETRY_BACKOFF_MS);
+      }
+    }
+  }
+
+  /** Reads batches at `offset` from the leader, retrying while leadership moves. */
+  async fetch(remote: RemotePartition, offset: number, bytes_max: number): Promise<Buffer[]> {
+    const row = await this.with_leader(remote, async (leader) => {
+      const connection = await this.reads.get(leader);
+      const response = (await connection.call(FETCH, FETCH_VERSION, fetch_request([{ remote, offset, bytes_max }], 0, bytes_max))) as Row;
+      const found = rows_of(response, [remote])[0]?.row;
+      if (!found) throw new RetriableError(`${remote.name} missing from the leader's answer`);
+      remote.apply(found);
+      return found;
+    });
+    const error_code = row.error_code as number;
+    if (error_code === ErrorCode.OFFSET_OUT_OF_RANGE) throw new OffsetOutOfRangeError(remote.name, offset, remote.log_start_offset, remote.high_watermark);
+    if (error_code !== ErrorCode.NONE) throw new BrokerError('leader_not_available', `reading ${remote.name} from its leader failed with error ${error_code}`);
+    const records = row.records as Buffer | null;
+    return records && records.length > 0 ? whole_batches(records) : [];
+  }
+
+  async offset_for_timestamp(remote: RemotePartition, timestamp_ms: number): Promise<{ offset: number; timestamp_ms: number } | null> {
+    const row = await this.with_leader(remote, async (leader) => {
+      const connection = await this.reads.get(leader);
+      const response = (await connection.call(LIST_OFFSETS, LIST_OFFSETS_VERSION, {
+        replica_id: -1,
+        isolation_level: 0,
+        topics: [{ name: remote.topic, partitions: [{ partition_index: remote.partition, current_leader_epoch: -1, timestamp: timestamp_ms }] }],
+      })) as Row;
+      const found = ((response.topics as Row[])[0]?.partitions as Row[] | undefined)?.[0];
+      if (!found) throw new RetriableError(`${remote.name} missing from the leader's answer`);
+      return found;
+    });
+    if ((row.error_code as number) !== ErrorCode.NONE) throw new BrokerError('leader_not_available', `looking up a timestamp in ${remote.name} failed with error ${row.error_code as number}`);
+    const offset = row.offset as number;
+    return offset < 0 ? null : { offset, timestamp_ms: row.timestamp as number };
+  }
+
+  /**
+   * Runs `request` against the partition's leader; a connection failure, a missing leader or a
+   * retriable error code tries again (with the view refreshed meanwhile) until READ_DEADLINE_MS.
+   */
+  private async with_leader(remote: RemotePartition, request: (leader: number) => Promise<Row>): Promise<Row> {
+    const deadline = Date.now() + READ_DEADLINE_MS;
+    let last = 'no leader';
+    for (;;) {
+      const leader = this.leader_of(remote);
+      if (leader >= 0) {
+        try {
+          const row = await request(leader);
+          if (!RETRIABLE.has(row.error_code as number)) return row;
+          last = `error ${row.error_code as number}`;
+        } catch (error) {
+          last = String(error);
+          if (!(error instanceof RetriableError)) this.reads.drop(leader);
+        }
+      }
+      if (this.closed || Date.now() + RETRY_BACKOFF_MS > deadline) break;
+      await sleep(RETRY_BACKOFF_MS);
+    }
+    throw new BrokerError('leader_not_available', `${remote.name} could not be read from its leader: ${last}`);
+  }
+}
+
+function fetch_request(wanted: Array<{ remote: RemotePartition; offset: number; bytes_max: number }>, wait_ms: number, bytes_max: number): Row {
+  const by_topic = new Map<string, Row[]>();
+  for (const { remote, offset, bytes_max: partition_bytes_max } of wanted) {
+    if (!by_topic.has(remote.topic)) by_topic.set(remote.topic, []);
+    by_topic.get(remote.topic)!.push({ partition: remote.partition, current_leader_epoch: -1, fetch_offset: offset, last_fetched_epoch: -1, log_start_offset: -1, partition_max_bytes: partition_bytes_max });
+  }
+  return {
+    replica_id: -1,
+    max_wait_ms: wait_ms,
+    min_bytes: wait_ms > 0 ? 1 : 0,
+    max_bytes: bytes_max,
+    isolation_level: 0,
+    session_id: 0,
+    session_epoch: -1,
+    topics: [...by_topic].map(([topic, partitions]) => ({ topic, partitions })),
+    forgotten_topics_data: [],
+    rack_id: '',
+  };
+}
+
+/** Pairs the answer's rows with the partitions asked for. */
+function rows_of(response: Row, asked: RemotePartition[]): Array<{ remote: RemotePartition; row: Row }> {
+  const by_name = new Map(asked.map((remote) => [remote.name, remote]));
+  const out: Array<{ remote: RemotePartition; row: Row }> = [];
+  for (const topic of response.responses as Row[]) {
+    for (const row of topic.partitions as Row[]) {
+      const remote = by_name.get(`${topic.topic as string}-${row.partition_index as number}`);
+      if (remote) out.push({ remote, row });
+    }
+  }
+  return out;
+}
+
+/** The whole batches in a fetched record set (a trailing partial batch is left out). */
+function whole_batches(records: Buffer): Buffer[] {
+  const batches: Buffer[] = [];
+  let position = 0;
+  while (position + batch_format.BATCH_HEADER_BYTES <= records.length) {
+    const size = batch_format.batch_size_at(records, position);
+    if (position + size > records.length) break;
+    batches.push(records.subarray(position, position + size));
+    position += size;
+  }
+  return batches;
+}
+
+function last_offset_of(batch: Buffer): number {
+  return batch_format.batch_base_offset(batch, 0) + batch_format.batch_last_offset_delta(batch, 0);
+}
