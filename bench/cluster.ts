@@ -53,6 +53,8 @@ const USAGE = `usage: npm run bench:cluster -- [options]
   --in-flight N            send() calls outstanding per producer (default 8)
   --send-messages N        messages per send() call (default 1000)
   --systems LIST           single,cluster (default both)
+  --cluster-durability P   the cluster brokers' --durability: fsync (default, as the single node),
+                           interval:MS or none (replication instead of each replica's fsync)
   --broker-cpu-prof DIR    write a V8 CPU profile of each broker to DIR (summarize with
                            node --import tsx bench/harness/sluice/profile_summary.ts DIR/*.cpuprofile)
   --broker-node-options S  NODE_OPTIONS for the broker processes (only flags NODE_OPTIONS allows),
@@ -70,6 +72,7 @@ const OPTIONS = {
   'in-flight': { type: 'string', default: '8' },
   'send-messages': { type: 'string', default: '1000' },
   systems: { type: 'string', default: 'single,cluster' },
+  'cluster-durability': { type: 'string', default: 'fsync' },
   'broker-cpu-prof': { type: 'string', default: '' },
   'broker-node-options': { type: 'string', default: '' },
   json: { type: 'boolean', default: false },
@@ -132,6 +135,11 @@ const BROKER_ENV: NodeJS.ProcessEnv = {};
   if (joined !== '') BROKER_ENV.NODE_OPTIONS = joined;
 }
 const JSON_OUT = args.json;
+const CLUSTER_DURABILITY = args['cluster-durability'];
+if (!/^(fsync|none|interval:\d+)$/.test(CLUSTER_DURABILITY)) {
+  console.error(`--cluster-durability: expected fsync, interval:MS or none, got ${JSON.stringify(CLUSTER_DURABILITY)}\n${USAGE}`);
+  process.exit(2);
+}
 
 const NODES = 3;
 const CLUSTER_CONFIG = { cluster: { leaseTtlMs: 3000, replicationFactor: 3, replicaLagTimeMaxMs: 10_000 } };
@@ -285,8 +293,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-async function start_broker(data_dir: string, port: number, extra: string[]): Promise<BrokerProcess> {
-  const broker = await start_broker_process({ data_dir, port, args: ['--durability', 'fsync', '--http', 'off', ...extra], env: BROKER_ENV });
+async function start_broker(data_dir: string, port: number, extra: string[], durability = 'fsync'): Promise<BrokerProcess> {
+  const broker = await start_broker_process({ data_dir, port, args: ['--durability', durability, '--http', 'off', ...extra], env: BROKER_ENV });
   live_brokers.add(broker);
   return broker;
 }
@@ -327,14 +335,14 @@ async function start_cluster(): Promise<RunningSystem> {
   }
   // All at once; every broker that did start is tracked (live_brokers) even when another failed.
   const started = await Promise.allSettled(
-    nodes.map((node) => start_broker(node.data_dir, node.port, ['--etcd', etcd.endpoint, '--node-id', String(node.id), '--config', config_file])),
+    nodes.map((node) => start_broker(node.data_dir, node.port, ['--etcd', etcd.endpoint, '--node-id', String(node.id), '--config', config_file], CLUSTER_DURABILITY)),
   );
   const failure = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failure) throw failure.reason;
   const brokers = new Map(started.map((s, i) => [nodes[i]!.id, (s as PromiseFulfilledResult<BrokerProcess>).value]));
   return {
     id: 'cluster',
-    label: `${NODES}-node cluster`,
+    label: CLUSTER_DURABILITY === 'fsync' ? `${NODES}-node cluster` : `${NODES}-node cluster (durability ${CLUSTER_DURABILITY})`,
     bootstrap: [...brokers.values()].map((b) => b.bootstrap),
     brokers,
     etcd,

@@ -13,6 +13,12 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** Largest response frame accepted. */
 const FRAME_BYTES_MAX = 256 * 1024 * 1024;
+/**
+ * Plain TCP reads land in one buffer of this size per connection, reused for every read; each
+ * frame is then copied once into a buffer of its own size. Node would otherwise allocate a fresh
+ * buffer per read, and large responses would be joined from those into a second one.
+ */
+const READ_BUFFER_BYTES = 64 * 1024;
 
 
 /** A request body encoded once, sendable many times (only the header changes per request). */
@@ -62,20 +68,26 @@ export class Connection {
   private readonly pending: Pending[] = [];
   private readonly slot_waiters: Array<() => void> = [];
   private next_correlation = 1;
-  private chunks: Buffer[] = [];
-  private buffered = 0;
+  /** The frame being received (null between frames) and how much of it has arrived. */
+  private frame: Buffer | null = null;
+  private frame_filled = 0;
+  /** A size prefix split across reads. */
+  private readonly size_bytes = Buffer.alloc(4);
+  private size_filled = 0;
   private failure: Error | null = null;
   private readonly watchdog: NodeJS.Timeout;
 
   private constructor(
     private readonly socket: net.Socket,
     options: ConnectionOptions,
+    reads: { target: ((bytes: Buffer) => void) | null },
   ) {
     this.max_in_flight = options.max_in_flight ?? 16;
     this.request_timeout_ms = options.request_timeout_ms ?? REQUEST_TIMEOUT_MS;
     this.client_id = options.client_id ?? 'sluice';
     socket.setNoDelay(true);
-    socket.on('data', (data: Buffer) => this.on_data(data));
+    reads.target = (bytes) => this.on_bytes(bytes);
+    if (options.tls) socket.on('data', (data: Buffer) => this.on_bytes(data));
     socket.on('error', (error) => this.fail(error));
     socket.on('close', () => this.fail(new Error('connection closed')));
     this.watchdog = setInterval(() => {
@@ -90,7 +102,15 @@ export class Connection {
   static connect(host: string, port: number, options: ConnectionOptions = {}): Promise<Connection> {
     return new Promise((resolve, reject) => {
       // With TLS the connection is usable after the handshake, not after the TCP connect.
-      const socket = options.tls ? tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...options.tls }) : net.connect({ host, port });
+      const reads: { target: ((bytes: Buffer) => void) | null } = { target: null };
+      const read_buffer = options.tls ? null : Buffer.allocUnsafe(READ_BUFFER_BYTES);
+      const on_read = (n: number): boolean => {
+        reads.target?.(read_buffer!.subarray(0, n));
+        return true;
+      };
+      const socket = read_buffer
+        ? net.connect({ host, port, onread: { buffer: read_buffer, callback: on_read } })
+        : tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...options.tls });
       const ready_event = options.tls ? 'secureConnect' : 'connect';
       const timer = setTimeout(() => {
         socket.destroy();
@@ -103,7 +123,7 @@ export class Connection {
       socket.once(ready_event, () => {
         clearTimeout(timer);
         socket.removeAllListeners('error');
-        resolve(new Connection(socket, options));
+        resolve(new Connection(socket, options, reads));
       });
     });
   }
@@ -204,32 +224,47 @@ export class Connection {
     for (const wake of this.slot_waiters.splice(0)) wake();
   }
 
-  /** Splits the stream into frames; a frame spread over several chunks is joined once. */
-  private on_data(data: Buffer): void {
-    if (this.buffered > 0) {
-      this.chunks.push(data);
-      this.buffered += data.length;
-      if (this.buffered < 4) return;
-      if (this.chunks[0]!.length < 4) this.chunks = [Buffer.concat(this.chunks)];
-      const size = this.chunks[0]!.readInt32BE(0);
-      if (this.buffered < 4 + size) return;
-      data = Buffer.concat(this.chunks, this.buffered);
-      this.chunks = [];
-      this.buffered = 0;
-    }
+  /**
+   * Splits the stream into frames. `bytes` may be reused by the next read, so every frame is
+   * copied into a buffer of its own, allocated once its size is known.
+   */
+  private on_bytes(bytes: Buffer): void {
     let at = 0;
-    while (data.length - at >= 4) {
-      const size = data.readInt32BE(at);
-      if (size < 4 || size > FRAME_BYTES_MAX) return this.fail(new Error(`response frame size ${size} out of range`));
-      if (data.length - at - 4 < size) break;
-      this.on_frame(data.subarray(at + 4, at + 4 + size));
-      if (this.failure) return;
-      at += 4 + size;
+    while (at < bytes.length && !this.failure) {
+      if (this.frame === null) {
+        if (this.size_filled === 0 && bytes.length - at >= 4) {
+          at = this.start_frame(bytes.readInt32BE(at), at + 4);
+        } else {
+          const n = Math.min(4 - this.size_filled, bytes.length - at);
+          bytes.copy(this.size_bytes, this.size_filled, at, at + n);
+          this.size_filled += n;
+          at += n;
+          if (this.size_filled < 4) return;
+          this.size_filled = 0;
+          at = this.start_frame(this.size_bytes.readInt32BE(0), at);
+        }
+        continue;
+      }
+      const n = Math.min(this.frame.length - this.frame_filled, bytes.length - at);
+      bytes.copy(this.frame, this.frame_filled, at, at + n);
+      this.frame_filled += n;
+      at += n;
+      if (this.frame_filled === this.frame.length) {
+        const frame = this.frame;
+        this.frame = null;
+        this.on_frame(frame);
+      }
     }
-    if (at < data.length) {
-      this.chunks.push(at === 0 ? data : data.subarray(at));
-      this.buffered = data.length - at;
+  }
+
+  private start_frame(size: number, at: number): number {
+    if (size < 4 || size > FRAME_BYTES_MAX) {
+      this.fail(new Error(`response frame size ${size} out of range`));
+      return at;
     }
+    this.frame = Buffer.allocUnsafe(size);
+    this.frame_filled = 0;
+    return at;
   }
 
   private on_frame(frame: Buffer): void {
