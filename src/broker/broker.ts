@@ -599,10 +599,7 @@ export class Broker {
     const last_sequence = last_sequence_of(sequence, records.readInt32BE(OFFSET_LAST_OFFSET_DELTA));
     const producers = this.producers_of(log.name);
     const duplicate = producers.check(producer_id, epoch, sequence, last_sequence);
-    if (duplicate) {
-      await duplicate.settled;
-      return { base_offset: duplicate.base_offset, log_append_time_ms: -1, log_start_offset: log.log_start_offset };
-    }
+    if (duplicate) return this.answer_duplicate(log, duplicate, local_ack);
     const base_offset = log.next_offset;
     const appended = log.append(records, { checked: true, local_ack });
     if (log.next_offset === base_offset) return this.result(await appended); // refused before any offset was assigned
@@ -611,9 +608,26 @@ export class Broker {
     try {
       return this.result(await appended);
     } catch (error) {
-      producers.forget(producer_id, entry);
+      // A BrokerError comes from the acknowledgement gate (leadership ended, the ISR did not
+      // confirm): the batch was written and stays in the log unless truncation removes it (which
+      // drops its entry too), so a retry must be recognised. Only a failed write is forgotten.
+      if (!(error instanceof BrokerError)) producers.forget(producer_id, entry);
       throw error;
     }
+  }
+
+  /**
+   * A retry of a batch already in the log answers with the original offset once the original
+   * append settled — and, under acks=all in a cluster, once the ISR holds it: the original may have
+   * been written by an earlier leader, or by this broker in an earlier leadership.
+   */
+  private async answer_duplicate(log: PartitionLog, duplicate: BatchEntry, local_ack: boolean): Promise<ProduceResult> {
+    await duplicate.settled.catch((error: unknown) => {
+      if (!(error instanceof BrokerError)) throw error;
+    });
+    const answer = { base_offset: duplicate.base_offset, log_append_time_ms: -1, log_start_offset: log.log_start_offset };
+    if (!local_ack && log.ack_gate) await log.ack_gate({ ...answer, last_offset: duplicate.last_offset });
+    return answer;
   }
 
   /**

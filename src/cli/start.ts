@@ -122,7 +122,7 @@ export function parse_delayed(value: unknown): { delay_max_ms: number } | undefi
   return { delay_max_ms: max };
 }
 
-const CLUSTER_KEYS = ['prefix', 'leaseTtlMs', 'replicationFactor', 'replicaLagTimeMaxMs'] as const;
+const CLUSTER_KEYS = ['prefix', 'leaseTtlMs', 'replicationFactor', 'replicaLagTimeMaxMs', 'leaderRebalanceIntervalMs'] as const;
 
 /** The `cluster` object of the config file, with the endpoints from --etcd. */
 export function parse_cluster(etcd: string, value: unknown): ClusterOptions {
@@ -146,6 +146,7 @@ export function parse_cluster(etcd: string, value: unknown): ClusterOptions {
     prefix: input.prefix as string | undefined,
     lease_ttl_ms: whole('leaseTtlMs', 1000),
     replication_factor_default: whole('replicationFactor', 1),
+    leader_rebalance_interval_ms: whole('leaderRebalanceIntervalMs', 0),
     replicas: lag === undefined ? undefined : { replica_lag_time_max_ms: lag },
   };
 }

@@ -21,6 +21,8 @@ export interface ClusterOptions {
   /** Replication factor of topics created without one (capped by the live brokers). */
   replication_factor_default?: number;
   replicas?: Partial<ReplicaSettings>;
+  /** How often the controller moves leadership back to preferred replicas; 0 turns that off. */
+  leader_rebalance_interval_ms?: number;
   /** Partition keys (`topic/partition`) one broker should lead together; the first is the anchor. */
   colocated?: string[];
 }
@@ -29,6 +31,7 @@ export const CLUSTER_DEFAULTS = {
   prefix: '/sluice/default/',
   lease_ttl_ms: 3_000,
   replication_factor_default: 3,
+  leader_rebalance_interval_ms: 60_000,
 };
 
 /** The view is re-read at least this often, whatever the watch says. */
@@ -65,7 +68,7 @@ export class ClusterNode {
     private readonly logger: Logger,
     colocated: string[],
   ) {
-    this.controller = new Controller(node_id, store, membership, logger, colocated);
+    this.controller = new Controller(node_id, store, membership, logger, colocated, options.leader_rebalance_interval_ms);
     this.forwarder = new ProduceForwarder(node_id, () => this.view);
     this.remote = new RemotePartitions(node_id, () => this.view, logger);
     this.replicas = new ReplicaManager(node_id, store, membership, host, replica_settings, logger, () => this.request_refresh());
@@ -97,6 +100,7 @@ export class ClusterNode {
       prefix: store.prefix,
       lease_ttl_ms: options.lease_ttl_ms ?? CLUSTER_DEFAULTS.lease_ttl_ms,
       replication_factor_default: options.replication_factor_default ?? CLUSTER_DEFAULTS.replication_factor_default,
+      leader_rebalance_interval_ms: options.leader_rebalance_interval_ms ?? CLUSTER_DEFAULTS.leader_rebalance_interval_ms,
     };
     const membership = new Membership(store, registration, resolved.lease_ttl_ms, logger);
     await membership.join();

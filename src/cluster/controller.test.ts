@@ -3,7 +3,7 @@
 // empties, and a reassignment completes only once its new replicas are all in sync.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { next_partition_state } from './controller.ts';
+import { next_partition_state, preferred_leadership } from './controller.ts';
 import type { PartitionState } from './model.ts';
 
 const state = (leader: number, isr: number[], replicas = [1, 2, 3], leader_epoch = 4): PartitionState => ({ leader, leader_epoch, isr, replicas });
@@ -39,4 +39,13 @@ test('a reassignment switches to its target once every target replica is in sync
   assert.deepEqual(next_partition_state(synced, live(1, 2, 3, 4), false), { leader: 4, leader_epoch: 5, isr: [2, 3, 4], replicas: [4, 2, 3] }, 'the leaving leader hands over');
   const keeps_leader = { ...synced, target_replicas: [1, 2, 4] };
   assert.deepEqual(next_partition_state(keeps_leader, live(1, 2, 3, 4), false), { leader: 1, leader_epoch: 4, isr: [1, 2, 4], replicas: [1, 2, 4] });
+});
+
+test('leadership goes back to the preferred replica only when it is alive, in sync and no reassignment runs', () => {
+  assert.deepEqual(preferred_leadership(state(2, [2, 3, 1]), live(1, 2, 3)), state(1, [2, 3, 1], [1, 2, 3], 5));
+  assert.equal(preferred_leadership(state(1, [1, 2, 3]), live(1, 2, 3)), null, 'already leading');
+  assert.equal(preferred_leadership(state(2, [2, 3]), live(1, 2, 3)), null, 'not in sync yet');
+  assert.equal(preferred_leadership(state(2, [2, 3, 1]), live(2, 3)), null, 'not alive');
+  assert.equal(preferred_leadership(state(-1, [1]), live(2, 3)), null, 'no leader: elections first');
+  assert.equal(preferred_leadership({ ...state(2, [1, 2, 3], [1, 2, 3, 4]), target_replicas: [4, 2, 3] }, live(1, 2, 3, 4)), null, 'a reassignment picks its own');
 });

@@ -1,8 +1,11 @@
 // The controller: one broker, elected by creating etcd's `controller` key under its lease. On every
 // view of the cluster it checks each partition: a leader whose broker is gone is replaced by the
 // first live member of the ISR, with the leader epoch raised; dead followers leave the ISR. It never
-// elects outside the ISR unless the topic sets unclean.leader.election.enable=true. Every write
-// compares the partition's revision and the controller epoch, so a deposed controller changes nothing.
+// elects outside the ISR unless the topic sets unclean.leader.election.enable=true. At a steady
+// interval it hands leadership back to each partition's preferred replica (the first of its
+// replicas) once that one is alive and in sync again, so leaders spread out after a broker returns.
+// Every write compares the partition's revision and the controller epoch, so a deposed controller
+// changes nothing.
 import type { Logger } from '../storage/index.ts';
 import type { EtcdStore } from './etcd_store.ts';
 import type { Membership } from './membership.ts';
@@ -15,6 +18,8 @@ export class Controller {
   epoch: string | null = null;
   private running: Promise<void> | null = null;
   private again = false;
+  /** When leadership was last handed back to preferred replicas. */
+  private rebalanced_ms = Date.now();
 
   constructor(
     private readonly node_id: number,
@@ -23,6 +28,8 @@ export class Controller {
     private readonly logger: Logger,
     /** Partition keys led by one broker when possible: the others follow the first one's leader. */
     private readonly colocated: string[] = [],
+    /** 0: leadership stays where failover put it. */
+    private readonly rebalance_interval_ms = 0,
   ) {}
 
   get is_active(): boolean {
@@ -82,7 +89,28 @@ export class Controller {
       changed ||= written;
     }
     // Leadership moves only on a view that shows this round's elections.
-    if (!changed) await this.colocate(view, live);
+    if (changed) return;
+    await this.colocate(view, live);
+    if (this.rebalance_interval_ms > 0 && Date.now() - this.rebalanced_ms >= this.rebalance_interval_ms) {
+      this.rebalanced_ms = Date.now();
+      await this.rebalance(view, live);
+    }
+  }
+
+  /** Hands leadership back to preferred replicas that are alive and in sync. */
+  private async rebalance(view: ClusterView, live: Set<number>): Promise<void> {
+    const followers = new Set(this.colocated.slice(1));
+    for (const [key, { value: state, mod_revision }] of view.partitions) {
+      if (followers.has(key)) continue; // they follow their anchor's leader
+      const next = preferred_leadership(state, live);
+      if (!next) continue;
+      const slash = key.lastIndexOf('/');
+      if (await this.store.update_partition(key.slice(0, slash), Number(key.slice(slash + 1)), next, mod_revision, this.epoch!)) {
+        this.logger.info({ partition: key, leader: next.leader, leader_epoch: next.leader_epoch }, 'leadership handed back to the preferred replica');
+      } else {
+        this.again = true;
+      }
+    }
   }
 
   /** Moves leadership of the colocated partitions to the anchor's leader when it is in their ISR. */
@@ -112,6 +140,17 @@ export class Controller {
 export function next_partition_state(state: PartitionState, live: Set<number>, unclean: boolean): PartitionState | null {
   const elected = next_leadership(state, live, unclean);
   return finish_reassignment(elected ?? state, live) ?? elected;
+}
+
+/**
+ * Leadership for the preferred replica (the first of the replicas) when it is alive, in sync and
+ * not leading; null otherwise, and during a reassignment (which picks its own leader).
+ */
+export function preferred_leadership(state: PartitionState, live: Set<number>): PartitionState | null {
+  const preferred = state.replicas[0];
+  if (preferred === undefined || state.target_replicas || state.leader === preferred || state.leader < 0) return null;
+  if (!live.has(preferred) || !state.isr.includes(preferred)) return null;
+  return { ...state, leader: preferred, leader_epoch: state.leader_epoch + 1 };
 }
 
 /** A reassignment whose new replicas are all in sync: the partition moves to exactly them. */

@@ -5,14 +5,14 @@
 // only once they are durable: a follower's fetch offset is what it has made durable.
 import { Connection } from '../protocol/kafka/client_connection.ts';
 import { FETCH } from '../protocol/kafka/messages/01_fetch.ts';
+import { PEER_FETCH_VERSION, peer_fetch_request } from './fetch_request.ts';
 import { OFFSET_FOR_LEADER_EPOCH } from '../protocol/kafka/messages/23_offset_for_leader_epoch.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
-import type { Logger } from '../storage/index.ts';
+import type { Logger, PartitionLog } from '../storage/index.ts';
 import { batch_format } from '../storage/index.ts';
 import type { BrokerRegistration } from './model.ts';
 import type { Replica, ReplicaHost, ReplicaSettings } from './replica_manager.ts';
 
-const FETCH_VERSION = 12;
 const OFFSET_FOR_LEADER_EPOCH_VERSION = 4;
 /** Pause after a failed round (leader unreachable, errors) before the next. */
 const RETRY_BACKOFF_MS = 200;
@@ -26,6 +26,8 @@ export class FollowerFetcher {
   private connection: Connection | null = null;
   private running = false;
   private closed = false;
+  /** Per partition, the last error code its leader answered with (each new one is logged once). */
+  private readonly errors = new Map<string, number>();
 
   constructor(
     private readonly node_id: number,
@@ -92,32 +94,16 @@ export class FollowerFetcher {
     for (const replica of [...this.partitions.values()]) if (replica.needs_truncation) await this.truncate(connection, replica);
     const sent = [...this.partitions.values()].filter((replica) => !replica.needs_truncation);
     if (sent.length === 0) return sleep(RETRY_BACKOFF_MS);
-    const by_topic = new Map<string, Row[]>();
     const epochs = new Map<string, number>();
-    for (const replica of sent) {
-      epochs.set(replica.name, replica.epoch);
-      if (!by_topic.has(replica.topic)) by_topic.set(replica.topic, []);
-      by_topic.get(replica.topic)!.push({
-        partition: replica.partition,
-        current_leader_epoch: replica.epoch,
-        fetch_offset: replica.log.next_offset,
-        last_fetched_epoch: -1,
-        log_start_offset: -1,
-        partition_max_bytes: this.settings.replica_fetch_bytes_max,
-      });
-    }
-    const response = (await connection.call(FETCH, FETCH_VERSION, {
-      replica_id: this.node_id,
-      max_wait_ms: this.settings.replica_fetch_wait_ms,
-      min_bytes: 1,
-      max_bytes: this.settings.replica_fetch_bytes_max,
-      isolation_level: 0,
-      session_id: 0,
-      session_epoch: -1,
-      topics: [...by_topic].map(([topic, partitions]) => ({ topic, partitions })),
-      forgotten_topics_data: [],
-      rack_id: '',
-    })) as Row;
+    for (const replica of sent) epochs.set(replica.name, replica.epoch);
+    const wanted = sent.map((replica) => ({
+      topic: replica.topic,
+      partition: replica.partition,
+      current_leader_epoch: replica.epoch,
+      fetch_offset: replica.log.next_offset,
+      partition_bytes_max: this.settings.replica_fetch_bytes_max,
+    }));
+    const response = (await connection.call(FETCH, PEER_FETCH_VERSION, peer_fetch_request(this.node_id, wanted, this.settings.replica_fetch_wait_ms, 1, this.settings.replica_fetch_bytes_max))) as Row;
     let refresh = false;
     // Partitions are appended side by side, so one group-commit fsync covers them all.
     const applying: Promise<void>[] = [];
@@ -127,9 +113,10 @@ export class FollowerFetcher {
         const replica = this.partitions.get(name);
         if (!replica || replica.epoch !== epochs.get(name) || replica.role !== 'follower') continue;
         const error_code = row.error_code as number;
+        this.note_error(name, error_code, 'fetch');
         if (error_code === ErrorCode.OFFSET_OUT_OF_RANGE) replica.needs_truncation = true;
         else if (error_code !== ErrorCode.NONE) refresh = true;
-        else applying.push(this.apply(replica, row));
+        else applying.push(this.apply(replica, row, epochs.get(name)!));
       }
     }
     await Promise.all(applying);
@@ -139,8 +126,15 @@ export class FollowerFetcher {
     }
   }
 
-  private async apply(replica: Replica, row: Row): Promise<void> {
+  /**
+   * Appends a fetched partition's batches. Leadership may move while this runs (a follower made
+   * leader, or made to follow another epoch): each append and epoch entry is made only while the
+   * replica still follows in the fetch's epoch, checked in the same tick as the call, so nothing
+   * from the old leader lands after a new role began.
+   */
+  private async apply(replica: Replica, row: Row, fetch_epoch: number): Promise<void> {
     const { log } = replica;
+    const current = () => replica.role === 'follower' && replica.epoch === fetch_epoch;
     const records = row.records as Buffer | null;
     if (records && records.length > 0) {
       // Whole batches only, from where this log ends.
@@ -154,15 +148,22 @@ export class FollowerFetcher {
         if (base >= log.next_offset && start < 0) start = position;
         if (start >= 0 && epoch > log.epochs.latest_epoch) {
           // Appends before this batch must land first: the epoch cache entry names its offset.
-          if (position > start) await this.append(replica, records.subarray(start, position));
+          if (position > start) {
+            if (!current()) return;
+            await this.append(replica, records.subarray(start, position));
+          }
           start = position;
+          if (!current()) return;
           await log.epochs.assign(epoch, base);
         }
         position += size;
       }
-      if (start >= 0 && position > start) await this.append(replica, records.subarray(start, position));
-      if (replica.role !== 'follower') return;
+      if (start >= 0 && position > start) {
+        if (!current()) return;
+        await this.append(replica, records.subarray(start, position));
+      }
     }
+    if (!current()) return;
     const leader_hw = row.high_watermark as number;
     const hw = Math.min(leader_hw, log.written_offset);
     if (hw > log.high_watermark) log.set_high_watermark(hw);
@@ -171,13 +172,19 @@ export class FollowerFetcher {
   private async append(replica: Replica, batches: Buffer): Promise<void> {
     // Kept as is, not copied: a response frame belongs to this fetch alone, and a replicated
     // append does not write into the buffer.
-    await replica.log.append(batches, { replicated: true, local_ack: true });
+    const appended = replica.log.append(batches, { replicated: true, local_ack: true });
+    // The producer state learns the batches as they enter the log, not once they are durable: if
+    // this replica is made leader meanwhile, a producer's retry of one of them is a duplicate.
     this.host.on_replicated(replica.log, batches);
+    await appended;
   }
 
-  /** Truncates the replica where its log diverges from the leader's. */
+  /** Truncates the replica where its log diverges from the leader's (unless its role changed meanwhile). */
   private async truncate(connection: Connection, replica: Replica): Promise<void> {
+    await replica.truncating; // one begun under an earlier leader
     const { log } = replica;
+    const fetch_epoch = replica.epoch;
+    const current = () => replica.role === 'follower' && replica.epoch === fetch_epoch;
     const epoch = log.epochs.latest_epoch;
     if (epoch < 0) {
       if (log.next_offset > 0) await this.cut(replica, 0);
@@ -189,23 +196,55 @@ export class FollowerFetcher {
       topics: [{ topic: replica.topic, partitions: [{ partition: replica.partition, current_leader_epoch: replica.epoch, leader_epoch: epoch }] }],
     })) as Row;
     const row = ((response.topics as Row[])[0]?.partitions as Row[] | undefined)?.[0];
+    this.note_error(replica.name, (row?.error_code as number | undefined) ?? ErrorCode.UNKNOWN_SERVER_ERROR, 'offset for leader epoch');
     if (!row || (row.error_code as number) !== ErrorCode.NONE) {
       this.request_refresh();
       await sleep(RETRY_BACKOFF_MS);
       return;
     }
-    const end_offset = row.end_offset as number;
-    const target = end_offset < 0 ? 0 : Math.min(end_offset, log.next_offset);
+    if (!current()) return;
+    const target = divergence_point(row.leader_epoch as number, row.end_offset as number, epoch, log);
     if (target < log.next_offset) await this.cut(replica, target);
     replica.needs_truncation = false;
   }
 
+  /** Logs a partition's error answers when they change, so a follower stuck on one is visible once. */
+  private note_error(name: string, error_code: number, request: string): void {
+    const last = this.errors.get(name) ?? ErrorCode.NONE;
+    if (error_code === last) return;
+    if (error_code === ErrorCode.NONE) this.errors.delete(name);
+    else this.errors.set(name, error_code);
+    this.logger.info({ partition: name, leader: this.leader_id, request, error_code }, error_code === ErrorCode.NONE ? 'leader answers again' : 'leader refused a replica request');
+  }
+
   private async cut(replica: Replica, offset: number): Promise<void> {
     const before = replica.log.next_offset;
-    const end = await replica.log.truncate_to(offset);
+    const cutting = replica.log.truncate_to(offset);
+    const done = cutting.then(
+      () => undefined,
+      () => undefined,
+    );
+    replica.truncating = done;
+    void done.then(() => {
+      if (replica.truncating === done) replica.truncating = null;
+    });
+    const end = await cutting;
     this.logger.warn({ partition: replica.name, from: before, to: end, leader: this.leader_id }, 'truncated a divergent tail');
     this.host.on_truncated(replica.log, end);
   }
+}
+
+/**
+ * Where this log stops agreeing with the leader's, from the leader's answer for this log's latest
+ * epoch. When the leader knows only an older epoch, it answered that epoch and where it ends in
+ * its log; this log may have begun a later epoch before that point (records the leader never got,
+ * under a leader since deposed), so it is cut where its own copy of the answered epoch ends too.
+ */
+export function divergence_point(answered_epoch: number, leader_end_offset: number, asked_epoch: number, log: Pick<PartitionLog, 'next_offset' | 'epochs'>): number {
+  if (leader_end_offset < 0) return 0;
+  let end = Math.min(leader_end_offset, log.next_offset);
+  if (answered_epoch >= 0 && answered_epoch < asked_epoch) end = Math.min(end, log.epochs.end_offset_for(answered_epoch, log.next_offset).end_offset);
+  return Math.max(0, end);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -32,6 +32,8 @@ export class LeaderState {
   private waiters: AckWaiter[] = [];
   private head = 0;
   private readonly unsubscribes: Array<() => void> = [];
+  /** Set once leadership ended: later waits fail at once with it. */
+  private closed_with: BrokerError | null = null;
   /** An ISR change is being written to etcd; no other until the view shows it. */
   isr_change_pending = false;
 
@@ -70,6 +72,8 @@ export class LeaderState {
 
   /** The gate every append on this leader passes: resolves once the high watermark covers it. */
   wait(result: AppendResult): Promise<AppendResult> {
+    // A write that completes after leadership ended is answered as the waiting ones were.
+    if (this.closed_with) return Promise.reject(this.closed_with);
     if (this.log.high_watermark > result.last_offset) return Promise.resolve(result);
     if (this.waiters.length - this.head >= ACK_WAITERS_MAX) {
       return Promise.reject(new BrokerError('request_timed_out', `${this.log.name}: too many appends waiting for the in-sync replicas`));
@@ -101,6 +105,7 @@ export class LeaderState {
 
   /** Leadership ended: every waiting append fails with `error` (the client retries on the new leader). */
   close(error: BrokerError): void {
+    this.closed_with = error;
     for (let i = this.head; i < this.waiters.length; i++) {
       const waiter = this.waiters[i]!;
       clearTimeout(waiter.timer);

@@ -14,8 +14,8 @@ import type { Logger } from '../storage/index.ts';
 import { OffsetOutOfRangeError, batch_format } from '../storage/index.ts';
 import { type ClusterView, partition_key } from './model.ts';
 import { PeerConnections } from './peer_connections.ts';
+import { PEER_FETCH_VERSION, peer_fetch_request } from './fetch_request.ts';
 
-const FETCH_VERSION = 12;
 const LIST_OFFSETS_VERSION = 6;
 /** How long a watching Fetch waits on the leader for the high watermark to move. */
 const WATCH_WAIT_MS = 500;
@@ -201,7 +201,7 @@ export class RemotePartitions {
       if (watched.length === 0) return;
       try {
         const connection = await this.watches.get(leader);
-        const response = (await connection.call(FETCH, FETCH_VERSION, fetch_request(watched.map((remote) => ({ remote, offset: remote.high_watermark, bytes_max: WATCH_PARTITION_BYTES_MAX })), WATCH_WAIT_MS, WATCH_BYTES_MAX))) as Row;
+        const response = (await connection.call(FETCH, PEER_FETCH_VERSION, fetch_request(watched.map((remote) => ({ remote, offset: remote.high_watermark, bytes_max: WATCH_PARTITION_BYTES_MAX })), WATCH_WAIT_MS, WATCH_BYTES_MAX))) as Row;
         let failed = false;
         for (const { remote, row } of rows_of(response, watched)) {
           remote.apply(row);
@@ -224,7 +224,7 @@ export class RemotePartitions {
   async fetch(remote: RemotePartition, offset: number, bytes_max: number): Promise<Buffer[]> {
     const row = await this.with_leader(remote, async (leader) => {
       const connection = await this.reads.get(leader);
-      const response = (await connection.call(FETCH, FETCH_VERSION, fetch_request([{ remote, offset, bytes_max }], 0, bytes_max))) as Row;
+      const response = (await connection.call(FETCH, PEER_FETCH_VERSION, fetch_request([{ remote, offset, bytes_max }], 0, bytes_max))) as Row;
       const found = rows_of(response, [remote])[0]?.row;
       if (!found) throw new RetriableError(`${remote.name} missing from the leader's answer`);
       remote.apply(found);
@@ -281,23 +281,8 @@ export class RemotePartitions {
 }
 
 function fetch_request(wanted: Array<{ remote: RemotePartition; offset: number; bytes_max: number }>, wait_ms: number, bytes_max: number): Row {
-  const by_topic = new Map<string, Row[]>();
-  for (const { remote, offset, bytes_max: partition_bytes_max } of wanted) {
-    if (!by_topic.has(remote.topic)) by_topic.set(remote.topic, []);
-    by_topic.get(remote.topic)!.push({ partition: remote.partition, current_leader_epoch: -1, fetch_offset: offset, last_fetched_epoch: -1, log_start_offset: -1, partition_max_bytes: partition_bytes_max });
-  }
-  return {
-    replica_id: -1,
-    max_wait_ms: wait_ms,
-    min_bytes: wait_ms > 0 ? 1 : 0,
-    max_bytes: bytes_max,
-    isolation_level: 0,
-    session_id: 0,
-    session_epoch: -1,
-    topics: [...by_topic].map(([topic, partitions]) => ({ topic, partitions })),
-    forgotten_topics_data: [],
-    rack_id: '',
-  };
+  const partitions = wanted.map(({ remote, offset, bytes_max: partition_bytes_max }) => ({ topic: remote.topic, partition: remote.partition, current_leader_epoch: -1, fetch_offset: offset, partition_bytes_max }));
+  return peer_fetch_request(-1, partitions, wait_ms, wait_ms > 0 ? 1 : 0, bytes_max);
 }
 
 /** Pairs the answer's rows with the partitions asked for. */

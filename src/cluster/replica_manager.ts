@@ -26,6 +26,11 @@ export interface Replica {
   leader: LeaderState | null;
   /** A follower must ask the leader where its log diverges before fetching. */
   needs_truncation: boolean;
+  /**
+   * A truncation under way (it spans several awaits): a new role starts only after it, so no
+   * epoch is assigned at, and no append lands past, an end that is about to move.
+   */
+  truncating: Promise<void> | null;
 }
 
 export interface ReplicaSettings {
@@ -100,7 +105,7 @@ export class ReplicaManager {
         const log = await this.host.ensure_log(topic, partition);
         log.high_watermark_mode = 'external';
         log.replica_only = true;
-        replica = { topic, partition, name, log, state, mod_revision, role: 'none', epoch: -1, leader: null, needs_truncation: false };
+        replica = { topic, partition, name, log, state, mod_revision, role: 'none', epoch: -1, leader: null, needs_truncation: false, truncating: null };
         this.replicas.set(name, replica);
       }
       replica.state = state;
@@ -138,6 +143,7 @@ export class ReplicaManager {
 
   private async become_leader(replica: Replica): Promise<void> {
     this.leave_role(replica);
+    await replica.truncating;
     const { log, state } = replica;
     // The epoch begins where this log ends; recorded before any append of the epoch.
     await log.epochs.assign(state.leader_epoch, log.next_offset);

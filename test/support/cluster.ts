@@ -14,6 +14,8 @@ export interface ClusterSettings {
   lease_ttl_ms?: number;
   replica_lag_time_max_ms?: number;
   replication_factor?: number;
+  /** The controller's preferred-leader interval (the tests' default is short, so it runs often). */
+  leader_rebalance_interval_ms?: number;
 }
 
 export interface TestCluster {
@@ -49,6 +51,7 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
         leaseTtlMs: settings.lease_ttl_ms ?? 2000,
         replicationFactor: settings.replication_factor ?? Math.min(3, count),
         replicaLagTimeMaxMs: settings.replica_lag_time_max_ms ?? 5000,
+        leaderRebalanceIntervalMs: settings.leader_rebalance_interval_ms ?? 3000,
       },
     }),
   );
@@ -148,4 +151,20 @@ export function partition_bytes(data_dir: string, partition: string): Buffer {
   const dir = path.join(data_dir, partition);
   const files = fs.readdirSync(dir).filter((name) => name.endsWith('.log')).sort();
   return Buffer.concat(files.map((name) => fs.readFileSync(path.join(dir, name))));
+}
+
+/** The first batch where replica copies differ, each as base offset, leader epoch and CRC. */
+export function first_difference(copies: Buffer[]): string {
+  const batches = copies.map((copy) => {
+    const out: string[] = [];
+    for (let at = 0; at + 61 <= copy.length; at += copy.readInt32BE(at + 8) + 12) {
+      out.push(`offset ${Number(copy.readBigInt64BE(at))} epoch ${copy.readInt32BE(at + 12)} crc ${copy.readUInt32BE(at + 17)}`);
+    }
+    return out;
+  });
+  const longest = Math.max(...batches.map((b) => b.length));
+  for (let i = 0; i < longest; i++) {
+    if (batches.some((b) => b[i] !== batches[0]![i])) return `batch ${i}: ${batches.map((b) => b[i] ?? 'none').join(' | ')}`;
+  }
+  return 'same batches';
 }
