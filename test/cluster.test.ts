@@ -375,6 +375,36 @@ test('a new broker takes over a partition by reassignment; acks=all is refused b
   for (const id of followers) await cluster.start(id);
 });
 
+test('a reassignment that cannot finish is cancelled: the partition goes back to its replicas from before', { skip: missing ?? false, timeout: 120_000 }, async () => {
+  const topic = 'stuck';
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 2 }] });
+  await cluster.wait_for('ISR of 2', async () => (await cluster.partition(admin, topic, 0)).isr.length === 2);
+  const before = await cluster.partition(admin, topic, 0);
+  const outsider = [...cluster.brokers.keys()].find((id) => !before.replicas.includes(id))!;
+  // The new replica is paused before the move starts: it stays registered for a lease, long enough
+  // to be accepted, and never catches up.
+  const sdk = new Sluice({ brokers: cluster.bootstrap, clientId: 'stuck-admin' }).admin();
+  cluster.brokers.get(outsider)!.child.kill('SIGSTOP');
+  try {
+    await sdk.alterPartitionReassignments({ topics: [{ topic, partitions: [{ partition: 0, replicas: [outsider, before.replicas[0]!] }] }] });
+    await cluster.wait_for('the move under way', async () => (await cluster.partition(admin, topic, 0)).replicas.includes(outsider));
+    const cancel = await run_cli(['topic', 'reassign', topic, '--cancel', '--bootstrap', cluster.bootstrap[0]!]);
+    assert.equal(cancel.code, 0, cancel.stderr);
+    assert.match(cancel.stdout, /cancelled the reassignment of stuck partition\(s\) 0/);
+    const after = await cluster.partition(admin, topic, 0);
+    assert.deepEqual([...after.replicas].sort(), [...before.replicas].sort());
+    const again = await run_cli(['topic', 'reassign', topic, '--cancel', '--partition', '0', '--bootstrap', cluster.bootstrap[0]!]);
+    assert.notEqual(again.code, 0, 'nothing left to cancel');
+    assert.match(again.stderr, /NO_REASSIGNMENT_IN_PROGRESS/);
+    const producer = cluster.kafka('stuck-producer').producer();
+    await producer.connect();
+    await producer.send({ topic, acks: -1, messages: [{ value: 'still served' }] });
+    await producer.disconnect();
+  } finally {
+    cluster.brokers.get(outsider)!.child.kill('SIGCONT');
+  }
+});
+
 test('a share group reads partitions that have no replica on its coordinator', { skip: missing ?? false, timeout: 120_000 }, async () => {
   const topic = 'spread';
   const partitions = cluster.brokers.size;

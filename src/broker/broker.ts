@@ -471,12 +471,13 @@ export class Broker {
     return this.cluster.remote.get(topic, partition);
   }
 
-  /** Moves a partition to a new replica set (AlterPartitionReassignments). */
-  async reassign_partition(topic: string, partition: number, replicas: number[]): Promise<void> {
+  /** Moves a partition to a new replica set, or with null gives up the move in progress (AlterPartitionReassignments). */
+  async reassign_partition(topic: string, partition: number, replicas: number[] | null): Promise<void> {
     this.topics.local_log(topic, partition); // unknown topic or partition
     if (!this.cluster_setup) throw new BrokerError('invalid_replica_assignment', 'a single broker has nowhere to move partitions; start a cluster (--etcd)');
     if (!this.cluster) throw new BrokerError('leader_not_available', 'this broker has not joined the cluster yet');
-    await this.cluster.reassign(topic, partition, replicas);
+    if (replicas === null) await this.cluster.cancel_reassignment(topic, partition);
+    else await this.cluster.reassign(topic, partition, replicas);
   }
 
   /** A follower's fetch reaching this leader: records its progress; returns the log to read. */

@@ -43,7 +43,8 @@ export type BrokerErrorKind =
   | 'fenced_leader_epoch'
   | 'unknown_leader_epoch'
   | 'request_timed_out'
-  | 'invalid_replica_assignment';
+  | 'invalid_replica_assignment'
+  | 'no_reassignment_in_progress';
 
 export class BrokerError extends Error {
   constructor(

@@ -1,6 +1,8 @@
 // `sluice cluster status` and `sluice topic reassign`: what the cluster looks like from its
 // metadata, and moving partitions between brokers (a new broker included).
 import { type ClientFlags, print, with_admin } from './client_support.ts';
+import { KafkaProtocolError } from '../sdk/errors.ts';
+import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 
 interface PartitionStatus {
   topic: string;
@@ -43,8 +45,13 @@ function describe(p: PartitionStatus): string {
   return `${p.topic}-${p.partition} (isr ${p.isr.join(',')} of ${p.replicas.join(',')})`;
 }
 
-/** Moves one partition (or, without --partition, every partition) of a topic to the given brokers. */
-export async function topic_reassign(name: string, options: ClientFlags & { partition?: string; replicas: string }): Promise<void> {
+/**
+ * Moves one partition (or, without --partition, every partition) of a topic to the given brokers;
+ * with --cancel gives up the moves in progress instead (partitions not being moved are skipped).
+ */
+export async function topic_reassign(name: string, options: ClientFlags & { partition?: string; replicas?: string; cancel?: boolean }): Promise<void> {
+  if (options.cancel) return topic_reassign_cancel(name, options);
+  if (options.replicas === undefined) throw new Error('--replicas: the brokers to move to, e.g. 2,3,4 (or --cancel)');
   const replicas = options.replicas.split(',').map((id) => Number(id.trim()));
   if (replicas.some((id) => !Number.isInteger(id) || id < 0)) throw new Error(`--replicas: expected node ids like 1,2,3, got ${JSON.stringify(options.replicas)}`);
   const moved = await with_admin(options, async (admin) => {
@@ -55,4 +62,25 @@ export async function topic_reassign(name: string, options: ClientFlags & { part
     return { topic: name, partitions, replicas };
   });
   print(options, moved, () => `reassigning ${name} partition(s) ${moved.partitions.join(',')} to brokers ${replicas.join(',')}; they switch once the new replicas are in sync (sluice cluster status)`);
+}
+
+async function topic_reassign_cancel(name: string, options: ClientFlags & { partition?: string; replicas?: string }): Promise<void> {
+  if (options.replicas !== undefined) throw new Error('--cancel takes no --replicas');
+  const cancelled = await with_admin(options, async (admin) => {
+    const metadata = await admin.fetchTopicMetadata({ topics: [name] });
+    const all = metadata.topics[0]!.partitions.map((p) => p.partitionId).sort((a, b) => a - b);
+    const partitions = options.partition === undefined ? all : [Number(options.partition)];
+    const done: number[] = [];
+    for (const partition of partitions) {
+      try {
+        await admin.alterPartitionReassignments({ topics: [{ topic: name, partitions: [{ partition, replicas: null }] }] });
+        done.push(partition);
+      } catch (error) {
+        // Without --partition, partitions that are not being moved are left alone.
+        if (!(options.partition === undefined && error instanceof KafkaProtocolError && error.code === ErrorCode.NO_REASSIGNMENT_IN_PROGRESS)) throw error;
+      }
+    }
+    return { topic: name, cancelled: done };
+  });
+  print(options, cancelled, () => (cancelled.cancelled.length === 0 ? `no partition of ${name} is being reassigned` : `cancelled the reassignment of ${name} partition(s) ${cancelled.cancelled.join(',')}: back on their replicas from before`));
 }

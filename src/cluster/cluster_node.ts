@@ -6,7 +6,7 @@ import type { Logger, PartitionLog } from '../storage/index.ts';
 import { BrokerError } from '../broker/errors.ts';
 import { EtcdStore } from './etcd_store.ts';
 import { Membership } from './membership.ts';
-import { Controller } from './controller.ts';
+import { Controller, cancelled_reassignment } from './controller.ts';
 import { ProduceForwarder } from './produce_forwarder.ts';
 import { RemotePartitions } from './remote_partitions.ts';
 import { REPLICA_SETTINGS_DEFAULT, ReplicaManager, type ReplicaHost, type ReplicaSettings } from './replica_manager.ts';
@@ -236,9 +236,26 @@ export class ClusterNode {
       const entry = this.view.partitions.get(partition_key(topic, partition));
       if (!entry) throw new BrokerError('unknown_topic_or_partition', `unknown topic or partition ${topic}-${partition}`);
       const current = entry.value;
-      const next: PartitionState = { ...current, replicas: [...new Set([...current.replicas, ...replicas])], target_replicas: [...replicas] };
+      const original = current.original_replicas ?? current.replicas;
+      const next: PartitionState = { ...current, replicas: [...new Set([...current.replicas, ...replicas])], target_replicas: [...replicas], original_replicas: [...original] };
       if (await this.store.update_partition(topic, partition, next, entry.mod_revision)) {
         await this.wait_for_view((view) => view.partitions.get(partition_key(topic, partition))?.mod_revision !== entry.mod_revision, `the reassignment of ${topic}-${partition}`);
+        return;
+      }
+      await this.refresh();
+    }
+  }
+
+  /** Gives up a reassignment in progress: the partition goes back to the replicas it had before. */
+  async cancel_reassignment(topic: string, partition: number): Promise<void> {
+    for (;;) {
+      const entry = this.view.partitions.get(partition_key(topic, partition));
+      if (!entry) throw new BrokerError('unknown_topic_or_partition', `unknown topic or partition ${topic}-${partition}`);
+      if (!entry.value.target_replicas) throw new BrokerError('no_reassignment_in_progress', `${topic}-${partition} is not being reassigned`);
+      const next = cancelled_reassignment(entry.value, new Set(this.view.brokers.keys()));
+      if (!next) throw new BrokerError('leader_not_available', `${topic}-${partition}: its replicas from before are not known, or none of them is alive and in sync; reassign it instead`);
+      if (await this.store.update_partition(topic, partition, next, entry.mod_revision)) {
+        await this.wait_for_view((view) => view.partitions.get(partition_key(topic, partition))?.mod_revision !== entry.mod_revision, `the cancel of ${topic}-${partition}'s reassignment`);
         return;
       }
       await this.refresh();

@@ -3,7 +3,7 @@
 // empties, and a reassignment completes only once its new replicas are all in sync.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { next_partition_state, preferred_leadership } from './controller.ts';
+import { cancelled_reassignment, next_partition_state, preferred_leadership } from './controller.ts';
 import type { PartitionState } from './model.ts';
 
 const state = (leader: number, isr: number[], replicas = [1, 2, 3], leader_epoch = 4): PartitionState => ({ leader, leader_epoch, isr, replicas });
@@ -48,4 +48,14 @@ test('leadership goes back to the preferred replica only when it is alive, in sy
   assert.equal(preferred_leadership(state(2, [2, 3, 1]), live(2, 3)), null, 'not alive');
   assert.equal(preferred_leadership(state(-1, [1]), live(2, 3)), null, 'no leader: elections first');
   assert.equal(preferred_leadership({ ...state(2, [1, 2, 3], [1, 2, 3, 4]), target_replicas: [4, 2, 3] }, live(1, 2, 3, 4)), null, 'a reassignment picks its own');
+});
+
+test('a cancelled reassignment goes back to the replicas from before, electing among them only if the leader was new', () => {
+  const moving: PartitionState = { leader: 1, leader_epoch: 4, isr: [1, 2, 3, 4], replicas: [1, 2, 3, 4], target_replicas: [4, 2, 3], original_replicas: [1, 2, 3] };
+  assert.deepEqual(cancelled_reassignment(moving, live(1, 2, 3, 4)), { leader: 1, leader_epoch: 4, isr: [1, 2, 3], replicas: [1, 2, 3] });
+  const led_by_new = { ...moving, leader: 4 };
+  assert.deepEqual(cancelled_reassignment(led_by_new, live(1, 2, 3, 4)), { leader: 1, leader_epoch: 5, isr: [1, 2, 3], replicas: [1, 2, 3] });
+  assert.equal(cancelled_reassignment({ ...led_by_new, isr: [4] }, live(1, 2, 3, 4)), null, 'no original replica in sync: refused');
+  const { original_replicas: _o, ...older } = moving;
+  assert.equal(cancelled_reassignment(older, live(1, 2, 3, 4)), null, 'the replicas from before not recorded: refused');
 });

@@ -153,11 +153,28 @@ export function preferred_leadership(state: PartitionState, live: Set<number>): 
   return { ...state, leader: preferred, leader_epoch: state.leader_epoch + 1 };
 }
 
+/**
+ * A reassignment given up: the partition goes back to the replicas it had before, keeping its
+ * leader when that one stays, else electing the first of them that is alive and in sync. Null when
+ * none of them is (or they are not known): the cancel is refused rather than leaving the partition
+ * without a leader.
+ */
+export function cancelled_reassignment(state: PartitionState, live: Set<number>): PartitionState | null {
+  const original = state.original_replicas;
+  if (!original) return null; // begun before the original replicas were recorded
+  const { target_replicas: _target, original_replicas: _before, ...rest } = state;
+  const isr = state.isr.filter((id) => original.includes(id));
+  if (original.includes(state.leader) && live.has(state.leader)) return { ...rest, replicas: [...original], isr };
+  const leader = original.find((id) => isr.includes(id) && live.has(id));
+  if (leader === undefined) return null;
+  return { ...rest, replicas: [...original], isr, leader, leader_epoch: state.leader_epoch + 1 };
+}
+
 /** A reassignment whose new replicas are all in sync: the partition moves to exactly them. */
 function finish_reassignment(state: PartitionState, live: Set<number>): PartitionState | null {
   const target = state.target_replicas;
   if (!target || !target.every((id) => state.isr.includes(id))) return null;
-  const { target_replicas: _done, ...rest } = state;
+  const { target_replicas: _done, original_replicas: _before, ...rest } = state;
   const isr = state.isr.filter((id) => target.includes(id));
   if (target.includes(state.leader)) return { ...rest, replicas: [...target], isr };
   const leader = target.find((id) => isr.includes(id) && live.has(id)) ?? -1;

@@ -24,6 +24,8 @@ export interface PartitionState {
    * new members; the controller switches to this set once all of it is in the ISR.
    */
   target_replicas?: number[];
+  /** With a reassignment in progress: the replicas before it began (a cancel goes back to them). */
+  original_replicas?: number[];
 }
 
 export interface ClusterTopic extends TopicRecord {

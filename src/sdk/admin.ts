@@ -780,14 +780,15 @@ export class Admin {
    * Moves partitions to new replica sets (AlterPartitionReassignments). The new replicas copy the
    * partition; it switches to them once all are in sync. Any broker of a cluster takes the request.
    */
-  async alterPartitionReassignments(options: { topics: Array<{ topic: string; partitions: Array<{ partition: number; replicas: number[] }> }> }): Promise<void> {
+  /** Moves partitions to the replicas given (preferred leader first); `replicas: null` cancels a move in progress. */
+  async alterPartitionReassignments(options: { topics: Array<{ topic: string; partitions: Array<{ partition: number; replicas: number[] | null }> }> }): Promise<void> {
     const topics = options?.topics;
     if (!Array.isArray(topics) || topics.length === 0) throw invalid('alterPartitionReassignments: topics must be a non-empty array');
     for (const t of topics) {
       if (typeof t?.topic !== 'string' || !Array.isArray(t.partitions)) throw invalid('alterPartitionReassignments: each entry needs a topic and partitions');
       for (const p of t.partitions) {
-        if (!Number.isInteger(p?.partition) || !Array.isArray(p.replicas) || p.replicas.some((id) => !Number.isInteger(id))) {
-          throw invalid(`alterPartitionReassignments: ${t.topic}: each partition needs a partition number and replicas (node ids)`);
+        if (!Number.isInteger(p?.partition) || (p.replicas !== null && (!Array.isArray(p.replicas) || p.replicas.some((id) => !Number.isInteger(id))))) {
+          throw invalid(`alterPartitionReassignments: ${t.topic}: each partition needs a partition number and replicas (node ids, or null to cancel)`);
         }
       }
     }

@@ -47,6 +47,7 @@ const BROKER_CODES: Record<BrokerErrorKind, number> = {
   unknown_leader_epoch: ErrorCode.UNKNOWN_LEADER_EPOCH,
   request_timed_out: ErrorCode.REQUEST_TIMED_OUT,
   invalid_replica_assignment: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+  no_reassignment_in_progress: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
 };
 
 const STORAGE_CODES: Record<StorageErrorCode, number> = {

@@ -315,9 +315,8 @@ export const alter_partition_reassignments_handler: KafkaHandler = {
       for (const partition of rows(topic.partitions)) {
         const row: Row = { partition_index: partition.partition_index, error_code: 0, error_message: null };
         try {
-          const replicas = partition.replicas as number[] | null;
-          if (replicas === null) throw new BrokerError('invalid_request', 'cancelling a reassignment is not supported; reassign to the replicas wanted instead');
-          await ctx.broker.reassign_partition(topic.name as string, partition.partition_index as number, replicas);
+          // Null replicas cancel the reassignment in progress.
+          await ctx.broker.reassign_partition(topic.name as string, partition.partition_index as number, partition.replicas as number[] | null);
         } catch (error) {
           row.error_code = kafka_error_code(error);
           row.error_message = error_message(error);
