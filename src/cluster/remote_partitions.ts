@@ -184,13 +184,21 @@ export class RemotePartitions {
     const leader = this.leader_of(remote);
     if (this.closed || leader < 0 || this.watching.has(leader)) return;
     this.watching.add(leader);
-    void this.watch_loop(leader).finally(() => this.watching.delete(leader));
+    void this.watch_loop(leader);
   }
 
-  /** One Fetch at a time to `leader` for every wanted partition it leads, each at its high watermark. */
+  /**
+   * One Fetch at a time to `leader` for every wanted partition it leads, each at its high
+   * watermark. The loop leaves `watching` in the same tick as it decides to end, so a partition
+   * asked about just then starts a new loop instead of being left unwatched.
+   */
   private async watch_loop(leader: number): Promise<void> {
     let failing = false;
-    while (!this.closed) {
+    for (;;) {
+      if (this.closed) {
+        this.watching.delete(leader);
+        return;
+      }
       const now = Date.now();
       const watched: RemotePartition[] = [];
       for (const [key, remote] of this.partitions) {
@@ -198,7 +206,10 @@ export class RemotePartitions {
         else if (this.leader_of(remote) === leader) watched.push(remote);
         else this.watch(remote); // moved to another leader: that leader's loop takes it
       }
-      if (watched.length === 0) return;
+      if (watched.length === 0) {
+        this.watching.delete(leader);
+        return;
+      }
       try {
         const connection = await this.watches.get(leader);
         const response = (await connection.call(FETCH, PEER_FETCH_VERSION, fetch_request(watched.map((remote) => ({ remote, offset: remote.high_watermark, bytes_max: WATCH_PARTITION_BYTES_MAX })), WATCH_WAIT_MS, WATCH_BYTES_MAX))) as Row;
@@ -211,7 +222,7 @@ export class RemotePartitions {
         if (failing) this.logger.info({ leader }, 'watching remote partitions again');
         failing = false;
       } catch (error) {
-        if (this.closed) return;
+        if (this.closed) continue;
         if (!failing) this.logger.warn({ leader, error: String(error) }, 'watching remote partitions failed; retrying');
         failing = true;
         this.watches.drop(leader);
