@@ -462,8 +462,8 @@ export class Broker {
 
   /** partition_reader() without waiting: a remote partition's bounds are zero until first heard. */
   partition_reader_now(topic: string, partition: number): PartitionReader {
-    const local = this.topics.local_log(topic, partition); // unknown topic or partition
     if (!this.cluster_setup) return this.topics.log(topic, partition);
+    const local = this.topics.local_log(topic, partition); // unknown topic or partition
     if (!this.cluster) throw new BrokerError('leader_not_available', 'this broker has not joined the cluster yet');
     const replica = this.cluster.replicas.get(topic, partition);
     const in_sync = replica?.role === 'leader' || (replica?.role === 'follower' && this.cluster.partition_state(topic, partition)?.isr.includes(this.node_id));

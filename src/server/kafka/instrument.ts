@@ -70,33 +70,37 @@ function batches_of(records: unknown): Buffer[] {
   return Buffer.isBuffer(records) && records.length > 0 ? [records] : [];
 }
 
-function count_fetch(_request: Value, response: Value | null, ctx: RequestContext): void {
+/** Records what a fetch-like response hands out, per partition, as `measure` counts it. */
+function count_out(response: Value | null, ctx: RequestContext, measure: (partition: Row) => { messages: number; bytes: number }): void {
   for (const topic of rows(response?.responses)) {
     const name = topic_name(topic, ctx);
     if (name === undefined) continue;
     for (const p of rows(topic.partitions)) {
-      let messages = 0;
-      let bytes = 0;
-      for (const batch of batches_of(p.records)) {
-        messages += records_in_batches(batch);
-        bytes += batch.length;
-      }
+      const { messages, bytes } = measure(p);
       ctx.broker.stats.record_out(name, p.partition_index as number, messages, bytes);
     }
   }
 }
 
+function count_fetch(_request: Value, response: Value | null, ctx: RequestContext): void {
+  count_out(response, ctx, (p) => {
+    let messages = 0;
+    let bytes = 0;
+    for (const batch of batches_of(p.records)) {
+      messages += records_in_batches(batch);
+      bytes += batch.length;
+    }
+    return { messages, bytes };
+  });
+}
+
 /** A share fetch hands out the acquired records only, though it sends their whole batches. */
 function count_share_fetch(_request: Value, response: Value | null, ctx: RequestContext): void {
-  for (const topic of rows(response?.responses)) {
-    const name = topic_name(topic, ctx);
-    if (name === undefined) continue;
-    for (const p of rows(topic.partitions)) {
-      let messages = 0;
-      let bytes = 0;
-      for (const range of rows(p.acquired_records)) messages += (range.last_offset as number) - (range.first_offset as number) + 1;
-      for (const batch of batches_of(p.records)) bytes += batch.length;
-      ctx.broker.stats.record_out(name, p.partition_index as number, messages, bytes);
-    }
-  }
+  count_out(response, ctx, (p) => {
+    let messages = 0;
+    let bytes = 0;
+    for (const range of rows(p.acquired_records)) messages += (range.last_offset as number) - (range.first_offset as number) + 1;
+    for (const batch of batches_of(p.records)) bytes += batch.length;
+    return { messages, bytes };
+  });
 }
