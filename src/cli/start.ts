@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { start_broker } from '../server/start.ts';
+import { start_heap_growth } from './heap_growth.ts';
 import { console_handler } from '../server/http/console_static.ts';
 import type { DurabilityPolicy } from '../storage/index.ts';
 import { CredentialStore } from '../broker/credentials.ts';
@@ -173,6 +174,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
   if (credentials && http && !is_loopback(http.host)) {
     logger.warn({ http: `${http.host}:${http.port}` }, 'the HTTP admin API has no authentication: with SASL on the Kafka listener, keep it on a loopback address');
   }
+  start_heap_growth();
   const running = await start_broker({
     data_dir: path.resolve(settings.data),
     node_id,

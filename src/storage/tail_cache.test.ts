@@ -36,3 +36,27 @@ test('a read stops before the offset limit and returns at least one batch', () =
   assert.equal(window.read(0, 1 << 20, 10)!.length, 2, 'nothing at or past the limit');
   assert.equal(window.read(3, 150, 100)!.length, 1);
 });
+
+test('batches that share a frame are cached as views and the frame is charged once', () => {
+  const cache = new TailCache(1 << 20);
+  const frame = Buffer.alloc(10_000);
+  const first = cache.window();
+  const second = cache.window();
+  first.add(frame.subarray(0, 4000), 0, 9);
+  second.add(frame.subarray(4000, 9000), 0, 9);
+  assert.equal(cache.bytes, 10_000, 'one charge for the shared frame');
+  assert.equal(first.read(0, 1 << 20, 100)![0]!.buffer, frame.buffer, 'no copy');
+  first.clear();
+  assert.equal(cache.bytes, 10_000, 'still pinned by the other batch');
+  second.clear();
+  assert.equal(cache.bytes, 0);
+});
+
+test('a small batch in a frame that is large against the budget is copied', () => {
+  const cache = new TailCache(40_000);
+  const frame = Buffer.alloc(20_000);
+  const window = cache.window();
+  window.add(frame.subarray(0, 100), 0, 0);
+  assert.notEqual(window.read(0, 1 << 20, 100)![0]!.buffer, frame.buffer);
+  assert.ok(cache.bytes < 20_000);
+});

@@ -2,6 +2,12 @@
 // Each partition has a TailWindow: a contiguous run of batches ending at the partition's written
 // end. One TailCache bounds the bytes of all windows together and evicts oldest-first across
 // partitions, which keeps every window a contiguous suffix of its log.
+//
+// A cached batch is usually a view into the request or response frame it arrived in, and that
+// frame's other batches are cached beside it (the other partitions of a produce or of a follower's
+// fetch). Copying each batch out would double what the broker allocates per byte received, and
+// with it the garbage collections that allocation drives, so the cache keeps the views and
+// charges each backing ArrayBuffer once, for all of its bytes, while any batch in it is cached.
 import { assert } from './errors.ts';
 
 export interface CachedBatch {
@@ -11,15 +17,29 @@ export interface CachedBatch {
   alive: boolean;
 }
 
-/** A buffer whose backing memory is this much larger than the batch is copied before caching. */
+/**
+ * A batch whose backing memory exceeds it by more than this, and is also more than
+ * 1/BACKING_SHARE_OF_BUDGET_MAX of the budget, is copied: one small batch must not pin a large frame.
+ */
 const BACKING_BYTES_SLACK = 4096;
+const BACKING_SHARE_OF_BUDGET_MAX = 8;
 
 export class TailCache {
   private readonly order: Array<{ window: TailWindow; batch: CachedBatch }> = [];
   private order_head = 0;
+  /** Cached batches per backing ArrayBuffer; each backing is charged once. */
+  private readonly backings = new Map<ArrayBufferLike, number>();
+  /** Bytes of backing memory the cached batches keep alive. */
   bytes = 0;
 
   constructor(readonly bytes_max: number) {}
+
+  /** The buffer to cache for `buffer`: itself, or a copy when its backing is too large to pin. */
+  owned(buffer: Buffer): Buffer {
+    const backing_bytes = buffer.buffer.byteLength;
+    const too_large = backing_bytes > buffer.length + BACKING_BYTES_SLACK && backing_bytes * BACKING_SHARE_OF_BUDGET_MAX > this.bytes_max;
+    return too_large ? Buffer.from(buffer) : buffer;
+  }
 
   window(): TailWindow {
     return new TailWindow(this);
@@ -28,7 +48,10 @@ export class TailCache {
   /** @internal called by TailWindow */
   admitted(window: TailWindow, batch: CachedBatch): void {
     this.order.push({ window, batch });
-    this.bytes += batch.buffer.length;
+    const backing = batch.buffer.buffer;
+    const users = this.backings.get(backing) ?? 0;
+    if (users === 0) this.bytes += backing.byteLength;
+    this.backings.set(backing, users + 1);
     while (this.bytes > this.bytes_max && this.order_head < this.order.length) {
       const oldest = this.order[this.order_head]!;
       this.order[this.order_head] = undefined as never;
@@ -42,8 +65,16 @@ export class TailCache {
   }
 
   /** @internal */
-  released(bytes: number): void {
-    this.bytes -= bytes;
+  released(buffer: Buffer): void {
+    const backing = buffer.buffer;
+    const users = this.backings.get(backing);
+    assert(users !== undefined && users > 0, 'tail cache released a batch it does not hold');
+    if (users > 1) {
+      this.backings.set(backing, users - 1);
+      return;
+    }
+    this.backings.delete(backing);
+    this.bytes -= backing.byteLength;
     assert(this.bytes >= 0, 'tail cache byte count went negative');
   }
 }
@@ -62,9 +93,7 @@ export class TailWindow {
     if (this.cache.bytes_max === 0) return;
     const last = this.head < this.batches.length ? this.batches[this.batches.length - 1]! : null;
     assert(last === null || base_offset > last.last_offset, 'tail cache batches must be contiguous and increasing');
-    // Keep only this batch's bytes alive, not a whole request or read buffer around it.
-    const owned = buffer.buffer.byteLength > buffer.length + BACKING_BYTES_SLACK ? Buffer.from(buffer) : buffer;
-    const batch: CachedBatch = { buffer: owned, base_offset, last_offset, alive: true };
+    const batch: CachedBatch = { buffer: this.cache.owned(buffer), base_offset, last_offset, alive: true };
     this.batches.push(batch);
     this.cache.admitted(this, batch);
   }
@@ -83,7 +112,7 @@ export class TailWindow {
 
   private drop(batch: CachedBatch): void {
     batch.alive = false;
-    this.cache.released(batch.buffer.length);
+    this.cache.released(batch.buffer);
   }
 
   /** Forgets everything (the log was truncated or closed). */
