@@ -142,8 +142,21 @@ export class PartitionLog implements FlushTarget {
    * replicas have the batch). Appends with `local_ack` skip it.
    */
   ack_gate: ((result: AppendResult) => Promise<AppendResult>) | null = null;
-  /** Set by replication while this log is not its partition's leader: only copies are appended. */
-  replica_only = false;
+  private replica_only_ = false;
+
+  /**
+   * Set by replication while this log is not its partition's leader: only copies are appended.
+   * A follower keeps nothing in the tail cache: clients read from leaders, and a copy's batches
+   * then die young instead of holding their whole fetch response in the old generation.
+   */
+  get replica_only(): boolean {
+    return this.replica_only_;
+  }
+
+  set replica_only(value: boolean) {
+    if (value && !this.replica_only_) this.tail.clear();
+    this.replica_only_ = value;
+  }
 
   private queue: PendingAppend[] = [];
   private queue_head = 0;
@@ -436,7 +449,7 @@ export class PartitionLog implements FlushTarget {
       const base_offset = batch_base_offset(buffer, position);
       const last_offset = base_offset + batch_last_offset_delta(buffer, position);
       segment.record_batch(base_offset, last_offset, batch_max_timestamp(buffer, position), at, size, this.config.index_interval_bytes);
-      this.tail.add(position === 0 && size === buffer.length ? buffer : buffer.subarray(position, position + size), base_offset, last_offset);
+      if (!this.replica_only_) this.tail.add(position === 0 && size === buffer.length ? buffer : buffer.subarray(position, position + size), base_offset, last_offset);
       position += size;
       at += size;
     }

@@ -8,17 +8,12 @@ import { message_codec, type MessageCodec, type Value } from './codec.ts';
 import { response_header_flexible, skip_header_tags, write_request_header } from './header.ts';
 import type { ApiSpec } from './schema.ts';
 import { Reader, Writer } from './wire.ts';
+import { FrameReader } from './frame_reader.ts';
 
 const CONNECT_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** Largest response frame accepted. */
 const FRAME_BYTES_MAX = 256 * 1024 * 1024;
-/**
- * Plain TCP reads land in one buffer of this size per connection, reused for every read; each
- * frame is then copied once into a buffer of its own size. Node would otherwise allocate a fresh
- * buffer per read, and large responses would be joined from those into a second one.
- */
-const READ_BUFFER_BYTES = 64 * 1024;
 
 
 /** A request body encoded once, sendable many times (only the header changes per request). */
@@ -68,26 +63,24 @@ export class Connection {
   private readonly pending: Pending[] = [];
   private readonly slot_waiters: Array<() => void> = [];
   private next_correlation = 1;
-  /** The frame being received (null between frames) and how much of it has arrived. */
-  private frame: Buffer | null = null;
-  private frame_filled = 0;
-  /** A size prefix split across reads. */
-  private readonly size_bytes = Buffer.alloc(4);
-  private size_filled = 0;
   private failure: Error | null = null;
   private readonly watchdog: NodeJS.Timeout;
 
   private constructor(
     private readonly socket: net.Socket,
     options: ConnectionOptions,
-    reads: { target: ((bytes: Buffer) => void) | null },
+    reader: FrameReader,
   ) {
     this.max_in_flight = options.max_in_flight ?? 16;
     this.request_timeout_ms = options.request_timeout_ms ?? REQUEST_TIMEOUT_MS;
     this.client_id = options.client_id ?? 'sluice';
     socket.setNoDelay(true);
-    reads.target = (bytes) => this.on_bytes(bytes);
-    if (options.tls) socket.on('data', (data: Buffer) => this.on_bytes(data));
+    reader.sink = {
+      size_problem: (size) => (size < 4 || size > FRAME_BYTES_MAX ? `response frame size ${size} out of range` : null),
+      frame: (frame) => this.on_frame(frame),
+      fail: (reason) => this.fail(new Error(reason)),
+    };
+    if (options.tls) socket.on('data', (data: Buffer) => reader.push(data));
     socket.on('error', (error) => this.fail(error));
     socket.on('close', () => this.fail(new Error('connection closed')));
     this.watchdog = setInterval(() => {
@@ -102,15 +95,10 @@ export class Connection {
   static connect(host: string, port: number, options: ConnectionOptions = {}): Promise<Connection> {
     return new Promise((resolve, reject) => {
       // With TLS the connection is usable after the handshake, not after the TCP connect.
-      const reads: { target: ((bytes: Buffer) => void) | null } = { target: null };
-      const read_buffer = options.tls ? null : Buffer.allocUnsafe(READ_BUFFER_BYTES);
-      const on_read = (n: number): boolean => {
-        reads.target?.(read_buffer!.subarray(0, n));
-        return true;
-      };
-      const socket = read_buffer
-        ? net.connect({ host, port, onread: { buffer: read_buffer, callback: on_read } })
-        : tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...options.tls });
+      const reader = new FrameReader();
+      const socket = options.tls
+        ? tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...options.tls })
+        : net.connect({ host, port, onread: { buffer: reader.buffer, callback: reader.on_read } });
       const ready_event = options.tls ? 'secureConnect' : 'connect';
       const timer = setTimeout(() => {
         socket.destroy();
@@ -123,7 +111,7 @@ export class Connection {
       socket.once(ready_event, () => {
         clearTimeout(timer);
         socket.removeAllListeners('error');
-        resolve(new Connection(socket, options, reads));
+        resolve(new Connection(socket, options, reader));
       });
     });
   }
@@ -222,49 +210,6 @@ export class Connection {
   private reject_all(error: Error): void {
     for (const pending of this.pending.splice(0)) pending.reject(error);
     for (const wake of this.slot_waiters.splice(0)) wake();
-  }
-
-  /**
-   * Splits the stream into frames. `bytes` may be reused by the next read, so every frame is
-   * copied into a buffer of its own, allocated once its size is known.
-   */
-  private on_bytes(bytes: Buffer): void {
-    let at = 0;
-    while (at < bytes.length && !this.failure) {
-      if (this.frame === null) {
-        if (this.size_filled === 0 && bytes.length - at >= 4) {
-          at = this.start_frame(bytes.readInt32BE(at), at + 4);
-        } else {
-          const n = Math.min(4 - this.size_filled, bytes.length - at);
-          bytes.copy(this.size_bytes, this.size_filled, at, at + n);
-          this.size_filled += n;
-          at += n;
-          if (this.size_filled < 4) return;
-          this.size_filled = 0;
-          at = this.start_frame(this.size_bytes.readInt32BE(0), at);
-        }
-        continue;
-      }
-      const n = Math.min(this.frame.length - this.frame_filled, bytes.length - at);
-      bytes.copy(this.frame, this.frame_filled, at, at + n);
-      this.frame_filled += n;
-      at += n;
-      if (this.frame_filled === this.frame.length) {
-        const frame = this.frame;
-        this.frame = null;
-        this.on_frame(frame);
-      }
-    }
-  }
-
-  private start_frame(size: number, at: number): number {
-    if (size < 4 || size > FRAME_BYTES_MAX) {
-      this.fail(new Error(`response frame size ${size} out of range`));
-      return at;
-    }
-    this.frame = Buffer.allocUnsafe(size);
-    this.frame_filled = 0;
-    return at;
   }
 
   private on_frame(frame: Buffer): void {

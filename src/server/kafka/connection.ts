@@ -4,6 +4,7 @@
 // (the socket stops being read until they drain). A malformed frame closes only this connection.
 import type net from 'node:net';
 import { Reader, Writer, ProtocolDecodeError } from '../../protocol/kafka/wire.ts';
+import type { FrameReader } from '../../protocol/kafka/frame_reader.ts';
 import { message_codec } from '../../protocol/kafka/codec.ts';
 import { API_VERSIONS_KEY, read_request_header, response_header_flexible, skip_header_tags, write_response_header, type RequestHeader } from '../../protocol/kafka/header.ts';
 import { in_range } from '../../protocol/kafka/schema.ts';
@@ -46,8 +47,9 @@ type State = 'open' | 'closing' | 'closed';
 
 export class KafkaConnection {
   private state: State = 'open';
-  private chunks: Buffer[] = [];
-  private buffered = 0;
+  /** Whole frames read and not yet dispatched (at most one read buffer's worth past a pause). */
+  private frames: Buffer[] = [];
+  private frames_head = 0;
   private readonly pending: Pending[] = [];
   private inflight_bytes = 0;
   private paused = false;
@@ -55,13 +57,18 @@ export class KafkaConnection {
 
   constructor(
     private readonly socket: net.Socket,
+    reader: FrameReader,
     private readonly handlers: ReadonlyMap<number, KafkaHandler>,
     private readonly context: Omit<RequestContext, 'header' | 'version' | 'client_host'>,
     private readonly limits: ConnectionLimits,
     private readonly logger: Logger,
   ) {
     socket.setNoDelay(true);
-    socket.on('data', (data: Buffer) => this.on_data(data));
+    reader.sink = {
+      size_problem: (size) => this.size_problem(size),
+      frame: (frame) => this.on_frame(frame),
+      fail: (reason) => this.fail(reason),
+    };
     socket.on('drain', () => this.process());
     socket.on('error', () => undefined);
     socket.on('close', () => {
@@ -74,32 +81,38 @@ export class KafkaConnection {
     return this.socket.remoteAddress ?? '';
   }
 
-  private on_data(data: Buffer): void {
+  private on_frame(frame: Buffer): void {
     if (this.state !== 'open') return;
-    this.chunks.push(data);
-    this.buffered += data.length;
+    this.frames.push(frame);
     this.process();
   }
 
+  /** A frame's size is checked as soon as its prefix is read, before any of it is buffered. */
+  private size_problem(size: number): string | null {
+    const raw_token = this.context.sasl.expects_raw_token;
+    const size_min = raw_token ? 0 : REQUEST_BYTES_MIN;
+    const size_max = raw_token ? SASL_TOKEN_BYTES_MAX : this.limits.request_bytes_max;
+    return size < size_min || size > size_max ? `${raw_token ? 'SASL token' : 'request'} size ${size} outside [${size_min}, ${size_max}]` : null;
+  }
+
   /**
-   * Frames and dispatches buffered requests while under the limits. One read can hold many
-   * requests, so the limits are checked per frame, not only by pausing the socket; what is left
-   * stays buffered until a response or a drain makes room (flush and 'drain' call this again).
+   * Dispatches read frames while under the limits. One read can hold many requests, so the
+   * limits are checked per frame, not only by pausing the socket; what is left waits until a
+   * response or a drain makes room (flush and 'drain' call this again).
    */
   private process(): void {
-    while (this.state === 'open' && this.buffered >= 4 && !this.saturated()) {
-      const size = this.peek_size();
-      const raw_token = this.context.sasl.expects_raw_token;
-      const size_min = raw_token ? 0 : REQUEST_BYTES_MIN;
-      const size_max = raw_token ? SASL_TOKEN_BYTES_MAX : this.limits.request_bytes_max;
-      if (size < size_min || size > size_max) {
-        this.fail(`${raw_token ? 'SASL token' : 'request'} size ${size} outside [${size_min}, ${size_max}]`);
-        return;
-      }
-      if (this.buffered < 4 + size) break;
-      const frame = this.take(4 + size).subarray(4);
-      if (raw_token) this.raw_sasl_token(frame);
+    while (this.state === 'open' && this.frames_head < this.frames.length && !this.saturated()) {
+      const frame = this.frames[this.frames_head]!;
+      this.frames[this.frames_head++] = undefined as never;
+      // Checked again: a SASL v0 handshake dispatched since the size was read changes the bounds.
+      const problem = this.size_problem(frame.length);
+      if (problem !== null) return this.fail(problem);
+      if (this.context.sasl.expects_raw_token) this.raw_sasl_token(frame);
       else this.dispatch(frame);
+    }
+    if (this.frames_head === this.frames.length) {
+      this.frames = [];
+      this.frames_head = 0;
     }
     this.update_flow();
   }
@@ -110,44 +123,6 @@ export class KafkaConnection {
       this.inflight_bytes >= this.limits.inflight_bytes_max ||
       this.socket.writableLength >= this.limits.unsent_bytes_max
     );
-  }
-
-  /** The size prefix of the next frame (the first 4 buffered bytes, which may span chunks). */
-  private peek_size(): number {
-    const first = this.chunks[0]!;
-    if (first.length >= 4) return first.readInt32BE(0);
-    const head = Buffer.alloc(4);
-    let filled = 0;
-    for (const chunk of this.chunks) {
-      filled += chunk.copy(head, filled, 0, Math.min(chunk.length, 4 - filled));
-      if (filled === 4) break;
-    }
-    return head.readInt32BE(0);
-  }
-
-  /**
-   * Removes the next `bytes` buffered bytes. A frame inside one chunk is a slice of it; a frame
-   * spanning chunks is copied once into a buffer of exactly its size, so what the log keeps of it
-   * (the record batch) does not hold unrelated socket data alive.
-   */
-  private take(bytes: number): Buffer {
-    const first = this.chunks[0]!;
-    this.buffered -= bytes;
-    if (first.length >= bytes) {
-      if (first.length === bytes) this.chunks.shift();
-      else this.chunks[0] = first.subarray(bytes);
-      return first.subarray(0, bytes);
-    }
-    const frame = Buffer.allocUnsafe(bytes);
-    let filled = 0;
-    while (filled < bytes) {
-      const chunk = this.chunks[0]!;
-      const used = chunk.copy(frame, filled, 0, Math.min(chunk.length, bytes - filled));
-      filled += used;
-      if (used === chunk.length) this.chunks.shift();
-      else this.chunks[0] = chunk.subarray(used);
-    }
-    return frame;
   }
 
   private dispatch(frame: Buffer): void {

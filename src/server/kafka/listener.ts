@@ -4,6 +4,8 @@ import net from 'node:net';
 import type { Broker } from '../../broker/broker.ts';
 import type { Logger } from '../../storage/index.ts';
 import { CONNECTION_LIMITS_DEFAULT, type ConnectionLimits, KafkaConnection } from './connection.ts';
+import { FrameReader } from '../../protocol/kafka/frame_reader.ts';
+import { reading_socket } from './reading_socket.ts';
 import { type KafkaHandler, type ListenerInfo, ShutdownSignal } from './handler.ts';
 import { handler_table } from './handlers/index.ts';
 import { instrument_handlers } from './instrument.ts';
@@ -36,13 +38,17 @@ export class KafkaListener {
     private readonly broker: Broker,
     private readonly options: KafkaListenerOptions,
   ) {
-    this.server = net.createServer((socket) => this.accept(socket));
+    // Paused on connect so that nothing is read before reading_socket hands the reads to a FrameReader.
+    this.server = net.createServer({ pauseOnConnect: true }, (socket) => this.accept(socket));
     this.server.maxConnections = options.connections_max ?? 10_000;
   }
 
-  private accept(socket: net.Socket): void {
+  private accept(accepted: net.Socket): void {
+    const reader = new FrameReader();
+    const socket = reading_socket(accepted, this.server, reader);
     const connection = new KafkaConnection(
       socket,
+      reader,
       this.handlers,
       { broker: this.broker, listener: this.info, closing: this.closing, sasl: new SaslSession(this.options.credentials ?? null), share_sessions: this.share_sessions },
       { ...CONNECTION_LIMITS_DEFAULT, ...this.options.limits },
