@@ -32,6 +32,7 @@
 // Every wait has a time limit; every process and directory is removed at the end, also on errors
 // and on SIGINT/SIGTERM. Exit code 1 when a system failed.
 import { execFileSync } from 'node:child_process';
+import { PageCacheControl } from './page_cache.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -59,6 +60,10 @@ const USAGE = `usage: npm run bench:cluster -- [options]
                            node --import tsx bench/harness/sluice/profile_summary.ts DIR/*.cpuprofile)
   --broker-node-options S  NODE_OPTIONS for the broker processes (only flags NODE_OPTIONS allows),
                            e.g. --broker-node-options="--import=./bench/harness/sluice/io_probe.mjs"
+  --page-cache MODE        drop (default): before each size's warm-up, sync and drop the page cache
+                           so every run starts with the same cache; hold: also every 3 s while
+                           producing (keeps it below the size that makes this machine's writes
+                           dear, see docs/benchmarks.md); keep: leave it alone. drop and hold need root
   --json                   print one JSON object on stdout (the tables go to stderr)
   -h, --help               this text`;
 
@@ -75,6 +80,7 @@ const OPTIONS = {
   'cluster-durability': { type: 'string', default: 'fsync' },
   'broker-cpu-prof': { type: 'string', default: '' },
   'broker-node-options': { type: 'string', default: '' },
+  'page-cache': { type: 'string', default: 'drop' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -135,6 +141,12 @@ const BROKER_ENV: NodeJS.ProcessEnv = {};
   if (joined !== '') BROKER_ENV.NODE_OPTIONS = joined;
 }
 const JSON_OUT = args.json;
+const PAGE_CACHE = args['page-cache'];
+if (PAGE_CACHE !== 'drop' && PAGE_CACHE !== 'hold' && PAGE_CACHE !== 'keep') {
+  console.error(`--page-cache: expected drop, hold or keep, got ${JSON.stringify(PAGE_CACHE)}\n${USAGE}`);
+  process.exit(2);
+}
+const page_cache = new PageCacheControl(PAGE_CACHE, (line) => say(line));
 const CLUSTER_DURABILITY = args['cluster-durability'];
 if (!/^(fsync|none|interval:\d+)$/.test(CLUSTER_DURABILITY)) {
   console.error(`--cluster-durability: expected fsync, interval:MS or none, got ${JSON.stringify(CLUSTER_DURABILITY)}\n${USAGE}`);
@@ -456,15 +468,16 @@ async function measure_system(id: SystemId): Promise<Measurement[]> {
     for (const size of SIZES) {
       const topic = `bench-${id}-${size}`;
       const leaders = await create_topic(system, sluice, topic);
+      page_cache.drop_now();
       let warmup_messages = 0;
       if (WARMUP_SECONDS > 0) {
-        const warm = await produce(producers, topic, size, Math.min(MESSAGES, WARMUP_MESSAGES_MAX), WARMUP_SECONDS);
+        const warm = await page_cache.holding(() => produce(producers, topic, size, Math.min(MESSAGES, WARMUP_MESSAGES_MAX), WARMUP_SECONDS));
         warmup_messages = warm.acknowledged;
       }
       const cpu_before = new Map([...system.brokers].map(([node, broker]) => [node, cpu_seconds(broker.child.pid)]));
       const etcd_before = cpu_seconds(system.etcd?.child.pid);
       const client_before = process.cpuUsage();
-      const run = await produce(producers, topic, size, MESSAGES, SECONDS);
+      const run = await page_cache.holding(() => produce(producers, topic, size, MESSAGES, SECONDS));
       const client_cpu = process.cpuUsage(client_before);
       const pct = (seconds: number) => (100 * seconds) / run.elapsed_s;
       const broker_cpu_pct: Record<string, number> = {};
@@ -516,7 +529,7 @@ async function measure_system(id: SystemId): Promise<Measurement[]> {
 say(`# Replicated produce (acks=all): ${SYSTEMS.join(' vs ')}`);
 say(
   `${os.cpus().length} cores, Node ${process.version}; ${PARTITIONS} partitions; sizes ${SIZES.map(size_label).join(', ')}; ` +
-    `${PRODUCERS} SDK producers x ${IN_FLIGHT} sends of ${f0(SEND_MESSAGES)} in flight; warm-up ${WARMUP_SECONDS} s, then at most ${SECONDS} s or ${f0(MESSAGES)} messages per size`,
+    `${PRODUCERS} SDK producers x ${IN_FLIGHT} sends of ${f0(SEND_MESSAGES)} in flight; warm-up ${WARMUP_SECONDS} s, then at most ${SECONDS} s or ${f0(MESSAGES)} messages per size; page cache: ${PAGE_CACHE}`,
 );
 
 const measurements: Measurement[] = [];
@@ -572,7 +585,7 @@ if (JSON_OUT) {
     `${JSON.stringify(
       {
         machine: { cores: os.cpus().length, node: process.version },
-        settings: { seconds: SECONDS, messages: MESSAGES, warmup_seconds: WARMUP_SECONDS, partitions: PARTITIONS, sizes: SIZES, producers: PRODUCERS, in_flight: IN_FLIGHT, send_messages: SEND_MESSAGES, cluster_config: CLUSTER_CONFIG, min_insync_replicas: MIN_INSYNC },
+        settings: { seconds: SECONDS, messages: MESSAGES, warmup_seconds: WARMUP_SECONDS, partitions: PARTITIONS, sizes: SIZES, producers: PRODUCERS, in_flight: IN_FLIGHT, send_messages: SEND_MESSAGES, cluster_config: CLUSTER_CONFIG, min_insync_replicas: MIN_INSYNC, page_cache: PAGE_CACHE },
         results: measurements.map((m) => ({ ...m, cluster_over_single: ratio_of(m) })),
         target: { cluster_over_single_min: TARGET_RATIO, verdicts },
         failures,
