@@ -391,6 +391,10 @@ test('a reassignment that cannot finish is cancelled: the partition goes back to
   try {
     await sdk.alterPartitionReassignments({ topics: [{ topic, partitions: [{ partition: 0, replicas: [outsider, before.replicas[0]!] }] }] });
     await cluster.wait_for('the move under way', async () => (await cluster.partition_at(asked, topic, 0)).replicas.includes(outsider));
+    const leaving = before.replicas.find((id) => id !== before.replicas[0])!;
+    const listed = await run_cli(['topic', 'reassign', topic, '--list', '--bootstrap', reachable]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, new RegExp(`stuck partition 0: replicas [0-9,]+; adding ${outsider}; removing ${leaving}`));
     const cancel = await run_cli(['topic', 'reassign', topic, '--cancel', '--bootstrap', reachable]);
     assert.equal(cancel.code, 0, cancel.stderr);
     assert.match(cancel.stdout, /cancelled the reassignment of stuck partition\(s\) 0/);
@@ -399,6 +403,7 @@ test('a reassignment that cannot finish is cancelled: the partition goes back to
     const again = await run_cli(['topic', 'reassign', topic, '--cancel', '--partition', '0', '--bootstrap', reachable]);
     assert.notEqual(again.code, 0, 'nothing left to cancel');
     assert.match(again.stderr, /NO_REASSIGNMENT_IN_PROGRESS/);
+    assert.match((await run_cli(['topic', 'reassign', topic, '--list', '--bootstrap', reachable])).stdout, /no partition of stuck is being reassigned/);
     const producer = cluster.kafka('stuck-producer').producer();
     await producer.connect();
     await producer.send({ topic, acks: -1, messages: [{ value: 'still served' }] });

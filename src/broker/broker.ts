@@ -64,6 +64,13 @@ export interface PartitionInfo {
   isr: number[];
 }
 
+/** A partition being moved: all its replicas now, and which of them join or leave when it finishes. */
+export interface PartitionReassignment {
+  replicas: number[];
+  adding: number[];
+  removing: number[];
+}
+
 const PRODUCER_STATE_FILE = 'producer-state.json';
 const DIRECTORY_ID_FILE = 'directory-id';
 const PRODUCER_ID_BLOCK = 1000;
@@ -437,6 +444,16 @@ export class Broker {
     const state = this.cluster?.partition_state(topic, partition);
     if (!state) return { leader: -1, leader_epoch: -1, replicas: [], isr: [] };
     return { leader: state.leader, leader_epoch: state.leader_epoch, replicas: state.replicas, isr: state.isr };
+  }
+
+  /** The reassignment in progress on a partition, or null when none is. */
+  partition_reassignment(topic: string, partition: number): PartitionReassignment | null {
+    const state = this.cluster?.partition_state(topic, partition);
+    const target = state?.target_replicas;
+    if (!state || !target) return null;
+    // Begun before the original replicas were recorded: those being added are not known.
+    const adding = state.original_replicas ? target.filter((id) => !state.original_replicas!.includes(id)) : [];
+    return { replicas: [...state.replicas], adding, removing: state.replicas.filter((id) => !target.includes(id)) };
   }
 
   /** The log consumers read from: this broker must lead the partition. */

@@ -49,7 +49,8 @@ function describe(p: PartitionStatus): string {
  * Moves one partition (or, without --partition, every partition) of a topic to the given brokers;
  * with --cancel gives up the moves in progress instead (partitions not being moved are skipped).
  */
-export async function topic_reassign(name: string, options: ClientFlags & { partition?: string; replicas?: string; cancel?: boolean }): Promise<void> {
+export async function topic_reassign(name: string, options: ClientFlags & { partition?: string; replicas?: string; cancel?: boolean; list?: boolean }): Promise<void> {
+  if (options.list) return topic_reassign_list(name, options);
   if (options.cancel) return topic_reassign_cancel(name, options);
   if (options.replicas === undefined) throw new Error('--replicas: the brokers to move to, e.g. 2,3,4 (or --cancel)');
   const replicas = options.replicas.split(',').map((id) => Number(id.trim()));
@@ -62,6 +63,24 @@ export async function topic_reassign(name: string, options: ClientFlags & { part
     return { topic: name, partitions, replicas };
   });
   print(options, moved, () => `reassigning ${name} partition(s) ${moved.partitions.join(',')} to brokers ${replicas.join(',')}; they switch once the new replicas are in sync (sluice cluster status)`);
+}
+
+async function topic_reassign_list(name: string, options: ClientFlags & { partition?: string; replicas?: string; cancel?: boolean }): Promise<void> {
+  if (options.replicas !== undefined || options.cancel) throw new Error('--list takes no --replicas or --cancel');
+  const listed = await with_admin(options, async (admin) => {
+    const metadata = await admin.fetchTopicMetadata({ topics: [name] });
+    const all = metadata.topics[0]!.partitions.map((p) => p.partitionId).sort((a, b) => a - b);
+    const partitions = options.partition === undefined ? all : [Number(options.partition)];
+    const found = await admin.listPartitionReassignments({ topics: [{ topic: name, partitions }] });
+    return { topic: name, partitions: found.topics.flatMap((t) => t.partitions) };
+  });
+  print(options, listed, () =>
+    listed.partitions.length === 0
+      ? `no partition of ${name} is being reassigned`
+      : listed.partitions
+          .map((p) => `${name} partition ${p.partition}: replicas ${p.replicas.join(',')}; adding ${p.addingReplicas.join(',') || '-'}; removing ${p.removingReplicas.join(',') || '-'}`)
+          .join('\n'),
+  );
 }
 
 async function topic_reassign_cancel(name: string, options: ClientFlags & { partition?: string; replicas?: string }): Promise<void> {

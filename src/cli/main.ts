@@ -62,6 +62,7 @@ export function build_program(): Command {
       .description('move partitions to other brokers (cluster): the new replicas copy them, then take over')
       .option('--replicas <ids>', 'the brokers to hold the partition, preferred leader first, e.g. 2,3,4')
       .option('--cancel', 'give up the move in progress: back to the replicas from before')
+      .option('--list', 'show the moves in progress: all replicas now, those joining and those leaving')
       .option('--partition <n>', 'one partition (default: every partition of the topic)'),
   ).action(async (name, options) => (await import('./cluster_commands.ts')).topic_reassign(name, options));
   const cluster = program.command('cluster').description('the cluster: brokers, controller, partition health');

@@ -27,6 +27,7 @@ import { ALTER_CONFIGS } from '../protocol/kafka/messages/33_alter_configs.ts';
 import { CREATE_PARTITIONS } from '../protocol/kafka/messages/37_create_partitions.ts';
 import { DELETE_GROUPS } from '../protocol/kafka/messages/42_delete_groups.ts';
 import { ALTER_PARTITION_REASSIGNMENTS } from '../protocol/kafka/messages/45_alter_partition_reassignments.ts';
+import { LIST_PARTITION_REASSIGNMENTS } from '../protocol/kafka/messages/46_list_partition_reassignments.ts';
 import { INCREMENTAL_ALTER_CONFIGS } from '../protocol/kafka/messages/44_incremental_alter_configs.ts';
 import { DESCRIBE_CLUSTER } from '../protocol/kafka/messages/60_describe_cluster.ts';
 
@@ -196,6 +197,11 @@ export interface GroupDescription {
 export interface DeleteGroupsResult {
   groupId: string;
   errorCode: number;
+}
+
+/** Partitions being moved: all replicas now, and those that join or leave when the move ends. */
+export interface PartitionReassignments {
+  topics: Array<{ topic: string; partitions: Array<{ partition: number; replicas: number[]; addingReplicas: number[]; removingReplicas: number[] }> }>;
 }
 
 export interface ClusterDescription {
@@ -777,10 +783,10 @@ export class Admin {
   }
 
   /**
-   * Moves partitions to new replica sets (AlterPartitionReassignments). The new replicas copy the
-   * partition; it switches to them once all are in sync. Any broker of a cluster takes the request.
+   * Moves partitions to new replica sets, preferred leader first (AlterPartitionReassignments). The
+   * new replicas copy the partition; it switches to them once all are in sync. `replicas: null`
+   * cancels a move in progress. Any broker of a cluster takes the request.
    */
-  /** Moves partitions to the replicas given (preferred leader first); `replicas: null` cancels a move in progress. */
   async alterPartitionReassignments(options: { topics: Array<{ topic: string; partitions: Array<{ partition: number; replicas: number[] | null }> }> }): Promise<void> {
     const topics = options?.topics;
     if (!Array.isArray(topics) || topics.length === 0) throw invalid('alterPartitionReassignments: topics must be a non-empty array');
@@ -804,6 +810,36 @@ export class Admin {
           check_code(p.error_code as number, `reassigning ${t.name as string}-${p.partition_index as number}`, p.error_message as string | null);
         }
       }
+    });
+  }
+
+  /**
+   * The reassignments in progress (ListPartitionReassignments): for the partitions given, or for
+   * all when `topics` is left out. Partitions not being moved are not listed.
+   */
+  async listPartitionReassignments(options: { topics?: Array<{ topic: string; partitions: number[] }> } = {}): Promise<PartitionReassignments> {
+    const topics = options.topics ?? null;
+    if (topics !== null && (!Array.isArray(topics) || topics.some((t) => typeof t?.topic !== 'string' || !Array.isArray(t.partitions) || t.partitions.some((p) => !Number.isInteger(p))))) {
+      throw invalid('listPartitionReassignments: topics must be an array of { topic, partitions: [numbers] }');
+    }
+    return this.cluster.with_retry('ListPartitionReassignments', async () => {
+      const connection = await this.cluster.any();
+      const { response } = await connection.send(LIST_PARTITION_REASSIGNMENTS, 0, 0, {
+        timeout_ms: 60_000,
+        topics: topics === null ? null : topics.map((t) => ({ name: t.topic, partition_indexes: t.partitions })),
+      });
+      check_code(response.error_code as number, 'ListPartitionReassignments', response.error_message as string | null);
+      return {
+        topics: rows(response.topics).map((t) => ({
+          topic: t.name as string,
+          partitions: rows(t.partitions).map((p) => ({
+            partition: p.partition_index as number,
+            replicas: p.replicas as number[],
+            addingReplicas: p.adding_replicas as number[],
+            removingReplicas: p.removing_replicas as number[],
+          })),
+        })),
+      };
     });
   }
 

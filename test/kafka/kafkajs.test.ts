@@ -88,6 +88,9 @@ test('kafkajs: topics, idempotent gzip producer, a growing consumer group, and a
     assert.equal(await admin.createTopics({ waitForLeaders: true, topics: [{ topic: TOPIC, numPartitions: 3 }] }), true);
     const metadata = await admin.fetchTopicMetadata({ topics: [TOPIC] });
     assert.equal(metadata.topics[0]!.partitions.length, 3);
+    // A single broker moves nothing: the listing of reassignments in progress is empty.
+    assert.deepEqual(await admin.listPartitionReassignments({ topics: [{ topic: TOPIC, partitions: [0, 1, 2] }] }), { topics: [] });
+    assert.deepEqual(await admin.listPartitionReassignments({}), { topics: [] });
     await admin.disconnect();
 
     await send_range(kafka, 0, 10_000);

@@ -5,6 +5,7 @@ import { DELETE_TOPICS } from '../../../protocol/kafka/messages/20_delete_topics
 import { DELETE_RECORDS } from '../../../protocol/kafka/messages/21_delete_records.ts';
 import { INIT_PRODUCER_ID } from '../../../protocol/kafka/messages/22_init_producer_id.ts';
 import { ALTER_PARTITION_REASSIGNMENTS } from '../../../protocol/kafka/messages/45_alter_partition_reassignments.ts';
+import { LIST_PARTITION_REASSIGNMENTS } from '../../../protocol/kafka/messages/46_list_partition_reassignments.ts';
 import { OFFSET_FOR_LEADER_EPOCH } from '../../../protocol/kafka/messages/23_offset_for_leader_epoch.ts';
 import { DESCRIBE_CONFIGS } from '../../../protocol/kafka/messages/32_describe_configs.ts';
 import { ALTER_CONFIGS } from '../../../protocol/kafka/messages/33_alter_configs.ts';
@@ -326,5 +327,28 @@ export const alter_partition_reassignments_handler: KafkaHandler = {
       responses.push({ name: topic.name, partitions });
     }
     return { throttle_time_ms: 0, error_code: 0, error_message: null, responses };
+  },
+};
+
+export const list_partition_reassignments_handler: KafkaHandler = {
+  api: LIST_PARTITION_REASSIGNMENTS,
+  ...versions(LIST_PARTITION_REASSIGNMENTS, 0, 0),
+  async handle(request, ctx) {
+    // Null topics ask for every partition; unknown topics and partitions are left out, as Kafka does.
+    const asked: Array<{ name: string; partitions: number[] | null }> =
+      request.topics === null ? ctx.broker.topics.list().map((topic) => ({ name: topic.name, partitions: null })) : rows(request.topics).map((topic) => ({ name: topic.name as string, partitions: topic.partition_indexes as number[] }));
+    const topics = [];
+    for (const { name, partitions: indexes } of asked) {
+      const topic = ctx.broker.topics.get(name);
+      if (!topic) continue;
+      const partitions = [];
+      for (const p of indexes ?? Array.from({ length: topic.partitions }, (_, i) => i)) {
+        if (p < 0 || p >= topic.partitions) continue;
+        const moving = ctx.broker.partition_reassignment(name, p);
+        if (moving) partitions.push({ partition_index: p, replicas: moving.replicas, adding_replicas: moving.adding, removing_replicas: moving.removing });
+      }
+      if (partitions.length > 0) topics.push({ name, partitions });
+    }
+    return { throttle_time_ms: 0, error_code: 0, error_message: null, topics };
   },
 };

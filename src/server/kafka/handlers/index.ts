@@ -20,6 +20,7 @@ import { offset_commit_handler, offset_fetch_handler } from './offsets.ts';
 import {
   alter_configs_handler,
   alter_partition_reassignments_handler,
+  list_partition_reassignments_handler,
   create_partitions_handler,
   create_topics_handler,
   delete_records_handler,
@@ -60,6 +61,7 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     create_partitions_handler,
     delete_groups_handler,
     alter_partition_reassignments_handler,
+    list_partition_reassignments_handler,
     incremental_alter_configs_handler,
     describe_cluster_handler,
     sasl_handshake_handler,
