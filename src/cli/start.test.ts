@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parse_delayed, parse_http, parse_share_groups, resolve_settings } from './start.ts';
+import { inter_broker_login, parse_cluster, parse_delayed, parse_http, parse_share_groups, resolve_settings } from './start.ts';
 
 test('settings: flags over environment over the --config file over defaults', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-settings-'));
@@ -50,4 +50,21 @@ test('--http: HOST:PORT, or off', () => {
   assert.throws(() => parse_http('nonsense'), /--http: expected HOST:PORT/);
   assert.equal(resolve_settings({}, {}).http, '127.0.0.1:8080', 'on by default, on the loopback interface');
   assert.equal(resolve_settings({}, { SLUICE_HTTP: 'off' }).http, 'off');
+});
+
+test('cluster.interBrokerUser: required with --sasl-users in a cluster, a user of that file, refused without it', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-inter-broker-'));
+  const users_file = path.join(dir, 'users.json');
+  fs.writeFileSync(users_file, JSON.stringify({ users: { alice: 'a-secret', broker: 'b-secret' } }));
+  try {
+    const cluster = (extra: Record<string, unknown> = {}) => parse_cluster('http://127.0.0.1:2379', extra);
+    assert.equal(inter_broker_login(cluster(), undefined), null, 'no SASL, no login');
+    assert.deepEqual(inter_broker_login(cluster({ interBrokerUser: 'broker' }), users_file), { mechanism: 'scram-sha-512', username: 'broker', password: 'b-secret' });
+    assert.throws(() => inter_broker_login(cluster(), users_file), /set config cluster.interBrokerUser/);
+    assert.throws(() => inter_broker_login(cluster({ interBrokerUser: 'mallory' }), users_file), /"mallory" is not a user of/);
+    assert.throws(() => inter_broker_login(cluster({ interBrokerUser: 'broker' }), undefined), /only with --sasl-users/);
+    assert.throws(() => cluster({ interBrokerUser: '' }), /cluster.interBrokerUser: a user name/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,6 +1,7 @@
 // `sluice start`: settings from flags, SLUICE_* environment variables and an optional JSON config
 // file (in that order of precedence), then a broker until SIGTERM or SIGINT.
 import type { ClusterOptions } from '../cluster/cluster_node.ts';
+import type { SaslOptions } from '../protocol/sasl/client_login.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
@@ -123,10 +124,12 @@ export function parse_delayed(value: unknown): { delay_max_ms: number } | undefi
   return { delay_max_ms: max };
 }
 
-const CLUSTER_KEYS = ['prefix', 'leaseTtlMs', 'replicationFactor', 'replicaLagTimeMaxMs', 'leaderRebalanceIntervalMs'] as const;
+const CLUSTER_KEYS = ['prefix', 'leaseTtlMs', 'replicationFactor', 'replicaLagTimeMaxMs', 'leaderRebalanceIntervalMs', 'interBrokerUser'] as const;
 
 /** The `cluster` object of the config file, with the endpoints from --etcd. */
-export function parse_cluster(etcd: string, value: unknown): ClusterOptions {
+type ClusterSettings = ClusterOptions & { inter_broker_user?: string };
+
+export function parse_cluster(etcd: string, value: unknown): ClusterSettings {
   const endpoints = etcd.split(',').map((url) => url.trim()).filter((url) => url !== '');
   for (const url of endpoints) if (!/^https?:\/\/[^/]+$/.test(url)) throw new Error(`--etcd: expected http://HOST:PORT endpoints, got ${JSON.stringify(url)}`);
   const input = (value ?? {}) as Record<string, unknown>;
@@ -141,6 +144,7 @@ export function parse_cluster(etcd: string, value: unknown): ClusterOptions {
     return v;
   };
   if (input.prefix !== undefined && typeof input.prefix !== 'string') throw new Error('config cluster.prefix: a string');
+  if (input.interBrokerUser !== undefined && (typeof input.interBrokerUser !== 'string' || input.interBrokerUser === '')) throw new Error('config cluster.interBrokerUser: a user name');
   const lag = whole('replicaLagTimeMaxMs', 100);
   return {
     etcd: endpoints,
@@ -149,7 +153,26 @@ export function parse_cluster(etcd: string, value: unknown): ClusterOptions {
     replication_factor_default: whole('replicationFactor', 1),
     leader_rebalance_interval_ms: whole('leaderRebalanceIntervalMs', 0),
     replicas: lag === undefined ? undefined : { replica_lag_time_max_ms: lag },
+    inter_broker_user: input.interBrokerUser as string | undefined,
   };
+}
+
+/**
+ * How brokers log in to each other. With SASL on the listeners they must (followers fetch through
+ * the same listener as clients) as cluster.interBrokerUser, a user of the SASL users file whose
+ * password is read from it; without SASL they need no login.
+ */
+export function inter_broker_login(cluster: ClusterSettings, users_file: string | undefined): SaslOptions | null {
+  const user = cluster.inter_broker_user;
+  if (users_file === undefined) {
+    if (user !== undefined) throw new Error('config cluster.interBrokerUser: only with --sasl-users (the listeners then require SASL)');
+    return null;
+  }
+  if (user === undefined) throw new Error('--sasl-users in a cluster: set config cluster.interBrokerUser to a user of that file; brokers log in as it to replicate');
+  const users = (JSON.parse(fs.readFileSync(users_file, 'utf8')) as { users: Record<string, string> }).users;
+  const password = users[user];
+  if (typeof password !== 'string') throw new Error(`config cluster.interBrokerUser: ${JSON.stringify(user)} is not a user of ${users_file}`);
+  return { mechanism: 'scram-sha-512', username: user, password };
 }
 
 export function parse_durability(text: string): DurabilityPolicy {
@@ -171,6 +194,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
   const advertise = settings.advertise ? parse_host_port(settings.advertise, '--advertise') : undefined;
   const node_id = Number(settings.nodeId);
   const credentials = settings.saslUsers ? await CredentialStore.from_file(path.resolve(settings.saslUsers)) : null;
+  if (cluster) cluster.inter_broker_sasl = inter_broker_login(cluster, settings.saslUsers ? path.resolve(settings.saslUsers) : undefined);
   if (credentials && http && !is_loopback(http.host)) {
     logger.warn({ http: `${http.host}:${http.port}` }, 'the HTTP admin API has no authentication: with SASL on the Kafka listener, keep it on a loopback address');
   }

@@ -2,6 +2,8 @@
 // become, and its replicas. The view of the cluster is re-read from etcd after every change (a
 // watch) and at a steady interval, and applied in order: topics to the broker core, then replica
 // roles, then the controller's round.
+import { peer_dialer } from './peer_dialer.ts';
+import type { SaslOptions } from '../protocol/sasl/client_login.ts';
 import type { Logger, PartitionLog } from '../storage/index.ts';
 import { BrokerError } from '../broker/errors.ts';
 import { EtcdStore } from './etcd_store.ts';
@@ -25,6 +27,8 @@ export interface ClusterOptions {
   leader_rebalance_interval_ms?: number;
   /** Partition keys (`topic/partition`) one broker should lead together; the first is the anchor. */
   colocated?: string[];
+  /** How this broker logs in to the others when their listeners require SASL; null when they do not. */
+  inter_broker_sasl?: SaslOptions | null;
 }
 
 export const CLUSTER_DEFAULTS = {
@@ -69,9 +73,10 @@ export class ClusterNode {
     colocated: string[],
   ) {
     this.controller = new Controller(node_id, store, membership, logger, colocated, options.leader_rebalance_interval_ms);
-    this.forwarder = new ProduceForwarder(node_id, () => this.view);
-    this.remote = new RemotePartitions(node_id, () => this.view, logger);
-    this.replicas = new ReplicaManager(node_id, store, membership, host, replica_settings, logger, () => this.request_refresh());
+    const dial = peer_dialer(options.inter_broker_sasl);
+    this.forwarder = new ProduceForwarder(node_id, () => this.view, dial);
+    this.remote = new RemotePartitions(node_id, () => this.view, logger, dial);
+    this.replicas = new ReplicaManager(node_id, store, membership, host, replica_settings, logger, () => this.request_refresh(), dial);
   }
 
   /** Connects to etcd (failing with the endpoint named), and registers this broker. */
@@ -101,6 +106,7 @@ export class ClusterNode {
       lease_ttl_ms: options.lease_ttl_ms ?? CLUSTER_DEFAULTS.lease_ttl_ms,
       replication_factor_default: options.replication_factor_default ?? CLUSTER_DEFAULTS.replication_factor_default,
       leader_rebalance_interval_ms: options.leader_rebalance_interval_ms ?? CLUSTER_DEFAULTS.leader_rebalance_interval_ms,
+      inter_broker_sasl: options.inter_broker_sasl ?? null,
     };
     const membership = new Membership(store, registration, resolved.lease_ttl_ms, logger);
     await membership.join();

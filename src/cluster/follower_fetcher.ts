@@ -3,7 +3,8 @@
 // asks the leader where its own latest epoch ends (OffsetForLeaderEpoch) and truncates there, so
 // the replicas never diverge. Fetched batches are appended as they are, and the next fetch goes out
 // only once they are durable: a follower's fetch offset is what it has made durable.
-import { Connection } from '../protocol/kafka/client_connection.ts';
+import type { Connection } from '../protocol/kafka/client_connection.ts';
+import type { PeerDialer } from './peer_dialer.ts';
 import { FETCH } from '../protocol/kafka/messages/01_fetch.ts';
 import { PEER_FETCH_VERSION, peer_fetch_request } from './fetch_request.ts';
 import { OFFSET_FOR_LEADER_EPOCH } from '../protocol/kafka/messages/23_offset_for_leader_epoch.ts';
@@ -36,6 +37,7 @@ export class FollowerFetcher {
     private readonly host: ReplicaHost,
     private readonly logger: Logger,
     private readonly request_refresh: () => void,
+    private readonly dial: PeerDialer,
   ) {}
 
   set_address(address: BrokerRegistration | null): void {
@@ -85,7 +87,7 @@ export class FollowerFetcher {
     if (this.connection && !this.connection.is_closed) return this.connection;
     const address = this.address;
     if (!address) throw new Error(`leader ${this.leader_id} is not registered`);
-    this.connection = await Connection.connect(address.host, address.port, { client_id: `sluice-replica-${this.node_id}`, request_timeout_ms: REQUEST_TIMEOUT_MS });
+    this.connection = await this.dial(address.host, address.port, { client_id: `sluice-replica-${this.node_id}`, request_timeout_ms: REQUEST_TIMEOUT_MS });
     return this.connection;
   }
 

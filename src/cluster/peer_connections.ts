@@ -2,7 +2,8 @@
 // at the address the peer registered, and dropped on failure so the next use reconnects. Each user
 // (forwarded produces, remote reads, the long polls that watch remote partitions) keeps its own
 // pool: a long poll must not hold up a request queued behind it on the same connection.
-import { Connection, type ConnectionOptions } from '../protocol/kafka/client_connection.ts';
+import type { Connection, ConnectionOptions } from '../protocol/kafka/client_connection.ts';
+import type { PeerDialer } from './peer_dialer.ts';
 import { BrokerError } from '../broker/errors.ts';
 import type { ClusterView } from './model.ts';
 
@@ -12,6 +13,7 @@ export class PeerConnections {
   constructor(
     private readonly view: () => ClusterView,
     private readonly options: ConnectionOptions,
+    private readonly dial: PeerDialer,
   ) {}
 
   /** The connection to a registered broker; leader_not_available when it is not registered. */
@@ -20,7 +22,7 @@ export class PeerConnections {
     if (!connection) {
       const address = this.view().brokers.get(node_id);
       if (!address) throw new BrokerError('leader_not_available', `broker ${node_id} is not registered`);
-      connection = Connection.connect(address.host, address.port, this.options);
+      connection = this.dial(address.host, address.port, this.options);
       connection.catch(() => this.connections.delete(node_id));
       this.connections.set(node_id, connection);
     }

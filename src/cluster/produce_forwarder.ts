@@ -6,6 +6,7 @@ import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { BrokerError } from '../broker/errors.ts';
 import { type ClusterView, partition_key } from './model.ts';
 import { PeerConnections } from './peer_connections.ts';
+import type { PeerDialer } from './peer_dialer.ts';
 
 const PRODUCE_VERSION = 9;
 /** A forwarded append gives up after this long without an acknowledgement. */
@@ -26,8 +27,9 @@ export class ProduceForwarder {
   constructor(
     node_id: number,
     private readonly view: () => ClusterView,
+    dial: PeerDialer,
   ) {
-    this.peers = new PeerConnections(view, { client_id: `sluice-broker-${node_id}` });
+    this.peers = new PeerConnections(view, { client_id: `sluice-broker-${node_id}` }, dial);
   }
 
   /** Appends `records` (one batch) to the partition on its leader; resolves once acknowledged there. */

@@ -7,6 +7,7 @@ import { encode_record_batch } from '../protocol/record_batch.ts';
 import { OffsetOutOfRangeError, SILENT_LOGGER } from '../storage/index.ts';
 import { temp_dir } from '../../test/support/storage.ts';
 import { type ClusterView, empty_view, partition_key } from './model.ts';
+import { peer_dialer } from './peer_dialer.ts';
 import { RemotePartitions } from './remote_partitions.ts';
 
 let running: RunningBroker;
@@ -24,7 +25,7 @@ before(async () => {
   view = empty_view();
   view.brokers.set(1, { node_id: 1, ...running.kafka_address, started_ms: Date.now(), dir_id: 'test' });
   view.partitions.set(partition_key('jobs', 0), { value: { leader: 1, leader_epoch: 0, isr: [1], replicas: [1] }, mod_revision: '1' });
-  remotes = new RemotePartitions(2, () => view, SILENT_LOGGER);
+  remotes = new RemotePartitions(2, () => view, SILENT_LOGGER, peer_dialer(null));
 });
 
 after(async () => {

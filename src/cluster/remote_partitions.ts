@@ -14,6 +14,7 @@ import type { Logger } from '../storage/index.ts';
 import { OffsetOutOfRangeError, batch_format } from '../storage/index.ts';
 import { type ClusterView, partition_key } from './model.ts';
 import { PeerConnections } from './peer_connections.ts';
+import type { PeerDialer } from './peer_dialer.ts';
 import { PEER_FETCH_VERSION, peer_fetch_request } from './fetch_request.ts';
 
 const LIST_OFFSETS_VERSION = 6;
@@ -151,10 +152,11 @@ export class RemotePartitions {
     node_id: number,
     private readonly view: () => ClusterView,
     private readonly logger: Logger,
+    dial: PeerDialer,
   ) {
     const options = { client_id: `sluice-reader-${node_id}`, request_timeout_ms: REQUEST_TIMEOUT_MS };
-    this.reads = new PeerConnections(view, options);
-    this.watches = new PeerConnections(view, options);
+    this.reads = new PeerConnections(view, options, dial);
+    this.watches = new PeerConnections(view, options, dial);
   }
 
   /** The view of a partition on its leader, in use from now (bounds may not be known yet: see ready()). */

@@ -3,6 +3,7 @@
 // fetcher, after truncating what diverges), or none. Roles follow the cluster view from etcd; the
 // broker's lease must be valid to lead. Nothing here speaks a wire protocol except the fetchers,
 // which use the shared Kafka client codecs.
+import type { PeerDialer } from './peer_dialer.ts';
 import type { Logger, PartitionLog } from '../storage/index.ts';
 import { BrokerError } from '../broker/errors.ts';
 import type { EtcdStore } from './etcd_store.ts';
@@ -74,6 +75,7 @@ export class ReplicaManager {
     readonly settings: ReplicaSettings,
     private readonly logger: Logger,
     private readonly request_refresh: () => void,
+    private readonly dial: PeerDialer,
   ) {
     this.isr_timer = setInterval(() => this.shrink_isrs(), Math.max(100, Math.floor(settings.replica_lag_time_max_ms / 4)));
     this.isr_timer.unref();
@@ -190,7 +192,7 @@ export class ReplicaManager {
   private fetcher_for(leader_id: number): FollowerFetcher {
     let fetcher = this.fetchers.get(leader_id);
     if (!fetcher) {
-      fetcher = new FollowerFetcher(this.node_id, leader_id, this.settings, this.host, this.logger, () => this.request_refresh());
+      fetcher = new FollowerFetcher(this.node_id, leader_id, this.settings, this.host, this.logger, () => this.request_refresh(), this.dial);
       fetcher.set_address(this.view?.brokers.get(leader_id) ?? null);
       this.fetchers.set(leader_id, fetcher);
     }

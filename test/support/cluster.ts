@@ -16,6 +16,8 @@ export interface ClusterSettings {
   replication_factor?: number;
   /** The controller's preferred-leader interval (the tests' default is short, so it runs often). */
   leader_rebalance_interval_ms?: number;
+  /** SASL on every listener: these users, brokers logging in to each other as `inter_broker_user`. */
+  sasl?: { users: Record<string, string>; inter_broker_user: string };
 }
 
 export interface TestCluster {
@@ -52,9 +54,16 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
         replicationFactor: settings.replication_factor ?? Math.min(3, count),
         replicaLagTimeMaxMs: settings.replica_lag_time_max_ms ?? 5000,
         leaderRebalanceIntervalMs: settings.leader_rebalance_interval_ms ?? 3000,
+        ...(settings.sasl ? { interBrokerUser: settings.sasl.inter_broker_user } : {}),
       },
     }),
   );
+  const sasl_args: string[] = [];
+  if (settings.sasl) {
+    const users_file = path.join(path.dirname(config_file), 'users.json');
+    fs.writeFileSync(users_file, JSON.stringify({ users: settings.sasl.users }), { mode: 0o600 });
+    sasl_args.push('--sasl-users', users_file);
+  }
   const ports = new Map<number, number>();
   const direct_ports = new Map<number, number>();
   const proxies = new Map<number, TcpProxy>();
@@ -89,7 +98,7 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
       const broker = await start_broker_process({
         data_dir: data_dirs.get(node_id)!,
         port: direct_ports.get(node_id)!,
-        args: ['--etcd', etcd.endpoint, '--node-id', String(node_id), '--advertise', `127.0.0.1:${ports.get(node_id)!}`, '--config', config_file, '--log-level', 'info'],
+        args: ['--etcd', etcd.endpoint, '--node-id', String(node_id), '--advertise', `127.0.0.1:${ports.get(node_id)!}`, '--config', config_file, '--log-level', 'info', ...sasl_args],
       });
       brokers.set(node_id, broker);
       return broker;
