@@ -62,8 +62,9 @@ const USAGE = `usage: npm run bench:cluster -- [options]
                            e.g. --broker-node-options="--import=./bench/harness/sluice/io_probe.mjs"
   --page-cache MODE        drop (default): before each size's warm-up, sync and drop the page cache
                            so every run starts with the same cache; hold: also every 3 s while
-                           producing (keeps it below the size that makes this machine's writes
-                           dear, see docs/benchmarks.md); keep: leave it alone. drop and hold need root
+                           producing (new page-cache pages are then ones freed a moment ago, as
+                           in a page cache that has long been full; see docs/benchmarks.md);
+                           keep: leave it alone. drop and hold need root
   --json                   print one JSON object on stdout (the tables go to stderr)
   -h, --help               this text`;
 

@@ -1,9 +1,10 @@
 // Control over the kernel's page cache for the replicated produce benchmark.
 //
-// On the benchmark machine a write into the page cache costs several times more CPU once several
-// GB are cached (docs/benchmarks.md, "Page cache"). A 3-broker cluster on one machine fills it
-// three times as fast as one broker, so without control the figures would measure that machine
-// effect as much as the brokers. Dropping needs root (/proc/sys/vm/drop_caches); without it the
+// On the benchmark machine (a VM that hands free memory back to its host) a page-cache write into
+// memory the host took back costs about five times the CPU of one into a page freed a moment ago
+// (docs/benchmarks.md, "Page cache"). A growing page cache keeps landing in such memory, and a
+// 3-broker cluster on one machine grows it three times as fast as one broker, so without control
+// the figures would measure that machine effect as much as the brokers. Dropping needs root (/proc/sys/vm/drop_caches); without it the
 // benchmark goes on and says once that it could not.
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
