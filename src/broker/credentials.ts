@@ -7,6 +7,19 @@ import { password_matches, scram_credential, type ScramCredential, type ScramHas
 /** Users a credentials file may hold; a bound on start-up key derivation. */
 export const USERS_MAX = 10_000;
 
+/** The users and passwords of a file of the form {"users": {"alice": "password", ...}}. */
+export function read_users_file(path: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(fs.readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new Error(`SASL users file ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const users = (parsed as { users?: unknown } | null)?.users;
+  if (typeof users !== 'object' || users === null || Array.isArray(users)) throw new Error(`SASL users file ${path}: expected {"users": {"name": "password", ...}}`);
+  return users as Record<string, string>;
+}
+
 export class CredentialStore {
   private constructor(private readonly users: ReadonlyMap<string, Record<ScramHash, ScramCredential>>) {}
 
@@ -27,15 +40,7 @@ export class CredentialStore {
    * keep it readable by the broker's user only.
    */
   static async from_file(path: string): Promise<CredentialStore> {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(fs.readFileSync(path, 'utf8'));
-    } catch (error) {
-      throw new Error(`SASL users file ${path}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    const users = (parsed as { users?: unknown } | null)?.users;
-    if (typeof users !== 'object' || users === null || Array.isArray(users)) throw new Error(`SASL users file ${path}: expected {"users": {"name": "password", ...}}`);
-    return CredentialStore.from_passwords(users as Record<string, string>);
+    return CredentialStore.from_passwords(read_users_file(path));
   }
 
   get size(): number {

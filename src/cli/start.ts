@@ -9,7 +9,7 @@ import { start_broker } from '../server/start.ts';
 import { start_heap_growth } from './heap_growth.ts';
 import { console_handler } from '../server/http/console_static.ts';
 import type { DurabilityPolicy } from '../storage/index.ts';
-import { CredentialStore } from '../broker/credentials.ts';
+import { CredentialStore, read_users_file } from '../broker/credentials.ts';
 import { SHARE_GROUP_SETTINGS_DEFAULT, type ShareGroupSettings } from '../broker/queues/share_coordinator.ts';
 
 export interface StartFlags {
@@ -169,8 +169,7 @@ export function inter_broker_login(cluster: ClusterSettings, users_file: string 
     return null;
   }
   if (user === undefined) throw new Error('--sasl-users in a cluster: set config cluster.interBrokerUser to a user of that file; brokers log in as it to replicate');
-  const users = (JSON.parse(fs.readFileSync(users_file, 'utf8')) as { users: Record<string, string> }).users;
-  const password = users[user];
+  const password = read_users_file(users_file)[user];
   if (typeof password !== 'string') throw new Error(`config cluster.interBrokerUser: ${JSON.stringify(user)} is not a user of ${users_file}`);
   return { mechanism: 'scram-sha-512', username: user, password };
 }

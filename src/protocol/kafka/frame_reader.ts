@@ -25,27 +25,25 @@ const SIZE_PREFIX_BYTES = 4;
 
 export class FrameReader {
   sink: FrameSink | null = null;
-  private readonly read_buffer: Buffer;
+  /** Allocated on the first socket read: a reader fed only through push() (TLS) never needs it. */
+  private read_buffer: Buffer | null = null;
   /** The buffer the next read lands in: read_buffer, or the unfilled rest of `frame`. */
-  private next: Buffer;
+  private next: Buffer | null = null;
   private frame: Buffer | null = null;
   private frame_filled = 0;
   private readonly size_bytes = Buffer.alloc(SIZE_PREFIX_BYTES);
   private size_filled = 0;
   private stopped = false;
 
-  constructor(read_buffer_bytes = READ_BUFFER_BYTES) {
-    this.read_buffer = Buffer.allocUnsafe(read_buffer_bytes);
-    this.next = this.read_buffer;
-  }
+  constructor(private readonly read_buffer_bytes = READ_BUFFER_BYTES) {}
 
   /** For `onread.buffer` of a net.Socket: Node asks for the next read's buffer after each read. */
-  readonly buffer = (): Buffer => this.next;
+  readonly buffer = (): Buffer => (this.next ??= this.read_buffer = Buffer.allocUnsafe(this.read_buffer_bytes));
 
   /** For `onread.callback`: `n` bytes arrived in the buffer `buffer()` last returned. */
   readonly on_read = (n: number): boolean => {
     if (this.next === this.read_buffer) {
-      this.push(this.read_buffer.subarray(0, n));
+      this.push(this.read_buffer!.subarray(0, n));
     } else {
       this.frame_filled += n;
       this.complete_frame_if_filled();
@@ -100,6 +98,6 @@ export class FrameReader {
 
   private choose_next(): void {
     const rest = this.frame === null || this.stopped ? 0 : this.frame.length - this.frame_filled;
-    this.next = rest >= DIRECT_READ_BYTES_MIN ? this.frame!.subarray(this.frame_filled) : this.read_buffer;
+    this.next = rest >= DIRECT_READ_BYTES_MIN ? this.frame!.subarray(this.frame_filled) : this.read_buffer!;
   }
 }
