@@ -1,6 +1,8 @@
 // The Fetch request one broker sends another: a follower's (with its replica id, reading to the
 // leader's written end) or a reader's (replica id -1, reading to the high watermark). No fetch
 // sessions: every request names its partitions.
+import type { FETCH } from '../protocol/kafka/messages/01_fetch.ts';
+import type { RequestIn, Row } from '../protocol/kafka/schema.ts';
 
 /** The Fetch version brokers speak to each other. */
 export const PEER_FETCH_VERSION = 12;
@@ -14,8 +16,10 @@ export interface PeerFetchPartition {
   partition_bytes_max: number;
 }
 
-export function peer_fetch_request(replica_id: number, partitions: readonly PeerFetchPartition[], wait_ms: number, min_bytes: number, bytes_max: number): Record<string, unknown> {
-  const by_topic = new Map<string, Array<Record<string, unknown>>>();
+type FetchPartitionIn = Row<Row<RequestIn<typeof FETCH>['topics']>['partitions']>;
+
+export function peer_fetch_request(replica_id: number, partitions: readonly PeerFetchPartition[], wait_ms: number, min_bytes: number, bytes_max: number): RequestIn<typeof FETCH> {
+  const by_topic = new Map<string, FetchPartitionIn[]>();
   for (const p of partitions) {
     if (!by_topic.has(p.topic)) by_topic.set(p.topic, []);
     by_topic.get(p.topic)!.push({

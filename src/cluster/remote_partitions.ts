@@ -6,6 +6,7 @@
 // high watermark, as every consumer's do.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FETCH } from '../protocol/kafka/messages/01_fetch.ts';
+import type { RequestIn } from '../protocol/kafka/schema.ts';
 import { LIST_OFFSETS } from '../protocol/kafka/messages/02_list_offsets.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { BrokerError } from '../broker/errors.ts';
@@ -293,7 +294,7 @@ export class RemotePartitions {
   }
 }
 
-function fetch_request(wanted: Array<{ remote: RemotePartition; offset: number; bytes_max: number }>, wait_ms: number, bytes_max: number): Row {
+function fetch_request(wanted: Array<{ remote: RemotePartition; offset: number; bytes_max: number }>, wait_ms: number, bytes_max: number): RequestIn<typeof FETCH> {
   const partitions = wanted.map(({ remote, offset, bytes_max: partition_bytes_max }) => ({ topic: remote.topic, partition: remote.partition, current_leader_epoch: -1, fetch_offset: offset, partition_bytes_max }));
   return peer_fetch_request(-1, partitions, wait_ms, wait_ms > 0 ? 1 : 0, bytes_max);
 }

@@ -8,6 +8,7 @@ import { AssignerProtocol, Kafka, logLevel, type Consumer } from 'kafkajs';
 import { Admin, AdminError, ConfigResourceTypes, ConfigSource } from './admin.ts';
 import { Cluster, RETRY_DEFAULT } from './cluster.ts';
 import { KafkaProtocolError, SluiceError } from './errors.ts';
+import type { AnyMessage, ApiSpec } from '../protocol/kafka/schema.ts';
 import { start_broker, type RunningBroker } from '../server/start.ts';
 import { temp_dir } from '../../test/support/storage.ts';
 
@@ -423,7 +424,7 @@ describe('Admin', () => {
     cluster.controller = async () => {
       lookups++;
       const connection = await real_controller();
-      const send: typeof connection.send = async (api, min, max, body) => {
+      const send_untyped = async (api: ApiSpec, min: number, max: number, body: AnyMessage | ((version: number) => AnyMessage)) => {
         if (api.name !== 'CreateTopics' || typeof body === 'function') return connection.send(api, min, max, body);
         const topics = body.topics as Array<{ name: string }>;
         sent.push(topics.map((t) => t.name));
@@ -432,7 +433,7 @@ describe('Admin', () => {
         (answer.response.topics as unknown[]).push({ name: 'retry-b', error_code: 41, error_message: 'the controller moved' });
         return answer;
       };
-      return Object.create(connection, { send: { value: send } }) as typeof connection;
+      return Object.create(connection, { send: { value: send_untyped } }) as typeof connection;
     };
     try {
       assert.equal(await admin.createTopics({ topics: [{ topic: 'retry-a', numPartitions: 1 }, { topic: 'retry-b', numPartitions: 1 }] }), true);

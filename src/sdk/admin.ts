@@ -11,6 +11,7 @@ import { type DeadLetter, type DeadLetterTopic, type ReadMessage, type RedriveOp
 import type { BrokerConnection, Cluster, TopicInfo } from './cluster.ts';
 import { ConnectionError, KafkaProtocolError, SluiceError, UnsupportedApiError, check_code } from './errors.ts';
 import type { Value } from '../protocol/kafka/codec.ts';
+import type { RequestIn } from '../protocol/kafka/schema.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { LIST_OFFSETS } from '../protocol/kafka/messages/02_list_offsets.ts';
 import { METADATA } from '../protocol/kafka/messages/03_metadata.ts';
@@ -1234,7 +1235,7 @@ export class Admin {
   /** AlterConfigs and IncrementalAlterConfigs: same request and response layout apart from the entries. */
   private async alter<R extends { type: number; name: string }>(
     operation: string,
-    api: typeof ALTER_CONFIGS,
+    api: typeof ALTER_CONFIGS | typeof INCREMENTAL_ALTER_CONFIGS,
     max_version: number,
     resources: R[],
     configs: (resource: R) => Row[],
@@ -1244,7 +1245,7 @@ export class Admin {
     let throttle = 0;
     await this.on_config_targets(operation, resources, async (connection, indexes) => {
       const { response } = await connection.send(api, 0, max_version, {
-        resources: indexes.map((i) => ({ resource_type: resources[i]!.type, resource_name: resources[i]!.name, configs: configs(resources[i]!) })),
+        resources: indexes.map((i) => ({ resource_type: resources[i]!.type, resource_name: resources[i]!.name, configs: configs(resources[i]!) })) as unknown as RequestIn<typeof ALTER_CONFIGS>['resources'],
         validate_only,
       });
       throttle = Math.max(throttle, response.throttle_time_ms as number);

@@ -3,7 +3,7 @@
 // with exponential backoff. Works against Sluice and any Kafka-compatible broker.
 import { Connection, prepare } from '../protocol/kafka/client_connection.ts';
 import { ConnectionError, KafkaProtocolError, SluiceError, UnsupportedApiError, check_code, is_retriable } from './errors.ts';
-import type { ApiSpec } from '../protocol/kafka/schema.ts';
+import type { ApiSpec, RequestIn, ResponseOf } from '../protocol/kafka/schema.ts';
 import type { Value } from '../protocol/kafka/codec.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { API_VERSIONS } from '../protocol/kafka/messages/18_api_versions.ts';
@@ -72,7 +72,7 @@ export class BrokerConnection {
   }
 
   /** Sends `body` with the best common version in `min`..`max`; `body` may depend on the version. */
-  send(api: ApiSpec, min: number, max: number, body: Value | ((version: number) => Value)): Promise<{ version: number; response: Value }> {
+  send<A extends ApiSpec>(api: A, min: number, max: number, body: RequestIn<A> | ((version: number) => RequestIn<A>)): Promise<{ version: number; response: ResponseOf<A> }> {
     const version = this.version(api, min, max);
     const value = typeof body === 'function' ? body(version) : body;
     return this.connection.call(api, version, value).then(
@@ -84,7 +84,7 @@ export class BrokerConnection {
   }
 
   /** Like send(), for a request the broker does not answer (Produce with acks 0). */
-  send_without_response(api: ApiSpec, min: number, max: number, body: Value): Promise<{ version: number }> {
+  send_without_response<A extends ApiSpec>(api: A, min: number, max: number, body: RequestIn<A>): Promise<{ version: number }> {
     const version = this.version(api, min, max);
     return this.connection.send_only(prepare(api, version, body)).then(
       () => ({ version }),

@@ -47,13 +47,14 @@ class TestCluster extends Cluster {
   override async node(node_id: number): Promise<BrokerConnection> {
     const real = await super.node(node_id);
     const wrapped = Object.create(real) as BrokerConnection;
-    wrapped.send = (api: ApiSpec, min: number, max: number, body: Value | ((version: number) => Value)) => {
+    const send_untyped = (api: ApiSpec, min: number, max: number, body: Value | ((version: number) => Value)): Promise<SendResult> => {
       if (api.api_key !== 0) return real.send(api, min, max, body);
       const index = this.produce_requests++;
       for (const topic of (body as Value).topic_data as Array<{ partition_data: unknown[] }>) this.produce_batches += topic.partition_data.length;
       const forward = () => real.send(api, min, max, body);
       return this.hook ? this.hook(forward, body as Value, index) : forward();
     };
+    wrapped.send = send_untyped as typeof real.send;
     return wrapped;
   }
 

@@ -20,6 +20,7 @@ import type { BrokerConnection, Cluster, TopicInfo } from './cluster.ts';
 import { BufferFullError, ConnectionError, KafkaProtocolError, SluiceError, check_code, is_retriable } from './errors.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { PRODUCE } from '../protocol/kafka/messages/00_produce.ts';
+import type { RequestIn } from '../protocol/kafka/schema.ts';
 import { INIT_PRODUCER_ID } from '../protocol/kafka/messages/22_init_producer_id.ts';
 import { encode_record_batch, type BatchRecord, type RecordHeader } from '../protocol/record_batch.ts';
 import { compress_record_batch, compression_name, stamp_record_batch, type CompressionName, type CompressionType } from '../protocol/compression.ts';
@@ -911,7 +912,7 @@ export class Producer {
   private send_unacknowledged(lane: Lane, connection: BrokerConnection, batches: Batch[], body: Record<string, unknown>): void {
     let sent: Promise<unknown>;
     try {
-      sent = connection.send_without_response(PRODUCE, 3, 12, body);
+      sent = connection.send_without_response(PRODUCE, 3, 12, body as RequestIn<typeof PRODUCE>);
     } catch (error) {
       sent = Promise.reject(error);
     }

@@ -13,6 +13,7 @@ import { SHARE_GROUP_HEARTBEAT } from '../protocol/kafka/messages/76_share_group
 import { SHARE_FETCH } from '../protocol/kafka/messages/78_share_fetch.ts';
 import { SHARE_ACKNOWLEDGE } from '../protocol/kafka/messages/79_share_acknowledge.ts';
 import type { Value } from '../protocol/kafka/codec.ts';
+import type { RequestIn } from '../protocol/kafka/schema.ts';
 import { Cluster, type BrokerConnection } from './cluster.ts';
 import { ConnectionError, KafkaProtocolError, SluiceError, check_code } from './errors.ts';
 import { decode_fetched, type KafkaMessage } from './records.ts';
@@ -294,8 +295,8 @@ export class QueueConsumer {
       max_bytes: this.config.maxBytes ?? 16 * 1024 * 1024,
       max_records: this.config.maxRecords ?? 500,
       batch_size: this.config.maxRecords ?? 500,
-      topics,
-      forgotten_topics_data: await this.forgotten_data(forgotten),
+      topics: topics as unknown as RequestIn<typeof SHARE_FETCH>['topics'],
+      forgotten_topics_data: (await this.forgotten_data(forgotten)) as unknown as RequestIn<typeof SHARE_FETCH>['forgotten_topics_data'],
       }));
     } catch (error) {
       if (error instanceof ConnectionError) await this.forget_coordinator();
@@ -403,7 +404,7 @@ export class QueueConsumer {
       if (session.epoch === 0) continue;
       const connection = await this.coordinator();
       const topics = await this.request_topics([...acks.keys()].map(split_key), acks);
-      const { response } = await connection.send(SHARE_ACKNOWLEDGE, 1, 1, { group_id: this.group_id, member_id: this.memberId, share_session_epoch: -1, topics });
+      const { response } = await connection.send(SHARE_ACKNOWLEDGE, 1, 1, { group_id: this.group_id, member_id: this.memberId, share_session_epoch: -1, topics: topics as unknown as RequestIn<typeof SHARE_ACKNOWLEDGE>['topics'] });
       check_code(response.error_code as number, `ShareAcknowledge for ${this.group_id}`, response.error_message as string | null);
     }
     this.sessions.clear();

@@ -16,6 +16,7 @@ import { write_request_header } from '../../src/protocol/kafka/header.ts';
 import { message_codec } from '../../src/protocol/kafka/codec.ts';
 import { METADATA } from '../../src/protocol/kafka/messages/03_metadata.ts';
 import { SASL_HANDSHAKE } from '../../src/protocol/kafka/messages/17_sasl_handshake.ts';
+import type { ApiSpec } from '../../src/protocol/kafka/schema.ts';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const USERS = { alice: 'wonderland', 'bob,=odd': 'builder pass' };
@@ -147,7 +148,7 @@ async function raw_socket() {
   };
 }
 
-function request(api: typeof METADATA, version: number, body: Record<string, unknown>, correlation_id = 1): Buffer {
+function request(api: ApiSpec, version: number, body: Record<string, unknown>, correlation_id = 1): Buffer {
   const writer = new Writer();
   write_request_header(writer, { api_key: api.api_key, api_version: version, correlation_id, client_id: 'raw' }, false);
   message_codec(api.request, version).encode(writer, body);

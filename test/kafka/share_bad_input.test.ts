@@ -194,11 +194,11 @@ describe('share-group APIs on bad input', () => {
   }
 
   function share_fetch(args: FetchArgs, connection = conn): Promise<Value> {
-    return connection.call(SHARE_FETCH, args.version ?? 1, share_fetch_body(args));
+    return connection.call_untyped(SHARE_FETCH, args.version ?? 1, share_fetch_body(args));
   }
 
   function share_ack(args: { group: string; member: string; epoch: number; partitions: PartitionRequest[]; is_renew_ack?: boolean; version?: 1 | 2 }, connection = conn): Promise<Value> {
-    return connection.call(SHARE_ACKNOWLEDGE, args.version ?? 1, share_ack_body(args));
+    return connection.call_untyped(SHARE_ACKNOWLEDGE, args.version ?? 1, share_ack_body(args));
   }
 
   /** The error code of the only partition of a ShareAcknowledge response (which must succeed). */

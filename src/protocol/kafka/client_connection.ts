@@ -6,7 +6,7 @@ import tls from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { message_codec, type MessageCodec, type Value } from './codec.ts';
 import { response_header_flexible, skip_header_tags, write_request_header } from './header.ts';
-import type { ApiSpec } from './schema.ts';
+import type { AnyMessage, ApiSpec, RequestIn, ResponseOf } from './schema.ts';
 import { Reader, Writer } from './wire.ts';
 import { FrameReader } from './frame_reader.ts';
 
@@ -16,9 +16,12 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const FRAME_BYTES_MAX = 256 * 1024 * 1024;
 
 
-/** A request body encoded once, sendable many times (only the header changes per request). */
-export interface PreparedRequest {
-  api: ApiSpec;
+/**
+ * A request body encoded once, sendable many times (only the header changes per request). `A`
+ * names the API, so the response is typed.
+ */
+export interface PreparedRequest<A extends ApiSpec = ApiSpec> {
+  api: A;
   version: number;
   request_flexible: boolean;
   response_codec: MessageCodec;
@@ -26,10 +29,10 @@ export interface PreparedRequest {
   length: number;
 }
 
-export function prepare(api: ApiSpec, version: number, body: Value): PreparedRequest {
+export function prepare<A extends ApiSpec>(api: A, version: number, body: RequestIn<A>): PreparedRequest<A> {
   const codec = message_codec(api.request, version);
   const writer = new Writer();
-  codec.encode(writer, body);
+  codec.encode(writer, body as Value);
   const length = writer.length;
   // Small chunks are slices of the writer's 8 KiB scratch buffer: copied so a request kept for
   // reuse holds only its own bytes (large byte fields stay references to the caller's buffers).
@@ -126,15 +129,16 @@ export class Connection {
   }
 
   /** Sends a request (waiting for a free slot first) and resolves with the decoded response body. */
-  async request(request: PreparedRequest): Promise<Value> {
+  async request<A extends ApiSpec>(request: PreparedRequest<A>): Promise<ResponseOf<A>> {
     while (this.pending.length >= this.max_in_flight && this.failure === null) {
       await new Promise<void>((resolve) => this.slot_waiters.push(resolve));
     }
     if (this.failure) throw this.failure;
     const prefix = this.prefix_for(request);
     const correlation_id = prefix.readInt32BE(8);
-    return new Promise<Value>((resolve, reject) => {
-      this.pending.push({ correlation_id, request, sent_at: performance.now(), resolve, reject });
+    return new Promise<ResponseOf<A>>((resolve, reject) => {
+      // The decoder built from A's declaration returns exactly ResponseOf<A>.
+      this.pending.push({ correlation_id, request, sent_at: performance.now(), resolve: resolve as (body: Value) => void, reject });
       this.socket.cork();
       this.socket.write(prefix);
       for (const chunk of request.chunks) this.socket.write(chunk);
@@ -188,7 +192,12 @@ export class Connection {
   }
 
   /** One-off request: encodes `body` and sends it. */
-  call(api: ApiSpec, version: number, body: Value): Promise<Value> {
+  call<A extends ApiSpec>(api: A, version: number, body: RequestIn<A>): Promise<ResponseOf<A>> {
+    return this.request(prepare(api, version, body));
+  }
+
+  /** A request whose body is not checked against the API's types (tests that send odd values). */
+  call_untyped(api: ApiSpec, version: number, body: AnyMessage): Promise<AnyMessage> {
     return this.request(prepare(api, version, body));
   }
 

@@ -65,7 +65,7 @@ function default_of(field: FieldSpec, version: number): unknown {
   return zero_value(field.type, in_range(field.nullable_versions, version));
 }
 
-function struct_codec(fields: FieldSpec[], version: number, flexible: boolean, path: string): Codec {
+function struct_codec(fields: readonly FieldSpec[], version: number, flexible: boolean, path: string): Codec {
   const present: Array<{ name: string; codec: Codec; fallback: unknown }> = [];
   const absent: Array<{ name: string; fallback: unknown }> = [];
   const tagged = new Map<number, { name: string; codec: Codec; fallback: unknown }>();

@@ -1,7 +1,10 @@
 // The project's schema form for Kafka messages. Each API is declared once (messages/NN_name.ts) as
-// a MessageSpec: its key, version range, first flexible version and fields with version gates,
+// an ApiSpec: its key, version range, first flexible version and fields with version gates,
 // transcribed from Kafka's published message definitions (names in snake_case). codec.ts compiles
-// a spec into an encoder and a decoder per version.
+// a spec into an encoder and a decoder per version. The declarations keep their literal types, so
+// the TypeScript types of decoded and encodable messages are inferred from them (RequestOf,
+// ResponseOf, RequestIn, ResponseIn below): handlers, the SDK and followers read `req.topics`
+// without casts, and a field renamed in a declaration is a compile error wherever it is used.
 
 /** Version ranges as Kafka writes them: '3+', '0-4', '5', or 'none'. */
 export type VersionRange = string;
@@ -21,55 +24,143 @@ export type PrimitiveType =
   | 'records'
   | 'uuid';
 
-export type TypeSpec = PrimitiveType | { array: TypeSpec } | { struct: FieldSpec[] };
+export type TypeSpec = PrimitiveType | { readonly array: TypeSpec } | { readonly struct: readonly FieldSpec[] };
 
 export interface FieldSpec {
-  name: string;
-  type: TypeSpec;
+  readonly name: string;
+  readonly type: TypeSpec;
   /** Versions in which the field is present (for tagged fields: in which the tag may appear). */
-  versions: VersionRange;
-  nullable_versions?: VersionRange;
+  readonly versions: VersionRange;
+  readonly nullable_versions?: VersionRange;
   /** A tagged field (flexible versions only): its tag number. */
-  tag?: number;
+  readonly tag?: number;
   /** Value used when the field is absent in a version or missing from the object to encode. */
-  default?: unknown;
+  readonly default?: unknown;
 }
 
 export interface MessageSpec {
-  name: string;
-  api_key: number;
-  type: 'request' | 'response' | 'header' | 'data';
-  valid_versions: VersionRange;
-  flexible_versions: VersionRange;
-  fields: FieldSpec[];
+  readonly name: string;
+  readonly api_key: number;
+  readonly type: 'request' | 'response' | 'header' | 'data';
+  readonly valid_versions: VersionRange;
+  readonly flexible_versions: VersionRange;
+  readonly fields: readonly FieldSpec[];
 }
 
 export interface ApiSpec {
-  api_key: number;
-  name: string;
-  request: MessageSpec;
-  response: MessageSpec;
+  readonly api_key: number;
+  readonly name: string;
+  readonly request: MessageSpec;
+  readonly response: MessageSpec;
 }
 
 // ------------------------------------------------------------------ declaration helpers
 
 type FieldOptions = Omit<FieldSpec, 'name' | 'type' | 'versions'>;
 
-export function field(name: string, type: TypeSpec, versions: VersionRange, options: FieldOptions = {}): FieldSpec {
-  return { name, type, versions, ...options };
+export function field<const N extends string, const T extends TypeSpec, const V extends VersionRange, const O extends FieldOptions = {}>(
+  name: N,
+  type: T,
+  versions: V,
+  options?: O,
+): { readonly name: N; readonly type: T; readonly versions: V } & NoInfer<O> {
+  return { name, type, versions, ...(options as O) };
 }
 
-export function array_of(type: TypeSpec): TypeSpec {
+export function array_of<const T extends TypeSpec>(type: T): { readonly array: T } {
   return { array: type };
 }
 
-export function struct_array(...fields: FieldSpec[]): TypeSpec {
+export function struct_array<const F extends readonly FieldSpec[]>(...fields: F): { readonly array: { readonly struct: F } } {
   return { array: { struct: fields } };
 }
 
-export function struct(...fields: FieldSpec[]): TypeSpec {
+export function struct<const F extends readonly FieldSpec[]>(...fields: F): { readonly struct: F } {
   return { struct: fields };
 }
+
+/** Declares an API; keeps the literal types of its fields for the message types below. */
+export function api_spec<const A extends ApiSpec>(spec: A): A {
+  return spec;
+}
+
+// ------------------------------------------------------------------ message types
+
+type NumberType = 'int8' | 'int16' | 'int32' | 'int64' | 'uint16' | 'uint32' | 'float64';
+
+/** A decoded value of `T` (what a decoder returns). */
+type Decoded<T extends TypeSpec> = T extends NumberType
+  ? number
+  : T extends 'bool'
+    ? boolean
+    : T extends 'string' | 'uuid'
+      ? string
+      : T extends 'bytes' | 'records'
+        ? Buffer
+        : T extends { readonly array: infer E extends TypeSpec }
+          ? Decoded<E>[]
+          : T extends { readonly struct: infer F extends readonly FieldSpec[] }
+            ? DecodedStruct<F>
+            : never;
+
+/** A value of `T` an encoder accepts: record sets may also be a list of stored batches. */
+type Encodable<T extends TypeSpec> = T extends NumberType
+  ? number
+  : T extends 'bool'
+    ? boolean
+    : T extends 'string' | 'uuid'
+      ? string
+      : T extends 'bytes'
+        ? Buffer
+        : T extends 'records'
+          ? Buffer | readonly Buffer[]
+          : T extends { readonly array: infer E extends TypeSpec }
+            ? readonly Encodable<E>[]
+            : T extends { readonly struct: infer F extends readonly FieldSpec[] }
+              ? EncodableStruct<F>
+              : never;
+
+type Nullable<F extends FieldSpec, V> = F extends { readonly nullable_versions: string } ? V | null : V;
+
+/** Untyped: what a spec known only as `ApiSpec` (not its declaration) decodes to and encodes from. */
+export type AnyMessage = Record<string, unknown>;
+
+/** Every field is present once decoded: fields absent in a version carry their default. */
+export type DecodedStruct<F extends readonly FieldSpec[]> = string extends F[number]['name']
+  ? AnyMessage
+  : { [K in F[number] as K['name']]: Nullable<K, Decoded<K['type']>> };
+
+/**
+ * Fields present in every version with no default must be given; the encoder fills the others
+ * (and any field left out) with their defaults.
+ */
+type IsRequired<F> = F extends { readonly versions: '0+' }
+  ? F extends { readonly default: unknown }
+    ? false
+    : F extends { readonly tag: number }
+      ? false
+      : true
+  : false;
+
+export type EncodableStruct<F extends readonly FieldSpec[]> = string extends F[number]['name']
+  ? AnyMessage
+  : {
+      [K in F[number] as IsRequired<K> extends true ? K['name'] : never]: Nullable<K, Encodable<K['type']>>;
+    } & {
+      [K in F[number] as IsRequired<K> extends true ? never : K['name']]?: Nullable<K, Encodable<K['type']>>;
+    };
+
+/** A request as the broker's decoder hands it to a handler. */
+export type RequestOf<A extends ApiSpec> = DecodedStruct<A['request']['fields']>;
+/** A response as the client's decoder returns it. */
+export type ResponseOf<A extends ApiSpec> = DecodedStruct<A['response']['fields']>;
+/** A request a client may encode. */
+export type RequestIn<A extends ApiSpec> = EncodableStruct<A['request']['fields']>;
+/** A response a handler may return for encoding. */
+export type ResponseIn<A extends ApiSpec> = EncodableStruct<A['response']['fields']>;
+
+/** The element type of an array type, to name nested rows: `Row<ResponseOf<X>['topics']>`. */
+export type Row<T> = T extends readonly (infer E)[] ? E : never;
 
 // ------------------------------------------------------------------ version ranges
 

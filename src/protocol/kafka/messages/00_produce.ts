@@ -1,8 +1,8 @@
 // Produce (key 0): a client appends record batches to partitions and learns the offsets they got.
 // Flexible from v9; v13 names topics by id instead of by name.
-import { type ApiSpec, field, struct, struct_array } from '../schema.ts';
+import { api_spec, field, struct, struct_array } from '../schema.ts';
 
-export const PRODUCE: ApiSpec = {
+export const PRODUCE = api_spec({
   api_key: 0,
   name: 'Produce',
   request: {
@@ -85,4 +85,4 @@ export const PRODUCE: ApiSpec = {
       ),
     ],
   },
-};
+});

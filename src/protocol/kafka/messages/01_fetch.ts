@@ -1,11 +1,11 @@
 // Fetch (key 1): consumers and followers read record batches from partitions, optionally within an
 // incremental fetch session. Flexible from v12; v13 names topics by id instead of by name.
-import { type ApiSpec, array_of, field, struct, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct, struct_array } from '../schema.ts';
 
 /** Long.MAX_VALUE; as a JS number it rounds to 2^63, which is also what the codec decodes it to. */
 const INT64_MAX = 9223372036854775807;
 
-export const FETCH: ApiSpec = {
+export const FETCH = api_spec({
   api_key: 1,
   name: 'Fetch',
   request: {
@@ -127,4 +127,4 @@ export const FETCH: ApiSpec = {
       ),
     ],
   },
-};
+});

@@ -1,8 +1,8 @@
 // ListOffsets (key 2): finds the offset for a timestamp (or earliest / latest / other special
 // positions) in each requested partition. Flexible from v6; v0 returned a list of offsets instead.
-import { type ApiSpec, array_of, field, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
-export const LIST_OFFSETS: ApiSpec = {
+export const LIST_OFFSETS = api_spec({
   api_key: 2,
   name: 'ListOffsets',
   request: {
@@ -63,4 +63,4 @@ export const LIST_OFFSETS: ApiSpec = {
       ),
     ],
   },
-};
+});

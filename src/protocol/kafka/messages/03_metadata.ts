@@ -1,10 +1,10 @@
 // Metadata (key 3): the brokers of the cluster, its controller, and the partitions, leaders and
 // replicas of the requested topics (or of all topics). Flexible from v9.
-import { type ApiSpec, array_of, field, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
 const NO_AUTHORIZED_OPERATIONS = -2147483648;
 
-export const METADATA: ApiSpec = {
+export const METADATA = api_spec({
   api_key: 3,
   name: 'Metadata',
   request: {
@@ -73,4 +73,4 @@ export const METADATA: ApiSpec = {
       field('error_code', 'int16', '13+'),
     ],
   },
-};
+});

@@ -1,7 +1,7 @@
 // OffsetCommit (key 8): a group member stores the offsets it has consumed, per topic partition.
-import { type ApiSpec, field, struct_array } from '../schema.ts';
+import { api_spec, field, struct_array } from '../schema.ts';
 
-export const OFFSET_COMMIT: ApiSpec = {
+export const OFFSET_COMMIT = api_spec({
   api_key: 8,
   name: 'OffsetCommit',
   request: {
@@ -54,4 +54,4 @@ export const OFFSET_COMMIT: ApiSpec = {
       ),
     ],
   },
-};
+});

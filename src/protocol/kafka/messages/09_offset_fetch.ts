@@ -1,7 +1,7 @@
 // OffsetFetch (key 9): reads back a group's committed offsets; v8+ asks for several groups at once.
-import { type ApiSpec, array_of, field, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
-export const OFFSET_FETCH: ApiSpec = {
+export const OFFSET_FETCH = api_spec({
   api_key: 9,
   name: 'OffsetFetch',
   request: {
@@ -91,4 +91,4 @@ export const OFFSET_FETCH: ApiSpec = {
       ),
     ],
   },
-};
+});

@@ -1,8 +1,8 @@
 // FindCoordinator (key 10): which broker coordinates a group, a transactional id or a share
 // partition; v4+ looks up several keys in one request.
-import { type ApiSpec, array_of, field, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
-export const FIND_COORDINATOR: ApiSpec = {
+export const FIND_COORDINATOR = api_spec({
   api_key: 10,
   name: 'FindCoordinator',
   request: {
@@ -44,4 +44,4 @@ export const FIND_COORDINATOR: ApiSpec = {
       ),
     ],
   },
-};
+});

@@ -1,8 +1,8 @@
 // JoinGroup (key 11): a member joins a classic group, offering the protocols it supports; the
 // answer names the generation, the chosen protocol, the leader and (for the leader) all members.
-import { type ApiSpec, field, struct_array } from '../schema.ts';
+import { api_spec, field, struct_array } from '../schema.ts';
 
-export const JOIN_GROUP: ApiSpec = {
+export const JOIN_GROUP = api_spec({
   api_key: 11,
   name: 'JoinGroup',
   request: {
@@ -48,4 +48,4 @@ export const JOIN_GROUP: ApiSpec = {
       ),
     ],
   },
-};
+});

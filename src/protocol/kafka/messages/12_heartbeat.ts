@@ -1,8 +1,8 @@
 // Heartbeat (key 12): a classic group member tells the coordinator it is alive; the error code
 // tells it when to rejoin.
-import { type ApiSpec, field } from '../schema.ts';
+import { api_spec, field } from '../schema.ts';
 
-export const HEARTBEAT: ApiSpec = {
+export const HEARTBEAT = api_spec({
   api_key: 12,
   name: 'Heartbeat',
   request: {
@@ -26,4 +26,4 @@ export const HEARTBEAT: ApiSpec = {
     flexible_versions: '4+',
     fields: [field('throttle_time_ms', 'int32', '1+'), field('error_code', 'int16', '0+')],
   },
-};
+});

@@ -1,7 +1,7 @@
 // LeaveGroup (key 13): one member (v0-2) or a batch of members (v3+) leave a classic group.
-import { type ApiSpec, field, struct_array } from '../schema.ts';
+import { api_spec, field, struct_array } from '../schema.ts';
 
-export const LEAVE_GROUP: ApiSpec = {
+export const LEAVE_GROUP = api_spec({
   api_key: 13,
   name: 'LeaveGroup',
   request: {
@@ -44,4 +44,4 @@ export const LEAVE_GROUP: ApiSpec = {
       ),
     ],
   },
-};
+});

@@ -1,8 +1,8 @@
 // SyncGroup (key 14): after a join, the leader hands in every member's assignment and each member
 // receives its own.
-import { type ApiSpec, field, struct_array } from '../schema.ts';
+import { api_spec, field, struct_array } from '../schema.ts';
 
-export const SYNC_GROUP: ApiSpec = {
+export const SYNC_GROUP = api_spec({
   api_key: 14,
   name: 'SyncGroup',
   request: {
@@ -35,4 +35,4 @@ export const SYNC_GROUP: ApiSpec = {
       field('assignment', 'bytes', '0+'),
     ],
   },
-};
+});

@@ -1,8 +1,8 @@
 // DescribeGroups (key 15): state, protocol and members (with their metadata and assignments) of
 // classic groups.
-import { type ApiSpec, array_of, field, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
-export const DESCRIBE_GROUPS: ApiSpec = {
+export const DESCRIBE_GROUPS = api_spec({
   api_key: 15,
   name: 'DescribeGroups',
   request: {
@@ -48,4 +48,4 @@ export const DESCRIBE_GROUPS: ApiSpec = {
       ),
     ],
   },
-};
+});

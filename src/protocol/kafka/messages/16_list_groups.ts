@@ -1,8 +1,8 @@
 // ListGroups (key 16): the groups a coordinator knows, optionally filtered by state (v4+) and
 // type (v5+).
-import { type ApiSpec, array_of, field, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
-export const LIST_GROUPS: ApiSpec = {
+export const LIST_GROUPS = api_spec({
   api_key: 16,
   name: 'ListGroups',
   request: {
@@ -34,4 +34,4 @@ export const LIST_GROUPS: ApiSpec = {
       ),
     ],
   },
-};
+});

@@ -1,8 +1,8 @@
 // SaslHandshake (key 17): the client names the SASL mechanism it wants; the broker answers with the
 // mechanisms it has enabled. v0 carries the SASL tokens as raw frames after it, v1 in SaslAuthenticate.
-import { type ApiSpec, array_of, field } from '../schema.ts';
+import { api_spec, array_of, field } from '../schema.ts';
 
-export const SASL_HANDSHAKE: ApiSpec = {
+export const SASL_HANDSHAKE = api_spec({
   api_key: 17,
   name: 'SaslHandshake',
   request: {
@@ -21,4 +21,4 @@ export const SASL_HANDSHAKE: ApiSpec = {
     flexible_versions: 'none',
     fields: [field('error_code', 'int16', '0+'), field('mechanisms', array_of('string'), '0+')],
   },
-};
+});

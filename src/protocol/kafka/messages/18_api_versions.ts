@@ -1,8 +1,8 @@
 // ApiVersions (key 18): which APIs and versions the broker supports. Flexible from v3; the
 // response header stays v0 in every version (see header.ts).
-import { type ApiSpec, field, struct_array } from '../schema.ts';
+import { api_spec, field, struct_array } from '../schema.ts';
 
-export const API_VERSIONS: ApiSpec = {
+export const API_VERSIONS = api_spec({
   api_key: 18,
   name: 'ApiVersions',
   request: {
@@ -46,4 +46,4 @@ export const API_VERSIONS: ApiSpec = {
       field('zk_migration_ready', 'bool', '3+', { tag: 3, default: false }),
     ],
   },
-};
+});

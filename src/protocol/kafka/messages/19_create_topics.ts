@@ -1,8 +1,8 @@
 // CreateTopics (key 19): creates topics with a partition count and replication factor or an explicit
 // replica assignment, plus per-topic configs; v5+ answers with the resulting configs, v7+ the topic id.
-import { type ApiSpec, array_of, field, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
-export const CREATE_TOPICS: ApiSpec = {
+export const CREATE_TOPICS = api_spec({
   api_key: 19,
   name: 'CreateTopics',
   request: {
@@ -70,4 +70,4 @@ export const CREATE_TOPICS: ApiSpec = {
       ),
     ],
   },
-};
+});

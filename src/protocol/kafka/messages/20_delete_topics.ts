@@ -1,8 +1,8 @@
 // DeleteTopics (key 20): deletes topics, by name up to v5 and by name or topic id (a list of
 // name/id pairs) from v6.
-import { type ApiSpec, array_of, field, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
-export const DELETE_TOPICS: ApiSpec = {
+export const DELETE_TOPICS = api_spec({
   api_key: 20,
   name: 'DeleteTopics',
   request: {
@@ -44,4 +44,4 @@ export const DELETE_TOPICS: ApiSpec = {
       ),
     ],
   },
-};
+});

@@ -1,8 +1,8 @@
 // DeleteRecords (key 21): moves the log start offset of partitions forward, discarding the records
 // before the given offsets; the response gives each partition's new low watermark.
-import { type ApiSpec, field, struct_array } from '../schema.ts';
+import { api_spec, field, struct_array } from '../schema.ts';
 
-export const DELETE_RECORDS: ApiSpec = {
+export const DELETE_RECORDS = api_spec({
   api_key: 21,
   name: 'DeleteRecords',
   request: {
@@ -49,4 +49,4 @@ export const DELETE_RECORDS: ApiSpec = {
       ),
     ],
   },
-};
+});

@@ -1,8 +1,8 @@
 // InitProducerId (key 22): hands an idempotent or transactional producer its producer id and
 // epoch; v3+ lets a producer ask to keep its id after an epoch error.
-import { type ApiSpec, field } from '../schema.ts';
+import { api_spec, field } from '../schema.ts';
 
-export const INIT_PRODUCER_ID: ApiSpec = {
+export const INIT_PRODUCER_ID = api_spec({
   api_key: 22,
   name: 'InitProducerId',
   request: {
@@ -31,4 +31,4 @@ export const INIT_PRODUCER_ID: ApiSpec = {
       field('producer_epoch', 'int16', '0+'),
     ],
   },
-};
+});

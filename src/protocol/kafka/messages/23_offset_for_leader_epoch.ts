@@ -1,8 +1,8 @@
 // OffsetForLeaderEpoch (key 23): the end offset of a given leader epoch in each partition, used to
 // detect and truncate log divergence after a leader change. Flexible from v4.
-import { type ApiSpec, field, struct_array } from '../schema.ts';
+import { api_spec, field, struct_array } from '../schema.ts';
 
-export const OFFSET_FOR_LEADER_EPOCH: ApiSpec = {
+export const OFFSET_FOR_LEADER_EPOCH = api_spec({
   api_key: 23,
   name: 'OffsetForLeaderEpoch',
   request: {
@@ -58,4 +58,4 @@ export const OFFSET_FOR_LEADER_EPOCH: ApiSpec = {
       ),
     ],
   },
-};
+});

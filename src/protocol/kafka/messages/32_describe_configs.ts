@@ -1,8 +1,8 @@
 // DescribeConfigs (key 32): reads the configuration of topics, brokers and other resources, all keys
 // or the listed ones; v1+ adds each entry's source and synonyms, v3+ its type and documentation.
-import { type ApiSpec, array_of, field, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
-export const DESCRIBE_CONFIGS: ApiSpec = {
+export const DESCRIBE_CONFIGS = api_spec({
   api_key: 32,
   name: 'DescribeConfigs',
   request: {
@@ -68,4 +68,4 @@ export const DESCRIBE_CONFIGS: ApiSpec = {
       ),
     ],
   },
-};
+});

@@ -1,8 +1,8 @@
 // AlterConfigs (key 33): replaces the whole set of dynamic configs of each resource with the given
 // one (keys left out go back to their defaults), or only validates it.
-import { type ApiSpec, field, struct_array } from '../schema.ts';
+import { api_spec, field, struct_array } from '../schema.ts';
 
-export const ALTER_CONFIGS: ApiSpec = {
+export const ALTER_CONFIGS = api_spec({
   api_key: 33,
   name: 'AlterConfigs',
   request: {
@@ -48,4 +48,4 @@ export const ALTER_CONFIGS: ApiSpec = {
       ),
     ],
   },
-};
+});

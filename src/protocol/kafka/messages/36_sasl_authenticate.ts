@@ -1,8 +1,8 @@
 // SaslAuthenticate (key 36): carries one SASL token each way after a v1 handshake; v1+ responses say
 // how long the authenticated session lasts before the client must re-authenticate.
-import { type ApiSpec, field } from '../schema.ts';
+import { api_spec, field } from '../schema.ts';
 
-export const SASL_AUTHENTICATE: ApiSpec = {
+export const SASL_AUTHENTICATE = api_spec({
   api_key: 36,
   name: 'SaslAuthenticate',
   request: {
@@ -26,4 +26,4 @@ export const SASL_AUTHENTICATE: ApiSpec = {
       field('session_lifetime_ms', 'int64', '1+'),
     ],
   },
-};
+});

@@ -1,8 +1,8 @@
 // CreatePartitions (key 37): raises the partition count of existing topics, optionally with the
 // replica assignment of each new partition.
-import { type ApiSpec, array_of, field, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
-export const CREATE_PARTITIONS: ApiSpec = {
+export const CREATE_PARTITIONS = api_spec({
   api_key: 37,
   name: 'CreatePartitions',
   request: {
@@ -44,4 +44,4 @@ export const CREATE_PARTITIONS: ApiSpec = {
       ),
     ],
   },
-};
+});

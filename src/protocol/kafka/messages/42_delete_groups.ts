@@ -1,7 +1,7 @@
 // DeleteGroups (key 42): removes empty groups and their committed offsets, with a result per group.
-import { type ApiSpec, array_of, field, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
-export const DELETE_GROUPS: ApiSpec = {
+export const DELETE_GROUPS = api_spec({
   api_key: 42,
   name: 'DeleteGroups',
   request: {
@@ -23,4 +23,4 @@ export const DELETE_GROUPS: ApiSpec = {
       field('results', struct_array(field('group_id', 'string', '0+'), field('error_code', 'int16', '0+')), '0+'),
     ],
   },
-};
+});

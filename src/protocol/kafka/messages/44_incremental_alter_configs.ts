@@ -1,8 +1,8 @@
 // IncrementalAlterConfigs (key 44): changes single config keys of each resource (set, delete, append
 // to or subtract from a list) and leaves the others as they are.
-import { type ApiSpec, field, struct_array } from '../schema.ts';
+import { api_spec, field, struct_array } from '../schema.ts';
 
-export const INCREMENTAL_ALTER_CONFIGS: ApiSpec = {
+export const INCREMENTAL_ALTER_CONFIGS = api_spec({
   api_key: 44,
   name: 'IncrementalAlterConfigs',
   request: {
@@ -52,4 +52,4 @@ export const INCREMENTAL_ALTER_CONFIGS: ApiSpec = {
       ),
     ],
   },
-};
+});

@@ -1,8 +1,8 @@
 // AlterPartitionReassignments (key 45): moves partitions to new replica sets (null replicas cancel
 // a reassignment in progress). Flexible from v0.
-import { type ApiSpec, array_of, field, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
-export const ALTER_PARTITION_REASSIGNMENTS: ApiSpec = {
+export const ALTER_PARTITION_REASSIGNMENTS = api_spec({
   api_key: 45,
   name: 'AlterPartitionReassignments',
   request: {
@@ -47,4 +47,4 @@ export const ALTER_PARTITION_REASSIGNMENTS: ApiSpec = {
       ),
     ],
   },
-};
+});

@@ -1,8 +1,8 @@
 // ListPartitionReassignments (key 46): the reassignments in progress, for the partitions asked
 // about or (null topics) for all. Flexible from v0.
-import { type ApiSpec, array_of, field, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
-export const LIST_PARTITION_REASSIGNMENTS: ApiSpec = {
+export const LIST_PARTITION_REASSIGNMENTS = api_spec({
   api_key: 46,
   name: 'ListPartitionReassignments',
   request: {
@@ -45,4 +45,4 @@ export const LIST_PARTITION_REASSIGNMENTS: ApiSpec = {
       ),
     ],
   },
-};
+});

@@ -1,10 +1,10 @@
 // DescribeCluster (key 60): the cluster id, controller and brokers (or controllers) as the admin
 // client sees them. Flexible in every version.
-import { type ApiSpec, field, struct_array } from '../schema.ts';
+import { api_spec, field, struct_array } from '../schema.ts';
 
 const NO_AUTHORIZED_OPERATIONS = -2147483648;
 
-export const DESCRIBE_CLUSTER: ApiSpec = {
+export const DESCRIBE_CLUSTER = api_spec({
   api_key: 60,
   name: 'DescribeCluster',
   request: {
@@ -46,4 +46,4 @@ export const DESCRIBE_CLUSTER: ApiSpec = {
       field('cluster_authorized_operations', 'int32', '0+', { default: NO_AUTHORIZED_OPERATIONS }),
     ],
   },
-};
+});

@@ -1,8 +1,8 @@
 // ShareGroupHeartbeat (key 76): share-group members (KIP-932) join, stay in and leave a share group
 // and receive their partition assignment from the coordinator. Flexible in every version.
-import { type ApiSpec, array_of, field, struct, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct, struct_array } from '../schema.ts';
 
-export const SHARE_GROUP_HEARTBEAT: ApiSpec = {
+export const SHARE_GROUP_HEARTBEAT = api_spec({
   api_key: 76,
   name: 'ShareGroupHeartbeat',
   request: {
@@ -50,4 +50,4 @@ export const SHARE_GROUP_HEARTBEAT: ApiSpec = {
       ),
     ],
   },
-};
+});

@@ -1,10 +1,10 @@
 // ShareGroupDescribe (key 77): state, epochs, assignor and members (with subscriptions and
 // assignments) of share groups (KIP-932). Flexible in every version.
-import { type ApiSpec, array_of, field, struct, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct, struct_array } from '../schema.ts';
 
 const NO_AUTHORIZED_OPERATIONS = -2147483648;
 
-export const SHARE_GROUP_DESCRIBE: ApiSpec = {
+export const SHARE_GROUP_DESCRIBE = api_spec({
   api_key: 77,
   name: 'ShareGroupDescribe',
   request: {
@@ -67,4 +67,4 @@ export const SHARE_GROUP_DESCRIBE: ApiSpec = {
       ),
     ],
   },
-};
+});

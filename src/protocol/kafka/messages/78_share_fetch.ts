@@ -1,6 +1,6 @@
 // ShareFetch (key 78): share consumers (KIP-932) acquire records within a share session, piggybacking
 // acknowledgements. Flexible in every version; v2 adds the acquire mode and renew acknowledgements.
-import { type ApiSpec, array_of, field, struct, struct_array } from '../schema.ts';
+import { api_spec, array_of, field, struct, struct_array } from '../schema.ts';
 
 /**
  * The topics of a ShareFetch request, whose partitions carry acknowledgement batches: the same
@@ -53,7 +53,7 @@ export const SHARE_NODE_ENDPOINTS = field(
   '0+',
 );
 
-export const SHARE_FETCH: ApiSpec = {
+export const SHARE_FETCH = api_spec({
   api_key: 78,
   name: 'ShareFetch',
   request: {
@@ -128,4 +128,4 @@ export const SHARE_FETCH: ApiSpec = {
       SHARE_NODE_ENDPOINTS,
     ],
   },
-};
+});

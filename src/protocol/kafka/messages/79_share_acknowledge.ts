@@ -1,9 +1,9 @@
 // ShareAcknowledge (key 79): share consumers (KIP-932) accept, release, reject or (v2) renew records
 // they acquired through ShareFetch, within a share session. Flexible in every version.
 import { SHARE_ACKNOWLEDGEMENT_TOPICS, SHARE_CURRENT_LEADER, SHARE_NODE_ENDPOINTS } from './78_share_fetch.ts';
-import { type ApiSpec, field, struct_array } from '../schema.ts';
+import { api_spec, field, struct_array } from '../schema.ts';
 
-export const SHARE_ACKNOWLEDGE: ApiSpec = {
+export const SHARE_ACKNOWLEDGE = api_spec({
   api_key: 79,
   name: 'ShareAcknowledge',
   request: {
@@ -54,4 +54,4 @@ export const SHARE_ACKNOWLEDGE: ApiSpec = {
       SHARE_NODE_ENDPOINTS,
     ],
   },
-};
+});
