@@ -19,7 +19,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { bench_args, positive_int as positive_int_or_exit } from './cli_args.ts';
 import { encode_record_batch, type BatchRecord } from '../src/protocol/record_batch.ts';
-import { Storage, batch_format, storage_config_default, type DurabilityPolicy, type PartitionLog, type StorageConfig } from '../src/storage/index.ts';
+import { batch_base_offset, batch_last_offset_delta } from '../src/format/batch_layout.ts';
+import { Storage, storage_config_default, type DurabilityPolicy, type PartitionLog, type StorageConfig } from '../src/storage/index.ts';
 
 // ---------------------------------------------------------------- options
 
@@ -209,7 +210,7 @@ function build_batches(): Buffer[] {
 }
 
 function records_in(batch: Buffer): number {
-  return batch_format.batch_last_offset_delta(batch, 0) + 1;
+  return batch_last_offset_delta(batch, 0) + 1;
 }
 
 // ---------------------------------------------------------------- appends
@@ -396,7 +397,7 @@ async function read_back(log: PartitionLog, source: string, note: string, expect
       if (result.batches.length === 0) break;
       for (const batch of result.batches) {
         pass_messages += records_in(batch);
-        offset = batch_format.batch_base_offset(batch, 0) + records_in(batch);
+        offset = batch_base_offset(batch, 0) + records_in(batch);
       }
       pass_bytes += result.bytes;
       if (performance.now() - started > TIME_LIMIT_MS) {

@@ -12,7 +12,8 @@ import {
   type StorageConfig,
   storage_config_default,
 } from '../storage/index.ts';
-import { batch_size_at, check_batch, read_int64, OFFSET_PRODUCER_ID, OFFSET_PRODUCER_EPOCH, OFFSET_BASE_SEQUENCE, OFFSET_LAST_OFFSET_DELTA, ATTRIBUTE_TRANSACTIONAL, batch_attributes } from '../storage/batch.ts';
+import { check_batch } from '../storage/batch.ts';
+import { BATCH_HEADER_BYTES, batch_records_count, batch_size_at, read_int64, OFFSET_PRODUCER_ID, OFFSET_PRODUCER_EPOCH, OFFSET_BASE_SEQUENCE, OFFSET_LAST_OFFSET_DELTA, ATTRIBUTE_TRANSACTIONAL, batch_attributes } from '../format/batch_layout.ts';
 import { read_whole_file, replace_file_atomically } from '../storage/file_util.ts';
 import { BrokerError } from './errors.ts';
 import { LocalMetadataStore, type MetadataState, type MetadataStore, new_uuid } from './metadata_store.ts';
@@ -569,13 +570,13 @@ export class Broker {
     if (topic === DELAYED_TOPIC && this.cluster_setup) return this.accept_forwarded_delays(records);
     const log = this.cluster_setup ? this.leader_log(topic, partition, acks) : this.topics.log(topic, partition);
     const local_ack = acks !== -1;
-    if (records.length >= 61 && batch_size_at(records, 0) !== records.length) {
+    if (records.length >= BATCH_HEADER_BYTES && batch_size_at(records, 0) !== records.length) {
       throw new BrokerError('invalid_record', 'a produce request must carry exactly one record batch per partition');
     }
-    if (records.length >= 61 && (batch_attributes(records, 0) & ATTRIBUTE_TRANSACTIONAL) !== 0) {
+    if (records.length >= BATCH_HEADER_BYTES && (batch_attributes(records, 0) & ATTRIBUTE_TRANSACTIONAL) !== 0) {
       throw new BrokerError('invalid_record', 'transactional batches are not supported yet');
     }
-    const needs_delay_check = records.length >= 61 && may_carry_delay(records);
+    const needs_delay_check = records.length >= BATCH_HEADER_BYTES && may_carry_delay(records);
     const limits = overflow_limits(this.topics.get(topic)?.configs ?? {});
     const gate = this.produce_gates.get(log.name);
     if (!needs_delay_check && !limits && !gate) return this.append_in_order(log, records, local_ack);
@@ -595,7 +596,7 @@ export class Broker {
         const delayed = await delayed_records(records, received_ms, this.delayed_settings.delay_max_ms);
         if (delayed) result = this.produce_delayed(log, topic, partition, records, delayed, received_ms);
       }
-      if (!result && limits && records.length >= 61) await this.overflow.make_room(topic, partition, log, limits, records.readInt32BE(57), records.length);
+      if (!result && limits && records.length >= BATCH_HEADER_BYTES) await this.overflow.make_room(topic, partition, log, limits, batch_records_count(records, 0), records.length);
       result ??= this.append_in_order(log, records, local_ack); // issues the append before its first await
       open();
       return await result;
@@ -607,8 +608,8 @@ export class Broker {
 
   /** The append of an ordinary batch; the log's append is called before the first await. */
   private async append_in_order(log: PartitionLog, records: Buffer, local_ack: boolean): Promise<ProduceResult> {
-    const producer_id = records.length >= 61 ? read_int64(records, OFFSET_PRODUCER_ID) : -1;
-    const sequence = records.length >= 61 ? records.readInt32BE(OFFSET_BASE_SEQUENCE) : -1;
+    const producer_id = records.length >= BATCH_HEADER_BYTES ? read_int64(records, OFFSET_PRODUCER_ID) : -1;
+    const sequence = records.length >= BATCH_HEADER_BYTES ? records.readInt32BE(OFFSET_BASE_SEQUENCE) : -1;
     if (producer_id < 0 || sequence < 0) return this.result(await log.append(records, { local_ack }));
     // Check the batch (CRC, size) before trusting its producer fields: a corrupt retry must be
     // refused as corrupt, not answered as a duplicate or a sequence error.
@@ -812,7 +813,7 @@ export class Broker {
 
 /** Records the producer fields of each batch in `batches` (back to back) into `producers`. */
 function record_producer_batches(producers: PartitionProducers, batches: Buffer): void {
-  for (let position = 0; position + 61 <= batches.length; ) {
+  for (let position = 0; position + BATCH_HEADER_BYTES <= batches.length; ) {
     const size = batch_size_at(batches, position);
     const base_offset = read_int64(batches, position);
     const delta = batches.readInt32BE(position + OFFSET_LAST_OFFSET_DELTA);

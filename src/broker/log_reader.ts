@@ -2,18 +2,11 @@
 // API's message browser and redrive. Off the hot path: batches are decompressed and decoded here.
 import { decompress_record_batch } from '../protocol/compression.ts';
 import { decode_record_batch, type DecodedRecord } from '../protocol/record_batch.ts';
-import { OFFSET_LAST_OFFSET_DELTA, read_int64 } from '../storage/batch.ts';
+import { batch_last_offset } from '../format/batch_layout.ts';
 import type { PartitionReader } from './partition_reader.ts';
 
 /** Bytes asked of the log per read. */
 const READ_BYTES = 1024 * 1024;
-
-/** A header's value as text (the last one when the name is given twice); null when absent. */
-export function header_text(record: DecodedRecord, name: string): string | null {
-  let found: string | null = null;
-  for (const header of record.headers ?? []) if (header.key === name && header.value !== null) found = header.value.toString('utf8');
-  return found;
-}
 
 export interface RecordsRead {
   records: DecodedRecord[];
@@ -34,7 +27,7 @@ export async function read_records(log: PartitionReader, from_offset: number, re
     const { batches } = await log.read(offset, Math.max(1, Math.min(READ_BYTES, bytes_max - bytes)));
     if (batches.length === 0) break;
     for (const batch of batches) {
-      const last_offset = read_int64(batch, 0) + batch.readInt32BE(OFFSET_LAST_OFFSET_DELTA);
+      const last_offset = batch_last_offset(batch, 0);
       if (last_offset < offset) continue;
       bytes += batch.length;
       for (const record of decode_record_batch(await decompress_record_batch(batch))) {

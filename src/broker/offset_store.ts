@@ -3,6 +3,7 @@
 // when a group's offsets are deleted. The whole topic is replayed into memory at start.
 import { decode_record_batch, encode_record_batch, type BatchRecord } from '../protocol/record_batch.ts';
 import type { PartitionLog } from '../storage/index.ts';
+import { batch_last_offset } from '../format/batch_layout.ts';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
 const READ_BYTES = 1024 * 1024;
@@ -40,7 +41,7 @@ export class OffsetStore {
         for (const record of decode_record_batch(batch)) {
           if (record.offset >= offset) this.apply(record.key!, record.value, record.timestamp_ms);
         }
-        offset = Number(batch.readBigInt64BE(0)) + batch.readInt32BE(23) + 1;
+        offset = batch_last_offset(batch, 0) + 1;
       }
     }
   }

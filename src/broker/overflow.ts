@@ -12,6 +12,7 @@ import { BrokerError } from './errors.ts';
 import type { ShareCoordinator } from './queues/share_coordinator.ts';
 import type { TopicConfigs } from './topic_config.ts';
 import type { AppendRecords, TopicManager } from './topics.ts';
+import { batch_last_offset } from '../format/batch_layout.ts';
 
 export type OverflowPolicy = 'reject' | 'archive-oldest';
 
@@ -80,7 +81,7 @@ export class OverflowGuard {
       const { batches } = await log.read(offset, READ_BYTES);
       if (batches.length === 0) break;
       for (const batch of batches) {
-        offset = Number(batch.readBigInt64BE(0)) + batch.readInt32BE(23) + 1;
+        offset = batch_last_offset(batch, 0) + 1;
         freed += batch.length;
         if (freed >= bytes) break;
       }
@@ -100,7 +101,7 @@ export class OverflowGuard {
         for (const record of decode_record_batch(await decompress_record_batch(batch))) {
           if (record.offset >= offset && record.offset < end) records.push({ key: record.key, value: record.value, headers: record.headers, timestamp_ms: record.timestamp_ms });
         }
-        offset = Number(batch.readBigInt64BE(0)) + batch.readInt32BE(23) + 1;
+        offset = batch_last_offset(batch, 0) + 1;
         if (offset >= end) break;
       }
     }

@@ -1,16 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encode_record_batch } from '../protocol/record_batch.ts';
-import { BrokerStats, records_in_batches } from './stats.ts';
-
-const batch = (n: number) => encode_record_batch(Array.from({ length: n }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`), timestamp_ms: 0 })));
-
-test('records are counted from batch headers, across concatenated batches', () => {
-  assert.equal(records_in_batches(batch(1)), 1);
-  assert.equal(records_in_batches(batch(7)), 7);
-  assert.equal(records_in_batches(Buffer.concat([batch(3), batch(5)])), 8);
-  assert.equal(records_in_batches(Buffer.alloc(0)), 0);
-});
+import { BrokerStats } from './stats.ts';
 
 test('per-partition traffic and totals; counters of deleted partitions are pruned', () => {
   const stats = new BrokerStats();

@@ -2,10 +2,6 @@
 // observers for request and flush durations. Front ends call these on every produce and fetch, so
 // they only add numbers; whoever exports metrics reads them when scraped (nothing here knows of
 // Prometheus). Record counts come from batch headers (lastOffsetDelta + 1), never from decoding.
-import { OFFSET_LAST_OFFSET_DELTA } from '../storage/batch.ts';
-
-/** The smallest record batch (v2 header). */
-const BATCH_HEADER_BYTES = 61;
 
 export interface PartitionTraffic {
   readonly topic: string;
@@ -26,17 +22,6 @@ export interface TrafficTotals {
 /** Called with durations as they happen, by an exporter that keeps histograms. */
 export interface StatsObserver {
   request(api: string, duration_ms: number): void;
-}
-
-/** Records in a stored or produced batch buffer, read from each batch header. */
-export function records_in_batches(batches: Buffer): number {
-  let count = 0;
-  let position = 0;
-  while (position + BATCH_HEADER_BYTES <= batches.length) {
-    count += batches.readInt32BE(position + OFFSET_LAST_OFFSET_DELTA) + 1;
-    position += 12 + batches.readInt32BE(position + 8);
-  }
-  return count;
 }
 
 export class BrokerStats {

@@ -10,7 +10,7 @@ import { PEER_FETCH_VERSION, peer_fetch_request } from './fetch_request.ts';
 import { OFFSET_FOR_LEADER_EPOCH } from '../protocol/kafka/messages/23_offset_for_leader_epoch.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import type { Logger, PartitionLog } from '../storage/index.ts';
-import { batch_format } from '../storage/index.ts';
+import { BATCH_HEADER_BYTES, OFFSET_LEADER_EPOCH, batch_base_offset, batch_size_at } from '../format/batch_layout.ts';
 import type { BrokerRegistration } from './model.ts';
 import type { Replica, ReplicaHost, ReplicaSettings } from './replica_manager.ts';
 
@@ -142,11 +142,11 @@ export class FollowerFetcher {
       // Whole batches only, from where this log ends.
       let position = 0;
       let start = -1;
-      while (position + batch_format.BATCH_HEADER_BYTES <= records.length) {
-        const size = batch_format.batch_size_at(records, position);
+      while (position + BATCH_HEADER_BYTES <= records.length) {
+        const size = batch_size_at(records, position);
         if (position + size > records.length) break;
-        const base = batch_format.batch_base_offset(records, position);
-        const epoch = records.readInt32BE(position + batch_format.OFFSET_LEADER_EPOCH);
+        const base = batch_base_offset(records, position);
+        const epoch = records.readInt32BE(position + OFFSET_LEADER_EPOCH);
         if (base >= log.next_offset && start < 0) start = position;
         if (start >= 0 && epoch > log.epochs.latest_epoch) {
           // Appends before this batch must land first: the epoch cache entry names its offset.

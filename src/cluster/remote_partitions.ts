@@ -12,7 +12,8 @@ import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { BrokerError } from '../broker/errors.ts';
 import type { PartitionReader } from '../broker/partition_reader.ts';
 import type { Logger } from '../storage/index.ts';
-import { OffsetOutOfRangeError, batch_format } from '../storage/index.ts';
+import { OffsetOutOfRangeError } from '../storage/index.ts';
+import { batch_base_offset, batch_last_offset, whole_batches } from '../format/batch_layout.ts';
 import { type ClusterView, partition_key } from './model.ts';
 import { PeerConnections } from './peer_connections.ts';
 import type { PeerDialer } from './peer_dialer.ts';
@@ -127,13 +128,13 @@ export class RemotePartition implements PartitionReader {
   /** The kept batches from the one holding `offset`, or null when they do not hold it. */
   private from_kept(offset: number, bytes_max: number): Buffer[] | null {
     if (offset < this.log_start_offset || offset >= this.high_watermark) return null;
-    const first = this.kept.findIndex((batch) => batch_format.batch_base_offset(batch, 0) <= offset && offset <= last_offset_of(batch));
+    const first = this.kept.findIndex((batch) => batch_base_offset(batch, 0) <= offset && offset <= batch_last_offset(batch, 0));
     if (first < 0) return null;
     const out: Buffer[] = [];
     let bytes = 0;
     for (let i = first; i < this.kept.length && (out.length === 0 || bytes < bytes_max); i++) {
       const batch = this.kept[i]!;
-      if (batch_format.batch_base_offset(batch, 0) >= this.high_watermark) break;
+      if (batch_base_offset(batch, 0) >= this.high_watermark) break;
       out.push(batch);
       bytes += batch.length;
     }
@@ -312,19 +313,3 @@ function rows_of(response: Row, asked: RemotePartition[]): Array<{ remote: Remot
   return out;
 }
 
-/** The whole batches in a fetched record set (a trailing partial batch is left out). */
-function whole_batches(records: Buffer): Buffer[] {
-  const batches: Buffer[] = [];
-  let position = 0;
-  while (position + batch_format.BATCH_HEADER_BYTES <= records.length) {
-    const size = batch_format.batch_size_at(records, position);
-    if (position + size > records.length) break;
-    batches.push(records.subarray(position, position + size));
-    position += size;
-  }
-  return batches;
-}
-
-function last_offset_of(batch: Buffer): number {
-  return batch_format.batch_base_offset(batch, 0) + batch_format.batch_last_offset_delta(batch, 0);
-}

@@ -13,6 +13,19 @@
 import zlib from 'node:zlib';
 import { promisify } from 'node:util';
 import { crc32c } from '@node-rs/crc32';
+import {
+  ATTRIBUTE_COMPRESSION_MASK,
+  BATCH_HEADER_BYTES,
+  BATCH_LOG_OVERHEAD_BYTES,
+  OFFSET_ATTRIBUTES,
+  OFFSET_BASE_SEQUENCE,
+  OFFSET_BATCH_LENGTH,
+  OFFSET_CRC,
+  OFFSET_PRODUCER_EPOCH,
+  OFFSET_PRODUCER_ID,
+  batch_size_at,
+  write_int64,
+} from '../format/batch_layout.ts';
 
 /** A codec that is unknown, cannot load, or meets malformed data. Not retriable. */
 export class CompressionError extends Error {
@@ -32,13 +45,6 @@ export const CompressionCodes: Readonly<Record<CompressionName, number>> = { non
 export const CompressionTypes = { None: 0, GZIP: 1, Snappy: 2, LZ4: 3, ZSTD: 4 } as const;
 const NAMES: readonly CompressionName[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
 
-const HEADER_BYTES = 61;
-const OFFSET_LENGTH = 8;
-const OFFSET_CRC = 17;
-const OFFSET_ATTRIBUTES = 21;
-const OFFSET_PRODUCER_ID = 43;
-const OFFSET_PRODUCER_EPOCH = 51;
-const OFFSET_BASE_SEQUENCE = 53;
 
 /** The codec's name for a name or Kafka id; throws for anything else. */
 export function compression_name(type: CompressionType | undefined | null): CompressionName {
@@ -196,13 +202,13 @@ export async function decompress(type: CompressionType, data: Buffer): Promise<B
 export async function compress_record_batch(batch: Buffer, type: CompressionType): Promise<Buffer> {
   const name = compression_name(type);
   if (name === 'none') return batch;
-  if ((batch.readInt16BE(OFFSET_ATTRIBUTES) & 0x07) !== 0) throw new CompressionError('the batch is compressed already');
-  const records = await compress(name, batch.subarray(HEADER_BYTES));
-  const out = Buffer.allocUnsafe(HEADER_BYTES + records.length);
-  batch.copy(out, 0, 0, HEADER_BYTES);
-  records.copy(out, HEADER_BYTES);
-  out.writeInt32BE(out.length - 12, OFFSET_LENGTH);
-  out.writeInt16BE((batch.readInt16BE(OFFSET_ATTRIBUTES) & ~0x07) | CompressionCodes[name], OFFSET_ATTRIBUTES);
+  if ((batch.readInt16BE(OFFSET_ATTRIBUTES) & ATTRIBUTE_COMPRESSION_MASK) !== 0) throw new CompressionError('the batch is compressed already');
+  const records = await compress(name, batch.subarray(BATCH_HEADER_BYTES));
+  const out = Buffer.allocUnsafe(BATCH_HEADER_BYTES + records.length);
+  batch.copy(out, 0, 0, BATCH_HEADER_BYTES);
+  records.copy(out, BATCH_HEADER_BYTES);
+  out.writeInt32BE(out.length - BATCH_LOG_OVERHEAD_BYTES, OFFSET_BATCH_LENGTH);
+  out.writeInt16BE((batch.readInt16BE(OFFSET_ATTRIBUTES) & ~ATTRIBUTE_COMPRESSION_MASK) | CompressionCodes[name], OFFSET_ATTRIBUTES);
   out.writeUInt32BE(crc32c(out.subarray(OFFSET_ATTRIBUTES)), OFFSET_CRC);
   return out;
 }
@@ -210,22 +216,22 @@ export async function compress_record_batch(batch: Buffer, type: CompressionType
 /** The uncompressed form of a v2 batch (returned as is when it is not compressed). */
 export async function decompress_record_batch(batch: Buffer): Promise<Buffer> {
   const attributes = batch.readInt16BE(OFFSET_ATTRIBUTES);
-  const id = attributes & 0x07;
+  const id = attributes & ATTRIBUTE_COMPRESSION_MASK;
   if (id === 0) return batch;
-  const size = batch.readInt32BE(OFFSET_LENGTH) + 12;
-  const records = await decompress(compression_name(id as CompressionType), batch.subarray(HEADER_BYTES, size));
-  const out = Buffer.allocUnsafe(HEADER_BYTES + records.length);
-  batch.copy(out, 0, 0, HEADER_BYTES);
-  records.copy(out, HEADER_BYTES);
-  out.writeInt32BE(out.length - 12, OFFSET_LENGTH);
-  out.writeInt16BE(attributes & ~0x07, OFFSET_ATTRIBUTES);
+  const size = batch_size_at(batch, 0);
+  const records = await decompress(compression_name(id as CompressionType), batch.subarray(BATCH_HEADER_BYTES, size));
+  const out = Buffer.allocUnsafe(BATCH_HEADER_BYTES + records.length);
+  batch.copy(out, 0, 0, BATCH_HEADER_BYTES);
+  records.copy(out, BATCH_HEADER_BYTES);
+  out.writeInt32BE(out.length - BATCH_LOG_OVERHEAD_BYTES, OFFSET_BATCH_LENGTH);
+  out.writeInt16BE(attributes & ~ATTRIBUTE_COMPRESSION_MASK, OFFSET_ATTRIBUTES);
   out.writeUInt32BE(crc32c(out.subarray(OFFSET_ATTRIBUTES)), OFFSET_CRC);
   return out;
 }
 
 /** Writes producer id, epoch and base sequence into a v2 batch and recomputes its CRC, in place. */
 export function stamp_record_batch(batch: Buffer, producer_id: number, producer_epoch: number, base_sequence: number): void {
-  batch.writeBigInt64BE(BigInt(producer_id), OFFSET_PRODUCER_ID);
+  write_int64(batch, OFFSET_PRODUCER_ID, producer_id);
   batch.writeInt16BE(producer_epoch, OFFSET_PRODUCER_EPOCH);
   batch.writeInt32BE(base_sequence, OFFSET_BASE_SEQUENCE);
   batch.writeUInt32BE(crc32c(batch.subarray(OFFSET_ATTRIBUTES)), OFFSET_CRC);

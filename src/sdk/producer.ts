@@ -21,6 +21,7 @@ import { BufferFullError, ConnectionError, KafkaProtocolError, SluiceError, chec
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { PRODUCE } from '../protocol/kafka/messages/00_produce.ts';
 import type { RequestIn } from '../protocol/kafka/schema.ts';
+import { BATCH_HEADER_BYTES } from '../format/batch_layout.ts';
 import { INIT_PRODUCER_ID } from '../protocol/kafka/messages/22_init_producer_id.ts';
 import { encode_record_batch, type BatchRecord, type RecordHeader } from '../protocol/record_batch.ts';
 import { compress_record_batch, compression_name, stamp_record_batch, type CompressionName, type CompressionType } from '../protocol/compression.ts';
@@ -160,7 +161,6 @@ const SEQUENCE_MAX = 0x7fffffff;
 const EPOCH_MAX = 0x7fff;
 /** Estimated bytes of a record beyond its key, value and headers (varints, attributes). */
 const RECORD_OVERHEAD_BYTES = 21;
-const BATCH_HEADER_BYTES = 61;
 /** Recheck delay when a connection shared with other clients has no free request slot. */
 const BUSY_CONNECTION_RETRY_MS = 5;
 

@@ -8,6 +8,26 @@ import { promisify } from 'node:util';
 import { crc32c } from '@node-rs/crc32';
 import { SluiceError } from './errors.ts';
 import { decompress } from '../protocol/compression.ts';
+import {
+  ATTRIBUTE_COMPRESSION_MASK,
+  ATTRIBUTE_CONTROL,
+  ATTRIBUTE_LOG_APPEND_TIME,
+  ATTRIBUTE_TRANSACTIONAL,
+  BATCH_HEADER_BYTES,
+  BATCH_LOG_OVERHEAD_BYTES,
+  OFFSET_ATTRIBUTES,
+  OFFSET_BATCH_LENGTH,
+  OFFSET_CRC,
+  OFFSET_MAGIC,
+  batch_attributes,
+  batch_base_offset,
+  batch_base_timestamp,
+  batch_last_offset_delta,
+  batch_max_timestamp,
+  batch_producer_id,
+  batch_records_count,
+} from '../format/batch_layout.ts';
+import { RecordFormatError, RecordReader } from '../format/record_reader.ts';
 
 const gunzip = promisify(zlib.gunzip);
 
@@ -39,24 +59,8 @@ export class RecordDecodeError extends SluiceError {
   }
 }
 
-// Offsets in the batch header (record batch v2).
-const BASE_OFFSET = 0;
-const BATCH_LENGTH = 8;
-const MAGIC = 16;
-const CRC = 17;
-const ATTRIBUTES = 21;
-const LAST_OFFSET_DELTA = 23;
-const BASE_TIMESTAMP = 27;
-const MAX_TIMESTAMP = 35;
-const PRODUCER_ID = 43;
-const RECORD_COUNT = 57;
-const HEADER_BYTES = 61;
 /** The smallest batch-length field of any message format (v0 message: crc, magic, attributes, key, value). */
 const LENGTH_FIELD_MIN = 14;
-
-const TIMESTAMP_LOG_APPEND = 0x08;
-const TRANSACTIONAL = 0x10;
-const CONTROL = 0x20;
 
 /** Decompresses the records section of a batch compressed with `codec` (attributes bits 0-2). */
 export async function decompress_records(codec: number, data: Buffer): Promise<Buffer> {
@@ -74,28 +78,6 @@ export async function decompress_records(codec: number, data: Buffer): Promise<B
   }
 }
 
-function read_varint(buffer: Buffer, cursor: { at: number }, end: number): number {
-  let unsigned = 0;
-  let scale = 1;
-  for (let i = 0; i < 10; i++) {
-    if (cursor.at >= end) throw new RecordDecodeError('varint runs past the end of the record');
-    const byte = buffer[cursor.at++]!;
-    unsigned += (byte & 0x7f) * scale;
-    if ((byte & 0x80) === 0) return unsigned % 2 === 0 ? unsigned / 2 : -(unsigned + 1) / 2;
-    scale *= 128;
-  }
-  throw new RecordDecodeError('varint longer than 10 bytes');
-}
-
-function read_bytes(buffer: Buffer, cursor: { at: number }, end: number): Buffer | null {
-  const length = read_varint(buffer, cursor, end);
-  if (length < 0) return null;
-  if (cursor.at + length > end) throw new RecordDecodeError('field runs past the end of the record');
-  const bytes = buffer.subarray(cursor.at, cursor.at + length);
-  cursor.at += length;
-  return bytes;
-}
-
 /** A batch header, read without looking at its records. */
 export interface BatchHeader {
   base_offset: number;
@@ -111,56 +93,30 @@ export interface BatchHeader {
 }
 
 function read_header(buffer: Buffer, at: number): BatchHeader {
-  const attributes = buffer.readInt16BE(at + ATTRIBUTES);
-  const base_offset = Number(buffer.readBigInt64BE(at + BASE_OFFSET));
+  const attributes = batch_attributes(buffer, at);
+  const base_offset = batch_base_offset(buffer, at);
   return {
     base_offset,
-    last_offset: base_offset + buffer.readInt32BE(at + LAST_OFFSET_DELTA),
+    last_offset: base_offset + batch_last_offset_delta(buffer, at),
     attributes,
-    codec: attributes & 0x07,
-    is_control: (attributes & CONTROL) !== 0,
-    is_transactional: (attributes & TRANSACTIONAL) !== 0,
-    producer_id: Number(buffer.readBigInt64BE(at + PRODUCER_ID)),
-    base_timestamp: Number(buffer.readBigInt64BE(at + BASE_TIMESTAMP)),
-    max_timestamp: Number(buffer.readBigInt64BE(at + MAX_TIMESTAMP)),
-    record_count: buffer.readInt32BE(at + RECORD_COUNT),
+    codec: attributes & ATTRIBUTE_COMPRESSION_MASK,
+    is_control: (attributes & ATTRIBUTE_CONTROL) !== 0,
+    is_transactional: (attributes & ATTRIBUTE_TRANSACTIONAL) !== 0,
+    producer_id: batch_producer_id(buffer, at),
+    base_timestamp: batch_base_timestamp(buffer, at),
+    max_timestamp: batch_max_timestamp(buffer, at),
+    record_count: batch_records_count(buffer, at),
   };
 }
 
-// The record decoder keeps its position in a module variable (`pos`) rather than in a cursor object:
-// no allocation and no property access per field. Decoding is synchronous, so nothing interleaves.
-let pos = 0;
-
-/** Reads a zigzag varint at `pos`, moving `pos` past it. */
-function varint_at(buffer: Buffer, end: number): number {
-  if (pos < end) {
-    const first = buffer[pos]!;
-    if ((first & 0x80) === 0) {
-      pos++;
-      return (first >>> 1) ^ -(first & 1);
-    }
+/** Runs `read` and reports a malformed record as the decoder's error. */
+function decoding<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof RecordFormatError) throw new RecordDecodeError(error.message);
+    throw error;
   }
-  let unsigned = 0;
-  let scale = 1;
-  for (let i = 0; i < 10; i++) {
-    if (pos >= end) throw new RecordDecodeError('varint runs past the end of the record');
-    const byte = buffer[pos++]!;
-    unsigned += (byte & 0x7f) * scale;
-    if ((byte & 0x80) === 0) return unsigned % 2 === 0 ? unsigned / 2 : -(unsigned + 1) / 2;
-    scale *= 128;
-  }
-  throw new RecordDecodeError('varint longer than 10 bytes');
-}
-
-/** Reads a varint-length byte field at `pos` (a view of `buffer`, not a copy); null for length -1. */
-function bytes_at(buffer: Buffer, end: number): Buffer | null {
-  const length = varint_at(buffer, end);
-  if (length < 0) return null;
-  const start = pos;
-  if (start + length > end) throw new RecordDecodeError('field runs past the end of the record');
-  pos = start + length;
-  // A view of the same memory, as subarray would give, without subarray's species lookup.
-  return Buffer.from(buffer.buffer, buffer.byteOffset + start, length);
 }
 
 // Header names repeat from record to record (a message-id header on each, say): the last few
@@ -170,23 +126,23 @@ const name_bytes: Buffer[] = [];
 const name_strings: string[] = [];
 let name_next = 0;
 
-/** Reads a header name at `pos` as a UTF-8 string ('' for a null name). */
-function header_name_at(buffer: Buffer, end: number): string {
-  const length = varint_at(buffer, end);
+/** Reads a header name as a UTF-8 string ('' for a null name). */
+function header_name_at(reader: RecordReader): string {
+  const length = reader.field_length();
   if (length <= 0) return '';
-  const start = pos;
-  if (start + length > end) throw new RecordDecodeError('field runs past the end of the record');
-  pos = start + length;
+  const buffer = reader.buffer;
+  const start = reader.at;
+  reader.at = start + length;
   search: for (let c = 0; c < name_bytes.length; c++) {
     const cached = name_bytes[c]!;
     if (cached.length !== length) continue;
     for (let b = 0; b < length; b++) if (cached[b] !== buffer[start + b]) continue search;
     return name_strings[c]!;
   }
-  const name = buffer.toString('utf8', start, pos);
+  const name = buffer.toString('utf8', start, reader.at);
   if (length <= 64) {
     // A copy: a view would keep the whole fetched response alive.
-    name_bytes[name_next] = Buffer.from(buffer.subarray(start, pos));
+    name_bytes[name_next] = Buffer.from(buffer.subarray(start, reader.at));
     name_strings[name_next] = name;
     name_next = (name_next + 1) % NAME_CACHE_SIZE;
   }
@@ -200,10 +156,9 @@ const EMPTY = Buffer.alloc(0);
  * after `min_offset`.
  */
 function decode_records(header: BatchHeader, data: Buffer, min_offset: number, out: KafkaMessage[]): void {
-  pos = 0;
-  const end = data.length;
+  const reader = new RecordReader(data, 0, data.length);
   const base_offset = header.base_offset;
-  const log_append = (header.attributes & TIMESTAMP_LOG_APPEND) !== 0;
+  const log_append = (header.attributes & ATTRIBUTE_LOG_APPEND_TIME) !== 0;
   const base_timestamp = header.base_timestamp;
   const log_append_timestamp = String(header.max_timestamp);
   const record_count = header.record_count;
@@ -211,24 +166,26 @@ function decode_records(header: BatchHeader, data: Buffer, min_offset: number, o
   let last_delta = Number.NaN;
   let last_timestamp = '';
   for (let i = 0; i < record_count; i++) {
-    const length = varint_at(data, end);
-    const record_end = pos + length;
-    if (length < 0 || record_end > end) throw new RecordDecodeError(`record ${i} of the batch at offset ${base_offset} runs past its end`);
-    const attributes = data[pos++]!;
-    const timestamp_delta = varint_at(data, record_end);
-    const offset_delta = varint_at(data, record_end);
-    const offset = base_offset + offset_delta;
+    try {
+      reader.enter_record();
+    } catch (error) {
+      if (!(error instanceof RecordFormatError)) throw error;
+      throw new RecordDecodeError(`record ${i} of the batch at offset ${base_offset} runs past its end`);
+    }
+    const attributes = reader.byte();
+    const timestamp_delta = reader.varint();
+    const offset = base_offset + reader.varint();
     if (offset < min_offset) {
-      pos = record_end;
+      reader.leave_record();
       continue;
     }
-    const key = bytes_at(data, record_end);
-    const value = bytes_at(data, record_end);
-    const header_count = varint_at(data, record_end);
+    const key = reader.bytes();
+    const value = reader.bytes();
+    const header_count = reader.varint();
     const headers: IHeaders = {};
     for (let h = 0; h < header_count; h++) {
-      const name = header_name_at(data, record_end);
-      const header_value = bytes_at(data, record_end) ?? EMPTY;
+      const name = header_name_at(reader);
+      const header_value = reader.bytes() ?? EMPTY;
       const existing = headers[name];
       if (existing === undefined) headers[name] = header_value;
       else if (Array.isArray(existing)) existing.push(header_value);
@@ -243,19 +200,18 @@ function decode_records(header: BatchHeader, data: Buffer, min_offset: number, o
       timestamp = last_timestamp;
     }
     out.push({ key, value, timestamp, attributes, offset: String(offset), headers });
-    pos = record_end;
+    reader.leave_record();
   }
 }
 
 /** For a control batch: true when its marker is an abort (control record key: int16 version, int16 type 0 = commit, 1 = abort). */
 function is_abort_marker(header: BatchHeader, data: Buffer): boolean {
-  const cursor = { at: 0 };
-  const length = read_varint(data, cursor, data.length);
-  const record_end = cursor.at + length;
-  cursor.at += 1;
-  read_varint(data, cursor, record_end);
-  read_varint(data, cursor, record_end);
-  const key = read_bytes(data, cursor, record_end);
+  const reader = new RecordReader(data, 0, data.length);
+  reader.enter_record();
+  reader.byte();
+  reader.varint();
+  reader.varint();
+  const key = reader.bytes();
   if (!key || key.length < 4) throw new RecordDecodeError(`control batch at offset ${header.base_offset} has no valid key`);
   return key.readInt16BE(2) === 1;
 }
@@ -292,17 +248,17 @@ export async function decode_fetched(records: Buffer | null | undefined, fetch_o
   const check_crcs = options.check_crcs ?? true;
   let at = 0;
   while (records.length - at >= 12) {
-    const length = records.readInt32BE(at + BATCH_LENGTH);
-    if (length < LENGTH_FIELD_MIN) throw new RecordDecodeError(`batch length ${length} at offset ${Number(records.readBigInt64BE(at))} is too small`);
+    const length = records.readInt32BE(at + OFFSET_BATCH_LENGTH);
+    if (length < LENGTH_FIELD_MIN) throw new RecordDecodeError(`batch length ${length} at offset ${batch_base_offset(records, at)} is too small`);
     const end = at + 12 + length;
     if (end > records.length) break; // partial batch at the end
-    const magic = records.readInt8(at + MAGIC);
+    const magic = records.readInt8(at + OFFSET_MAGIC);
     if (magic !== 2) throw new RecordDecodeError(`message format v${magic} (magic ${magic}) is not supported; only record batch v2`);
-    if (length + 12 < HEADER_BYTES) throw new RecordDecodeError(`batch of ${length + 12} bytes is shorter than its header`);
+    if (length + BATCH_LOG_OVERHEAD_BYTES < BATCH_HEADER_BYTES) throw new RecordDecodeError(`batch of ${length + 12} bytes is shorter than its header`);
     const batch = records.subarray(at, end);
     at = end;
-    if (check_crcs && crc32c(batch.subarray(ATTRIBUTES)) !== batch.readUInt32BE(CRC)) {
-      throw new RecordDecodeError(`batch at offset ${Number(batch.readBigInt64BE(BASE_OFFSET))} fails its CRC-32C check`);
+    if (check_crcs && crc32c(batch.subarray(OFFSET_ATTRIBUTES)) !== batch.readUInt32BE(OFFSET_CRC)) {
+      throw new RecordDecodeError(`batch at offset ${batch_base_offset(batch, 0)} fails its CRC-32C check`);
     }
     const header = read_header(batch, 0);
     if (header.last_offset < fetch_offset) continue; // wholly before the fetch offset
@@ -310,8 +266,8 @@ export async function decode_fetched(records: Buffer | null | undefined, fetch_o
     while (aborted.length > 0 && aborted[0]!.first_offset <= header.last_offset) aborted_producers.add(aborted.shift()!.producer_id);
     if (header.is_control) {
       if (header.is_transactional && aborted_producers.has(header.producer_id)) {
-        const data = await decompress_records(header.codec, batch.subarray(HEADER_BYTES));
-        if (header.record_count > 0 && is_abort_marker(header, data)) aborted_producers.delete(header.producer_id);
+        const data = await decompress_records(header.codec, batch.subarray(BATCH_HEADER_BYTES));
+        if (header.record_count > 0 && decoding(() => is_abort_marker(header, data))) aborted_producers.delete(header.producer_id);
       }
       continue;
     }
@@ -319,12 +275,12 @@ export async function decode_fetched(records: Buffer | null | undefined, fetch_o
     if (header.record_count === 0) continue;
     let data: Buffer;
     try {
-      data = await decompress_records(header.codec, batch.subarray(HEADER_BYTES));
+      data = await decompress_records(header.codec, batch.subarray(BATCH_HEADER_BYTES));
     } catch (error) {
       if (error instanceof RecordDecodeError) throw error;
       throw new RecordDecodeError(`cannot decompress the ${CODEC_NAMES[header.codec]} batch at offset ${header.base_offset}: ${String(error)}`, { cause: error });
     }
-    decode_records(header, data, fetch_offset, messages);
+    decoding(() => decode_records(header, data, fetch_offset, messages));
   }
   return { messages, next_offset };
 }

@@ -1,72 +1,33 @@
-// Record batch v2 header: the unit the log stores, indexes and serves. The storage layer reads and
-// patches only the fixed 61-byte header; records are opaque bytes here (see record_scan.ts for the
-// one read-side exception). Layout facts: docs/storage-format.md.
+// Record batch v2 header checks and stamps: the unit the log stores, indexes and serves. The storage
+// layer reads and patches only the fixed 61-byte header (its layout: format/batch_layout.ts);
+// records are opaque bytes here (see record_scan.ts for the one read-side exception).
 import { crc32c } from '@node-rs/crc32';
+import {
+  ATTRIBUTE_CONTROL,
+  ATTRIBUTE_LOG_APPEND_TIME,
+  BATCH_HEADER_BYTES,
+  BATCH_LOG_OVERHEAD_BYTES,
+  BATCH_MAGIC_V2,
+  OFFSET_ATTRIBUTES,
+  OFFSET_BASE_OFFSET,
+  OFFSET_BASE_SEQUENCE,
+  OFFSET_BATCH_LENGTH,
+  OFFSET_CRC,
+  OFFSET_LEADER_EPOCH,
+  OFFSET_MAGIC,
+  OFFSET_MAX_TIMESTAMP,
+  OFFSET_PRODUCER_ID,
+  OFFSET_RECORDS_COUNT,
+  batch_attributes,
+  batch_last_offset_delta,
+  batch_size_at,
+  read_int64,
+  write_int64,
+} from '../format/batch_layout.ts';
 import { InvalidBatchError, MessageTooLargeError } from './errors.ts';
-
-export const BATCH_HEADER_BYTES = 61;
-/** baseOffset (8) + batchLength (4): the bytes batchLength does not count. */
-export const BATCH_LOG_OVERHEAD_BYTES = 12;
-export const BATCH_MAGIC_V2 = 2;
-
-export const OFFSET_BASE_OFFSET = 0;
-export const OFFSET_BATCH_LENGTH = 8;
-export const OFFSET_LEADER_EPOCH = 12;
-export const OFFSET_MAGIC = 16;
-export const OFFSET_CRC = 17;
-export const OFFSET_ATTRIBUTES = 21;
-export const OFFSET_LAST_OFFSET_DELTA = 23;
-export const OFFSET_BASE_TIMESTAMP = 27;
-export const OFFSET_MAX_TIMESTAMP = 35;
-export const OFFSET_PRODUCER_ID = 43;
-export const OFFSET_PRODUCER_EPOCH = 51;
-export const OFFSET_BASE_SEQUENCE = 53;
-export const OFFSET_RECORDS_COUNT = 57;
-
-export const ATTRIBUTE_COMPRESSION_MASK = 0x07;
-export const ATTRIBUTE_LOG_APPEND_TIME = 0x08;
-export const ATTRIBUTE_TRANSACTIONAL = 0x10;
-export const ATTRIBUTE_CONTROL = 0x20;
 
 /** Offsets inside one segment are stored relative to its base as int32. */
 export const RELATIVE_OFFSET_MAX = 0x7fffffff;
-
-const TWO_POW_32 = 0x1_0000_0000;
-
-/** Reads a non-negative or negative int64 as a JS number; exact for |value| < 2^53. */
-export function read_int64(buffer: Buffer, position: number): number {
-  const high = buffer.readInt32BE(position);
-  const low = buffer.readUInt32BE(position + 4);
-  return high * TWO_POW_32 + low;
-}
-
-export function write_int64(buffer: Buffer, position: number, value: number): void {
-  const high = Math.floor(value / TWO_POW_32);
-  const low = value - high * TWO_POW_32;
-  buffer.writeInt32BE(high, position);
-  buffer.writeUInt32BE(low, position + 4);
-}
-
-/** Total bytes of the batch starting at `position`, from its batchLength field. */
-export function batch_size_at(buffer: Buffer, position: number): number {
-  return buffer.readInt32BE(position + OFFSET_BATCH_LENGTH) + BATCH_LOG_OVERHEAD_BYTES;
-}
-
-export function batch_base_offset(buffer: Buffer, position: number): number {
-  return read_int64(buffer, position + OFFSET_BASE_OFFSET);
-}
-
-export function batch_last_offset_delta(buffer: Buffer, position: number): number {
-  return buffer.readInt32BE(position + OFFSET_LAST_OFFSET_DELTA);
-}
-
-export function batch_max_timestamp(buffer: Buffer, position: number): number {
-  return read_int64(buffer, position + OFFSET_MAX_TIMESTAMP);
-}
-
-export function batch_attributes(buffer: Buffer, position: number): number {
-  return buffer.readInt16BE(position + OFFSET_ATTRIBUTES);
-}
 
 export function batch_crc_matches(buffer: Buffer, position: number, size: number): boolean {
   const stored = buffer.readUInt32BE(position + OFFSET_CRC);

@@ -7,4 +7,5 @@ export type { FileIO, Fd, FileStat, OpenMode } from './file_io.ts';
 export { NodeFileIO } from './node_file_io.ts';
 export { SimFileIO, SimulatedCrash, type SimFault } from './sim_file_io.ts';
 export { ManualClock, SYSTEM_CLOCK, SILENT_LOGGER, type Clock, type Logger } from './clock.ts';
-export * as batch_format from './batch.ts';
+export { check_batch, type BatchCheckLimits } from './batch.ts';
+export { read_whole_file, replace_file_atomically } from './file_util.ts';

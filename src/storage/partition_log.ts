@@ -17,17 +17,8 @@ import type { IndexCache } from './index_cache.ts';
 import type { Clock, Logger } from './clock.ts';
 import type { LogConfig, StorageConfig } from './config.ts';
 import { write_all } from './file_util.ts';
-import {
-  BATCH_HEADER_BYTES,
-  RELATIVE_OFFSET_MAX,
-  batch_base_offset,
-  batch_last_offset_delta,
-  batch_max_timestamp,
-  batch_size_at,
-  check_batch,
-  stamp_batch,
-  stamp_log_append_time,
-} from './batch.ts';
+import { RELATIVE_OFFSET_MAX, check_batch, stamp_batch, stamp_log_append_time } from './batch.ts';
+import { BATCH_HEADER_BYTES, batch_base_offset, batch_last_offset_delta, batch_max_timestamp, batch_size_at } from '../format/batch_layout.ts';
 import {
   BackpressureError,
   DiskFullError,

@@ -4,7 +4,7 @@
 // Both are strictly increasing in every column, so lookups are binary searches. Layouts are in
 // docs/storage-format.md; decode() rejects a file that breaks any structural rule.
 import { assert } from './errors.ts';
-import { read_int64, write_int64 } from './batch.ts';
+import { read_int64, write_int64 } from '../format/batch_layout.ts';
 
 export const OFFSET_INDEX_ENTRY_BYTES = 8;
 export const TIME_INDEX_ENTRY_BYTES = 12;

@@ -4,17 +4,8 @@
 import type { FileIO } from './file_io.ts';
 import type { HandleCache } from './handle_cache.ts';
 import { read_at, read_whole_file, replace_file_atomically } from './file_util.ts';
-import {
-  BATCH_HEADER_BYTES,
-  BATCH_LOG_OVERHEAD_BYTES,
-  RELATIVE_OFFSET_MAX,
-  batch_base_offset,
-  batch_crc_matches,
-  batch_last_offset_delta,
-  batch_max_timestamp,
-  batch_size_at,
-  check_stored_batch,
-} from './batch.ts';
+import { RELATIVE_OFFSET_MAX, batch_crc_matches, check_stored_batch } from './batch.ts';
+import { BATCH_HEADER_BYTES, BATCH_LOG_OVERHEAD_BYTES, batch_base_offset, batch_last_offset_delta, batch_max_timestamp, batch_size_at } from '../format/batch_layout.ts';
 import { RECOVERY_BATCH_BYTES_MAX, RECOVERY_READ_BYTES } from './config.ts';
 import { CorruptDataError, assert } from './errors.ts';
 import { OffsetIndex, TimeIndex } from './segment_index.ts';

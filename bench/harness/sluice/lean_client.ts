@@ -14,19 +14,13 @@ import { FETCH } from '../../../src/protocol/kafka/messages/01_fetch.ts';
 import { LIST_OFFSETS } from '../../../src/protocol/kafka/messages/02_list_offsets.ts';
 import { CREATE_TOPICS } from '../../../src/protocol/kafka/messages/19_create_topics.ts';
 import { encode_record_batch, type BatchRecord } from '../../../src/protocol/record_batch.ts';
+import { ATTRIBUTE_CONTROL, BATCH_HEADER_BYTES, batch_attributes, batch_last_offset, batch_records_count, batch_size_at } from '../../../src/format/batch_layout.ts';
+import { varint_size } from '../../../src/format/record_reader.ts';
 
 export { Connection, prepare, type PreparedRequest };
 
 export const VERSIONS = { produce: 9, fetch: 12, list_offsets: 5, create_topics: 5 } as const;
 
-/** Record batch v2 header: size, and where the fields read here sit. */
-const BATCH_HEADER_BYTES = 61;
-const BATCH_LENGTH_AT = 8;
-const BATCH_ATTRIBUTES_AT = 21;
-const BATCH_LAST_OFFSET_DELTA_AT = 23;
-const BATCH_RECORDS_COUNT_AT = 57;
-const CONTROL_BATCH_BIT = 0x20;
-const TWO_POW_32 = 0x1_0000_0000;
 
 const ERROR_NAMES = new Map<number, string>(Object.entries(ErrorCode).map(([name, code]) => [code, name]));
 
@@ -95,17 +89,8 @@ export const PRODUCE_DEFAULTS: Required<ProduceOptions> = { batch_messages_max: 
 
 /** Size of one record in a batch with a null key, no headers and a value of `payload_bytes`. */
 function record_bytes(payload_bytes: number, offset_delta: number): number {
-  const varint = (v: number) => {
-    let u = v >= 0 ? v * 2 : -v * 2 - 1;
-    let n = 1;
-    while (u >= 128) {
-      u = Math.floor(u / 128);
-      n++;
-    }
-    return n;
-  };
-  const body = 1 + 1 + varint(offset_delta) + 1 + varint(payload_bytes) + payload_bytes + 1;
-  return varint(body) + body;
+  const body = 1 + 1 + varint_size(offset_delta) + 1 + varint_size(payload_bytes) + payload_bytes + 1;
+  return varint_size(body) + body;
 }
 
 /** Messages per batch so that a batch stays within both limits. */
@@ -387,12 +372,11 @@ export async function consume(run: ConsumeRun): Promise<ConsumeOutcome> {
           // Whole batches only; a trailing partial batch (Kafka may send one) is fetched again.
           let at = 0;
           while (records.length - at >= BATCH_HEADER_BYTES) {
-            const size = records.readInt32BE(at + BATCH_LENGTH_AT) + 12;
+            const size = batch_size_at(records, at);
             if (records.length - at < size) break;
-            const base_offset = records.readInt32BE(at) * TWO_POW_32 + records.readUInt32BE(at + 4);
-            offsets[partition] = base_offset + records.readInt32BE(at + BATCH_LAST_OFFSET_DELTA_AT) + 1;
-            if ((records.readInt16BE(at + BATCH_ATTRIBUTES_AT) & CONTROL_BATCH_BIT) === 0) {
-              received += records.readInt32BE(at + BATCH_RECORDS_COUNT_AT);
+            offsets[partition] = batch_last_offset(records, at) + 1;
+            if ((batch_attributes(records, at) & ATTRIBUTE_CONTROL) === 0) {
+              received += batch_records_count(records, at);
               batch_bytes += size;
               run.on_batch?.(records, at, received_at);
             }

@@ -5,14 +5,14 @@
 import { decompress_record_batch } from '../../protocol/compression.ts';
 import type { DecodedRecord } from '../../protocol/record_batch.ts';
 import { BrokerError } from '../errors.ts';
+import { BATCH_HEADER_BYTES, batch_compression, batch_records_count } from '../../format/batch_layout.ts';
+import { RecordFormatError, RecordReader } from '../../format/record_reader.ts';
 
 export const DELIVER_AT_HEADER = 'sluice-deliver-at';
 export const DELAY_MS_HEADER = 'sluice-delay-ms';
 export const TTL_MS_HEADER = 'sluice-ttl-ms';
 /** Every header name read here starts with this; an uncompressed batch without these bytes has none. */
 const COMMON_PREFIX = Buffer.from('sluice-');
-const BATCH_HEADER_BYTES = 61;
-const ATTRIBUTES_AT = 21;
 const INTEGER = /^\d{1,16}$/;
 
 export interface DelayedRecords {
@@ -51,27 +51,11 @@ export function due_time_of(record: DecodedRecord, received_ms: number, delay_ma
 
 /** False when the batch surely has no delay or TTL header (uncompressed, without the header bytes). */
 export function may_carry_delay(batch: Buffer): boolean {
-  return (batch.readInt16BE(ATTRIBUTES_AT) & 0x07) !== 0 || batch.indexOf(COMMON_PREFIX, BATCH_HEADER_BYTES) >= 0;
+  return batch_compression(batch, 0) !== 0 || batch.indexOf(COMMON_PREFIX, BATCH_HEADER_BYTES) >= 0;
 }
 
 const NAMES = { deliver_at: Buffer.from(DELIVER_AT_HEADER), delay_ms: Buffer.from(DELAY_MS_HEADER), ttl_ms: Buffer.from(TTL_MS_HEADER) };
 const DIGITS_MAX = 16;
-
-/** Reading position of the scanner below (module state: the scan never awaits). */
-let at = 0;
-
-function varint(buffer: Buffer, end: number): number {
-  let unsigned = 0;
-  let scale = 1;
-  for (let i = 0; i < 10; i++) {
-    if (at >= end) throw new BrokerError('invalid_record', 'a record runs past the end of its batch');
-    const byte = buffer[at++]!;
-    unsigned += (byte & 0x7f) * scale;
-    if ((byte & 0x80) === 0) return unsigned % 2 === 0 ? unsigned / 2 : -(unsigned + 1) / 2;
-    scale *= 128;
-  }
-  throw new BrokerError('invalid_record', 'a varint longer than 10 bytes');
-}
 
 /** Whole milliseconds from the header value bytes [from, to), or throws naming the header. */
 function ms_of(buffer: Buffer, from: number, to: number, name: string): number {
@@ -92,51 +76,61 @@ const is = (buffer: Buffer, from: number, length: number, name: Buffer) => lengt
  * objects; TTL headers are checked on the way. Null when no record asks for a delay.
  */
 function scan_dues(batch: Buffer, received_ms: number, delay_max_ms: number): number[] | null {
-  const count = batch.readInt32BE(57);
-  const end = batch.length;
+  const count = batch_records_count(batch, 0);
   const due_ms: number[] = new Array(count);
   let delayed = false;
-  at = BATCH_HEADER_BYTES;
+  const reader = new RecordReader(batch, BATCH_HEADER_BYTES, batch.length);
   for (let i = 0; i < count; i++) {
-    const length = varint(batch, end);
-    const record_end = at + length;
-    if (length < 0 || record_end > end) throw new BrokerError('invalid_record', `record ${i} runs past the end of its batch`);
-    at++; // attributes
-    varint(batch, record_end); // timestamp delta
-    varint(batch, record_end); // offset delta
-    for (let field = 0; field < 2; field++) {
-      const field_length = varint(batch, record_end);
-      if (field_length > 0) at += field_length;
+    let due: number | null;
+    try {
+      due = record_due(reader, received_ms, delay_max_ms);
+    } catch (error) {
+      if (error instanceof RecordFormatError) throw new BrokerError('invalid_record', `record ${i} of the batch: ${error.message}`);
+      throw error;
     }
-    const headers = varint(batch, record_end);
-    let due: number | null = null;
-    let absolute = false;
-    for (let h = 0; h < headers; h++) {
-      const key_length = varint(batch, record_end);
-      const key_at = at;
-      at += Math.max(0, key_length);
-      const value_length = varint(batch, record_end);
-      const value_at = at;
-      at += Math.max(0, value_length);
-      if (at > record_end) throw new BrokerError('invalid_record', `record ${i} runs past its end`);
-      if (is(batch, key_at, key_length, NAMES.deliver_at)) {
-        due = ms_of(batch, value_at, value_at + value_length, DELIVER_AT_HEADER);
-        absolute = true;
-      } else if (is(batch, key_at, key_length, NAMES.delay_ms)) {
-        const delay = ms_of(batch, value_at, value_at + value_length, DELAY_MS_HEADER);
-        if (!absolute) due = received_ms + delay;
-      } else if (is(batch, key_at, key_length, NAMES.ttl_ms)) {
-        ms_of(batch, value_at, value_at + value_length, TTL_MS_HEADER);
-      }
-    }
-    if (due !== null) {
-      if (due - received_ms > delay_max_ms) throw new BrokerError('invalid_record', `${absolute ? DELIVER_AT_HEADER : DELAY_MS_HEADER}: due ${due - received_ms} ms from now, beyond the maximum delay of ${delay_max_ms} ms`);
-      delayed = true;
-    }
+    if (due !== null) delayed = true;
     due_ms[i] = Math.max(due ?? received_ms, received_ms);
-    at = record_end;
   }
   return delayed ? due_ms : null;
+}
+
+/**
+ * The due time one record's headers ask for (null: none; deliver-at wins over delay-ms), leaving
+ * the reader after the record. A due time beyond `delay_max_ms` refuses the batch.
+ */
+function record_due(reader: RecordReader, received_ms: number, delay_max_ms: number): number | null {
+  const batch = reader.buffer;
+  reader.enter_record();
+  reader.byte(); // attributes
+  reader.varint(); // timestamp delta
+  reader.varint(); // offset delta
+  reader.skip_bytes(); // key
+  reader.skip_bytes(); // value
+  const headers = reader.varint();
+  let due: number | null = null;
+  let absolute = false;
+  for (let h = 0; h < headers; h++) {
+    const key_length = reader.field_length();
+    const key_at = reader.at;
+    reader.at += Math.max(0, key_length);
+    const value_length = reader.field_length();
+    const value_at = reader.at;
+    reader.at += Math.max(0, value_length);
+    if (is(batch, key_at, key_length, NAMES.deliver_at)) {
+      due = ms_of(batch, value_at, value_at + value_length, DELIVER_AT_HEADER);
+      absolute = true;
+    } else if (is(batch, key_at, key_length, NAMES.delay_ms)) {
+      const delay = ms_of(batch, value_at, value_at + value_length, DELAY_MS_HEADER);
+      if (!absolute) due = received_ms + delay;
+    } else if (is(batch, key_at, key_length, NAMES.ttl_ms)) {
+      ms_of(batch, value_at, value_at + value_length, TTL_MS_HEADER);
+    }
+  }
+  reader.leave_record();
+  if (due !== null && due - received_ms > delay_max_ms) {
+    throw new BrokerError('invalid_record', `${absolute ? DELIVER_AT_HEADER : DELAY_MS_HEADER}: due ${due - received_ms} ms from now, beyond the maximum delay of ${delay_max_ms} ms`);
+  }
+  return due;
 }
 
 /**
@@ -145,7 +139,7 @@ function scan_dues(batch: Buffer, received_ms: number, delay_max_ms: number): nu
  */
 export async function delayed_records(batch: Buffer, received_ms: number, delay_max_ms: number): Promise<DelayedRecords | null> {
   if (!may_carry_delay(batch)) return null;
-  const compressed = (batch.readInt16BE(ATTRIBUTES_AT) & 0x07) !== 0;
+  const compressed = batch_compression(batch, 0) !== 0;
   let plain = batch;
   if (compressed) {
     try {

@@ -12,6 +12,7 @@ import type { Logger, PartitionLog } from '../../storage/index.ts';
 import type { AppendRecords, TopicManager } from '../topics.ts';
 import { due_time_of } from './delay_headers.ts';
 import { DelayIndex, RECORDS_PER_BATCH_MAX, pack, unpack } from './delay_index.ts';
+import { batch_last_offset } from '../../format/batch_layout.ts';
 
 export const DELAYED_TOPIC = '__sluice_delayed';
 
@@ -125,7 +126,7 @@ export class DelayedDelivery {
         for (const record of decode_record_batch(wrapper)) {
           if (record.offset >= offset) await visit(record.offset, JSON.parse(record.key!.toString('utf8')), record.value);
         }
-        offset = Number(wrapper.readBigInt64BE(0)) + wrapper.readInt32BE(23) + 1;
+        offset = batch_last_offset(wrapper, 0) + 1;
       }
     }
   }

@@ -6,6 +6,7 @@ import { decode_record_batch, type BatchRecord, type DecodedRecord } from '../..
 import type { PartitionReader } from '../partition_reader.ts';
 import type { DeadLetter } from './share_partition.ts';
 import { DLQ_HEADERS } from '../../protocol/dead_letters.ts';
+import { batch_last_offset } from '../../format/batch_layout.ts';
 
 export { DLQ_HEADERS, dead_letter_topic_name } from '../../protocol/dead_letters.ts';
 
@@ -28,7 +29,7 @@ export async function read_records_at(log: PartitionReader, offsets: readonly nu
     let last_seen = offset;
     for (const batch of batches) {
       for (const record of decode_record_batch(await decompress_record_batch(batch))) found.set(record.offset, record);
-      last_seen = Number(batch.readBigInt64BE(0)) + batch.readInt32BE(23);
+      last_seen = batch_last_offset(batch, 0);
     }
     while (i < offsets.length && offsets[i]! <= last_seen) i++;
   }

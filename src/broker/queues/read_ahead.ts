@@ -10,12 +10,11 @@ import { decode_record_batch } from '../../protocol/record_batch.ts';
 import type { PartitionReader } from '../partition_reader.ts';
 import { DelayIndex, pack, unpack } from '../delayed/delay_index.ts';
 import { TTL_MS_HEADER, ttl_of } from '../delayed/delay_headers.ts';
+import { BATCH_HEADER_BYTES, batch_compression, batch_last_offset } from '../../format/batch_layout.ts';
 
 /** Bytes read ahead per scan. */
 const SCAN_BYTES = 1024 * 1024;
 const HEADER_BYTES = Buffer.from(TTL_MS_HEADER);
-const ATTRIBUTES_AT = 21;
-const BATCH_HEADER_BYTES = 61;
 
 export class ReadAhead {
   /** The next offset to read. */
@@ -43,8 +42,8 @@ export class ReadAhead {
     const { batches } = await log.read(this.cursor, SCAN_BYTES);
     for (const batch of batches) {
       if (this.cursor >= limit) break;
-      const last = Number(batch.readBigInt64BE(0)) + batch.readInt32BE(23);
-      const compressed = (batch.readInt16BE(ATTRIBUTES_AT) & 0x07) !== 0;
+      const last = batch_last_offset(batch, 0);
+      const compressed = batch_compression(batch, 0) !== 0;
       const may_have_header = compressed || batch.indexOf(HEADER_BYTES, BATCH_HEADER_BYTES) >= 0;
       if (topic_ttl_ms >= 0 || may_have_header || keys_until !== null) {
         const records = decode_record_batch(compressed ? await decompress_record_batch(batch) : batch);

@@ -14,10 +14,10 @@ import {
   redriven_from,
   type RedriveAudit,
 } from '../../protocol/dead_letters.ts';
-import { encode_record_batch, type BatchRecord, type DecodedRecord } from '../../protocol/record_batch.ts';
+import { encode_record_batch, header_text, type BatchRecord, type DecodedRecord } from '../../protocol/record_batch.ts';
 import type { Broker } from '../broker.ts';
 import { BrokerError } from '../errors.ts';
-import { header_text, read_records } from '../log_reader.ts';
+import { read_records } from '../log_reader.ts';
 
 /** Dead letters copied per round (one append per target partition, then one audit append). */
 const REDRIVE_CHUNK_RECORDS = 500;

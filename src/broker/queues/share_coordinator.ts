@@ -14,6 +14,7 @@ import { AckError, SHARE_PARTITION_SETTINGS_DEFAULT, SharePartition, type AckTyp
 import type { ShareStateStore, ShareStateWrite } from './share_state_store.ts';
 import { ReadAhead } from './read_ahead.ts';
 import { type GroupConfigs, type GroupSettings, group_settings_of } from './group_config.ts';
+import { batch_last_offset } from '../../format/batch_layout.ts';
 
 export interface ShareGroupSettings {
   session_timeout_ms: number;
@@ -424,7 +425,7 @@ export class ShareCoordinator {
           const read = await log.read(first, Math.max(1, bytes_max - bytes));
           if (read.batches.length === 0) break;
           for (const batch of read.batches) {
-            const last = Number(batch.readBigInt64BE(0)) + batch.readInt32BE(23);
+            const last = batch_last_offset(batch, 0);
             if (last < first) continue;
             batches.push(batch);
             bytes += batch.length;

@@ -7,6 +7,7 @@
 import { decode_record_batch, encode_record_batch, type BatchRecord } from '../../protocol/record_batch.ts';
 import type { PartitionLog } from '../../storage/index.ts';
 import type { RecordStateCode, StateRun } from './share_partition.ts';
+import { batch_last_offset } from '../../format/batch_layout.ts';
 
 export const SHARE_STATE_TOPIC = '__share_group_state';
 /** Updates of one key between two snapshots of it. */
@@ -62,7 +63,7 @@ export class ShareStateStore {
       if (batches.length === 0) break;
       for (const batch of batches) {
         for (const record of decode_record_batch(batch)) if (record.offset >= offset) this.apply(folded, record.offset, record.key!, record.value);
-        offset = Number(batch.readBigInt64BE(0)) + batch.readInt32BE(23) + 1;
+        offset = batch_last_offset(batch, 0) + 1;
       }
     }
     return [...folded.values()].map(({ states, ...state }) => ({ ...state, runs: runs_of(states) }));

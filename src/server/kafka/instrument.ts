@@ -6,7 +6,7 @@ import type { Value } from '../../protocol/kafka/codec.ts';
 import { PRODUCE } from '../../protocol/kafka/messages/00_produce.ts';
 import { FETCH } from '../../protocol/kafka/messages/01_fetch.ts';
 import { SHARE_FETCH } from '../../protocol/kafka/messages/78_share_fetch.ts';
-import { records_in_batches } from '../../broker/stats.ts';
+import { records_in_batches } from '../../format/batch_layout.ts';
 import { type Row, rows } from './handlers/util.ts';
 
 export function instrument_handlers(table: ReadonlyMap<number, KafkaHandler>): ReadonlyMap<number, KafkaHandler> {
