@@ -1,5 +1,5 @@
-// The package's public entry: start an embedded broker, or use the storage layer directly.
-export { startBroker, start_broker, type RunningBroker, type StartOptions } from './server/start.ts';
-export { Broker, type BrokerOptions } from './broker/broker.ts';
+// The package's public entry: start an embedded broker (the SDK is at `sluice/sdk`).
+export { startBroker, start_broker, open_core, type CoreOptions, type RunningBroker, type StartOptions } from './compose/start_broker.ts';
+export type { Core } from './core/api.ts';
 export type { DurabilityPolicy, LogConfig, StorageConfig } from './storage/index.ts';
 export { CredentialStore } from './broker/credentials.ts';

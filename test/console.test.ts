@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import type { Page } from 'playwright-core';
-import { start_broker, type RunningBroker } from '../src/server/start.ts';
+import { start_broker, type RunningBroker } from '../src/compose/start_broker.ts';
 import { console_handler, create_console_handler } from '../src/server/http/console_static.ts';
 import { Sluice } from '../src/sdk/index.ts';
 import { launch_console_browser, why_no_chromium, why_no_console_build, type ConsoleBrowser } from './support/console_browser.ts';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
-import { start_broker, type RunningBroker } from '../src/server/start.ts';
+import { start_broker, type RunningBroker } from '../src/compose/start_broker.ts';
 import { Sluice } from '../src/sdk/index.ts';
 import { BODY_BYTES_MAX } from '../src/server/http/server.ts';
 import { LIST_LIMIT_MAX } from '../src/server/http/request_params.ts';
@@ -391,7 +391,7 @@ describe('health', () => {
       await other.broker.topics.create('fragile', 1);
       assert.equal((await fetch(`${url}/readyz`)).status, 200);
       // A failed fsync takes a partition offline; this is the state it leaves behind.
-      (other.broker.topics.log('fragile', 0) as unknown as { go_offline(reason: string): void }).go_offline('simulated fsync failure');
+      (other.broker.topic_index.local_log('fragile', 0)! as unknown as { go_offline(reason: string): void }).go_offline('simulated fsync failure');
       const offline = await fetch(`${url}/readyz`);
       assert.equal(offline.status, 503);
       assert.match(JSON.stringify(await offline.json()), /fragile-0/);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
 import { getMetricsFromStream, type PromMetric, type PromMetrics } from 'prom2javascript';
-import { start_broker, type RunningBroker } from '../src/server/start.ts';
+import { start_broker, type RunningBroker } from '../src/compose/start_broker.ts';
 import { Sluice } from '../src/sdk/index.ts';
 import { until } from './support/until.ts';
 

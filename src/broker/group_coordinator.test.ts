@@ -1,8 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GroupCoordinator, type JoinRequest } from './group_coordinator.ts';
-import { BrokerError } from './errors.ts';
+import { GroupCoordinator } from './group_coordinator.ts';
+import { type JoinRequest } from '../core/types.ts';
+import { BrokerError } from '../core/errors.ts';
 import type { OffsetStore } from './offset_store.ts';
+import { SYSTEM_CLOCK } from '../core/clock.ts';
 
 // The coordinator's timers do not keep a process alive (a broker's listener does); tests hold it.
 const keep_alive = setInterval(() => undefined, 1000);
@@ -32,7 +34,7 @@ function kind(expected: string) {
 }
 
 test('a member without id is given one and must join with it (JoinGroup v4+)', async () => {
-  const groups = new GroupCoordinator(no_offsets, settings);
+  const groups = new GroupCoordinator(no_offsets, settings, SYSTEM_CLOCK);
   let id = '';
   assert.throws(() => groups.join(join({ require_known_member_id: true })), (error: unknown) => {
     id = (error as { member_id: string }).member_id;
@@ -47,7 +49,7 @@ test('a member without id is given one and must join with it (JoinGroup v4+)', a
 });
 
 test('two members: one generation, the leader assigns, followers wait for the assignment', async () => {
-  const groups = new GroupCoordinator(no_offsets, settings);
+  const groups = new GroupCoordinator(no_offsets, settings, SYSTEM_CLOCK);
   const first = await groups.join(join());
   // A second member triggers a rebalance; the first re-joins after its heartbeat says so.
   const second_join = groups.join(join({ client_id: 'c2' }));
@@ -75,7 +77,7 @@ test('two members: one generation, the leader assigns, followers wait for the as
 });
 
 test('members that miss their session timeout leave and the group rebalances without them', async () => {
-  const groups = new GroupCoordinator(no_offsets, settings);
+  const groups = new GroupCoordinator(no_offsets, settings, SYSTEM_CLOCK);
   const a = await groups.join(join({ session_timeout_ms: 50 }));
   await groups.sync('g', a.member_id, a.generation_id, null, [{ member_id: a.member_id, assignment: Buffer.from('x') }]);
   await new Promise((resolve) => setTimeout(resolve, 120));
@@ -86,7 +88,7 @@ test('members that miss their session timeout leave and the group rebalances wit
 });
 
 test('a member that does not re-join within the rebalance timeout is dropped from the generation', async () => {
-  const groups = new GroupCoordinator(no_offsets, settings);
+  const groups = new GroupCoordinator(no_offsets, settings, SYSTEM_CLOCK);
   const a = await groups.join(join({ rebalance_timeout_ms: 100 }));
   await groups.sync('g', a.member_id, a.generation_id, null, []);
   const b = await groups.join(join({ rebalance_timeout_ms: 100, client_id: 'b' })); // a never re-joins
@@ -97,7 +99,7 @@ test('a member that does not re-join within the rebalance timeout is dropped fro
 });
 
 test('static membership: a restarted instance takes over its place and fences the old member', async () => {
-  const groups = new GroupCoordinator(no_offsets, settings);
+  const groups = new GroupCoordinator(no_offsets, settings, SYSTEM_CLOCK);
   const old = await groups.join(join({ group_instance_id: 'worker-1' }));
   await groups.sync('g', old.member_id, old.generation_id, 'worker-1', []);
   const renewed = await groups.join(join({ group_instance_id: 'worker-1' }));
@@ -111,7 +113,7 @@ test('static membership: a restarted instance takes over its place and fences th
 });
 
 test('bad joins are refused with the reason', () => {
-  const groups = new GroupCoordinator(no_offsets, settings);
+  const groups = new GroupCoordinator(no_offsets, settings, SYSTEM_CLOCK);
   assert.throws(() => groups.join(join({ group_id: '' })), kind('invalid_group_id'));
   assert.throws(() => groups.join(join({ session_timeout_ms: 1 })), kind('invalid_session_timeout'));
   void groups.join(join());

@@ -5,10 +5,10 @@
 // States: empty -> preparing_rebalance (members re-join) -> completing_rebalance (waiting for the
 // leader's SyncGroup) -> stable; any join, leave or expiry in completing/stable starts a rebalance.
 import crypto from 'node:crypto';
-import { BrokerError } from './errors.ts';
+import { BrokerError, MemberIdRequiredError } from '../core/errors.ts';
 import type { OffsetStore } from './offset_store.ts';
-
-export type GroupState = 'empty' | 'preparing_rebalance' | 'completing_rebalance' | 'stable' | 'dead';
+import type { Clock } from '../core/clock.ts';
+import type { GroupState, GroupSummary, JoinRequest, JoinResult } from '../core/types.ts';
 
 export interface GroupSettings {
   session_timeout_ms_min: number;
@@ -26,29 +26,6 @@ export const GROUP_SETTINGS_DEFAULT: GroupSettings = {
   members_max: 1000,
 };
 
-export interface JoinRequest {
-  group_id: string;
-  member_id: string;
-  group_instance_id: string | null;
-  client_id: string;
-  client_host: string;
-  session_timeout_ms: number;
-  rebalance_timeout_ms: number;
-  protocol_type: string;
-  protocols: Array<{ name: string; metadata: Buffer }>;
-  /** JoinGroup v4+: a member without id is told its id and must join again. */
-  require_known_member_id: boolean;
-}
-
-export interface JoinResult {
-  generation_id: number;
-  protocol_type: string;
-  protocol_name: string;
-  leader: string;
-  member_id: string;
-  members: Array<{ member_id: string; group_instance_id: string | null; metadata: Buffer }>;
-}
-
 interface Member {
   member_id: string;
   group_instance_id: string | null;
@@ -62,22 +39,6 @@ interface Member {
   join_waiter: { resolve: (r: JoinResult) => void; reject: (e: Error) => void } | null;
   sync_waiter: { resolve: (a: Buffer) => void; reject: (e: Error) => void } | null;
   session_timer: NodeJS.Timeout | null;
-}
-
-export interface GroupSummary {
-  group_id: string;
-  state: GroupState;
-  protocol_type: string;
-  protocol_name: string;
-  generation_id: number;
-  members: Array<{
-    member_id: string;
-    group_instance_id: string | null;
-    client_id: string;
-    client_host: string;
-    metadata: Buffer;
-    assignment: Buffer;
-  }>;
 }
 
 class Group {
@@ -106,7 +67,8 @@ export class GroupCoordinator {
 
   constructor(
     private readonly offsets: OffsetStore,
-    private readonly settings: GroupSettings = GROUP_SETTINGS_DEFAULT,
+    private readonly settings: GroupSettings,
+    private readonly clock: Clock,
   ) {}
 
   private group(id: string, create: boolean): Group | undefined {
@@ -144,9 +106,7 @@ export class GroupCoordinator {
       member_id = `${request.client_id || 'member'}-${crypto.randomUUID()}`;
       if (request.require_known_member_id) {
         group.pending_ids.add(member_id);
-        const error = new BrokerError('member_id_required', 'join again with the member id given');
-        (error as BrokerError & { member_id: string }).member_id = member_id;
-        throw error;
+        throw new MemberIdRequiredError(member_id);
       }
     } else if (!group.members.has(member_id) && !group.pending_ids.delete(member_id)) {
       throw new BrokerError('unknown_member_id', `unknown member ${member_id} in group ${group.id}`);
@@ -207,7 +167,7 @@ export class GroupCoordinator {
     if (group.rebalance_timer) clearTimeout(group.rebalance_timer);
     group.rebalance_timer = setTimeout(() => this.on_rebalance_timeout(group), timeout_ms);
     group.rebalance_timer.unref();
-    group.delay_until_ms = Date.now() + delay_ms;
+    group.delay_until_ms = this.clock.now_ms() + delay_ms;
     if (delay_ms > 0) {
       const wake = setTimeout(() => this.maybe_complete_join(group), delay_ms);
       wake.unref();
@@ -226,7 +186,7 @@ export class GroupCoordinator {
 
   private maybe_complete_join(group: Group): void {
     if (group.state !== 'preparing_rebalance') return;
-    if (Date.now() < group.delay_until_ms) return;
+    if (this.clock.now_ms() < group.delay_until_ms) return;
     for (const member of group.members.values()) if (!member.join_waiter) return;
     this.complete_join(group);
   }

@@ -1,18 +1,11 @@
 // Consumer-group lag: per committed partition, the high watermark minus the committed offset (never
-// below zero). Partitions of deleted topics are left out. Used by the admin API and metrics.
+// below zero). Partitions of deleted topics are left out. The core API's groups.lag() answers it.
 import type { OffsetStore } from './offset_store.ts';
 import type { TopicManager } from './topics.ts';
+import type { PartitionLag } from '../core/types.ts';
 
 /** A partition's high watermark as the caller knows it (a local log, or the leader's). */
 export type HighWatermarkOf = (topic: string, partition: number) => number;
-
-export interface PartitionLag {
-  topic: string;
-  partition: number;
-  committed: number;
-  high_watermark: number;
-  lag: number;
-}
 
 export function committed_lag(offsets: OffsetStore, topics: TopicManager, high_watermark_of: HighWatermarkOf, group_id: string): PartitionLag[] {
   const out: PartitionLag[] = [];
@@ -23,10 +16,4 @@ export function committed_lag(offsets: OffsetStore, topics: TopicManager, high_w
     out.push({ topic: entry.topic, partition: entry.partition, committed: entry.offset, high_watermark, lag: Math.max(0, high_watermark - entry.offset) });
   }
   return out;
-}
-
-export function total_lag(lags: readonly PartitionLag[]): number {
-  let total = 0;
-  for (const l of lags) total += l.lag;
-  return total;
 }

@@ -3,7 +3,7 @@
 import { decompress_record_batch } from '../protocol/compression.ts';
 import { decode_record_batch, type DecodedRecord } from '../protocol/record_batch.ts';
 import { batch_last_offset } from '../format/batch_layout.ts';
-import type { PartitionReader } from './partition_reader.ts';
+import type { PartitionReader } from '../core/partition_reader.ts';
 
 /** Bytes asked of the log per read. */
 const READ_BYTES = 1024 * 1024;

@@ -3,25 +3,12 @@
 // when a group's offsets are deleted. The whole topic is replayed into memory at start.
 import { decode_record_batch, encode_record_batch, type BatchRecord } from '../protocol/record_batch.ts';
 import type { PartitionLog } from '../storage/index.ts';
+import type { Clock } from '../core/clock.ts';
 import { batch_last_offset } from '../format/batch_layout.ts';
+import type { CommittedOffset, OffsetCommitEntry } from '../core/types.ts';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
 const READ_BYTES = 1024 * 1024;
-
-export interface CommittedOffset {
-  offset: number;
-  metadata: string | null;
-  leader_epoch: number;
-  commit_timestamp_ms: number;
-}
-
-export interface OffsetCommitEntry {
-  topic: string;
-  partition: number;
-  offset: number;
-  metadata: string | null;
-  leader_epoch: number;
-}
 
 function key_of(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
@@ -30,7 +17,10 @@ function key_of(topic: string, partition: number): string {
 export class OffsetStore {
   private readonly groups = new Map<string, Map<string, CommittedOffset & { topic: string; partition: number }>>();
 
-  constructor(private readonly log: PartitionLog) {}
+  constructor(
+    private readonly log: PartitionLog,
+    private readonly clock: Clock,
+  ) {}
 
   async load(): Promise<void> {
     let offset = this.log.log_start_offset;
@@ -68,7 +58,7 @@ export class OffsetStore {
   /** Appends the commits durably, then makes them visible. */
   async commit(group: string, entries: OffsetCommitEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    const now = Date.now();
+    const now = this.clock.now_ms();
     const records: BatchRecord[] = entries.map((e) => ({
       key: Buffer.from(JSON.stringify({ g: group, t: e.topic, p: e.partition })),
       value: Buffer.from(JSON.stringify({ o: e.offset, m: e.metadata, e: e.leader_epoch })),
@@ -80,7 +70,7 @@ export class OffsetStore {
 
   /** Deletes every offset of a group (DeleteGroups). */
   async delete_group(group: string): Promise<void> {
-    await this.log.append(encode_record_batch([{ key: Buffer.from(JSON.stringify({ g: group })), value: null, timestamp_ms: Date.now() }]));
+    await this.log.append(encode_record_batch([{ key: Buffer.from(JSON.stringify({ g: group })), value: null, timestamp_ms: this.clock.now_ms() }]));
     this.groups.delete(group);
   }
 
@@ -89,7 +79,7 @@ export class OffsetStore {
     const records: BatchRecord[] = [];
     for (const [group, offsets] of this.groups) {
       for (const entry of offsets.values()) {
-        if (entry.topic === topic) records.push({ key: Buffer.from(JSON.stringify({ g: group, t: topic, p: entry.partition })), value: null, timestamp_ms: Date.now() });
+        if (entry.topic === topic) records.push({ key: Buffer.from(JSON.stringify({ g: group, t: topic, p: entry.partition })), value: null, timestamp_ms: this.clock.now_ms() });
       }
     }
     if (records.length === 0) return;

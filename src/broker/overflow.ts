@@ -8,9 +8,9 @@
 import { decompress_record_batch } from '../protocol/compression.ts';
 import { decode_record_batch, encode_record_batch, type BatchRecord } from '../protocol/record_batch.ts';
 import type { Logger, PartitionLog } from '../storage/index.ts';
-import { BrokerError } from './errors.ts';
+import { BrokerError } from '../core/errors.ts';
 import type { ShareCoordinator } from './queues/share_coordinator.ts';
-import type { TopicConfigs } from './topic_config.ts';
+import type { TopicConfigs } from '../core/types.ts';
 import type { AppendRecords, TopicManager } from './topics.ts';
 import { batch_last_offset } from '../format/batch_layout.ts';
 

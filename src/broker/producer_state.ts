@@ -2,7 +2,7 @@
 // (sequence range and offsets). A retried batch that matches one of them is answered with its
 // original offsets; a gap in sequence numbers is refused. Entries are recorded when the log assigns
 // offsets and removed again if that append fails, so only appended batches count.
-import { BrokerError } from './errors.ts';
+import { BrokerError } from '../core/errors.ts';
 
 export const BATCHES_RETAINED = 5;
 const SEQUENCE_MAX = 0x7fffffff;

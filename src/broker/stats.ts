@@ -2,33 +2,21 @@
 // observers for request and flush durations. Front ends call these on every produce and fetch, so
 // they only add numbers; whoever exports metrics reads them when scraped (nothing here knows of
 // Prometheus). Record counts come from batch headers (lastOffsetDelta + 1), never from decoding.
+import type { StatsApi } from '../core/api.ts';
+import type { PartitionTraffic, StatsObserver, TrafficTotals } from '../core/types.ts';
 
-export interface PartitionTraffic {
-  readonly topic: string;
-  readonly partition: number;
-  messages_in: number;
-  bytes_in: number;
-  messages_out: number;
-  bytes_out: number;
-}
-
-export interface TrafficTotals {
-  messages_in: number;
-  bytes_in: number;
-  messages_out: number;
-  bytes_out: number;
-}
-
-/** Called with durations as they happen, by an exporter that keeps histograms. */
-export interface StatsObserver {
-  request(api: string, duration_ms: number): void;
-}
-
-export class BrokerStats {
+export class BrokerStats implements StatsApi {
   private readonly partitions = new Map<string, PartitionTraffic>();
   readonly totals: TrafficTotals = { messages_in: 0, bytes_in: 0, messages_out: 0, bytes_out: 0 };
   /** Set by a metrics exporter; null when none listens. */
   observer: StatsObserver | null = null;
+
+  constructor(
+    /** Whether a partition still exists (counters of others are pruned). */
+    private readonly exists: (topic: string, partition: number) => boolean = () => true,
+    /** Installs the observer of flush rounds (the storage layer's group commit). */
+    readonly set_flush_observer: (observer: ((duration_ms: number) => void) | null) => void = () => undefined,
+  ) {}
 
   private of(topic: string, partition: number): PartitionTraffic {
     const key = `${topic}\u0000${partition}`;
@@ -67,8 +55,8 @@ export class BrokerStats {
     return this.partitions.values();
   }
 
-  /** Drops the counters of partitions whose topic is gone (`exists` says which remain). */
-  prune(exists: (topic: string, partition: number) => boolean): void {
-    for (const [key, traffic] of this.partitions) if (!exists(traffic.topic, traffic.partition)) this.partitions.delete(key);
+  /** Drops the counters of partitions whose topic is gone. */
+  prune(): void {
+    for (const [key, traffic] of this.partitions) if (!this.exists(traffic.topic, traffic.partition)) this.partitions.delete(key);
   }
 }

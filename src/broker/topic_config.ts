@@ -1,9 +1,8 @@
 // Topic configuration: the Kafka-named settings a topic accepts, their defaults, validation, and
 // how they map onto the storage layer's LogConfig.
 import { LOG_CONFIG_DEFAULT, type LogConfig } from '../storage/index.ts';
-import { BrokerError } from './errors.ts';
-
-export type TopicConfigs = Record<string, string>;
+import { BrokerError } from '../core/errors.ts';
+import type { TopicConfigs } from '../core/types.ts';
 
 interface ConfigEntry {
   default: string;

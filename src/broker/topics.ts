@@ -1,25 +1,25 @@
-// Topics and their partitions: names, ids, partition counts and configs, backed by storage
-// partitions named <topic>-<partition>. On a single node, changes are made in storage first, then
-// recorded in the metadata store, one at a time. In a cluster they are written to the metadata
-// store (etcd) and arrive back through the cluster view (apply_view), which creates and deletes
-// the storage partitions this broker holds replicas of.
+// Topics and their partitions as the broker core knows them: names, ids, partition counts and
+// configs, indexed by name and id, each partition the storage partition <topic>-<partition>. The
+// index follows what the placement stores (apply_topics, on a single node and in a cluster alike);
+// changes are checked here and written through the placement, one at a time.
 import type { PartitionLog, Storage } from '../storage/index.ts';
-import { BrokerError } from './errors.ts';
-import { type MetadataStore, type MetadataState, type TopicRecord, new_uuid } from './metadata_store.ts';
-import { type TopicConfigs, log_config_of, validate_configs } from './topic_config.ts';
+import type { Clock } from '../core/clock.ts';
+import { BrokerError } from '../core/errors.ts';
+import { new_uuid } from '../core/metadata_store.ts';
+import { PARTITIONS_MAX, partition_name } from '../core/names.ts';
+import type { Placement, TopicPlacement } from '../core/placement.ts';
+import type { TopicConfigs, TopicRecord } from '../core/types.ts';
+import { log_config_of, validate_configs } from './topic_config.ts';
 
 const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
-export const PARTITIONS_MAX = 10_000;
-
-export function partition_name(topic: string, partition: number): string {
-  return `${topic}-${partition}`;
-}
 
 /** Appends a batch the broker writes itself to a partition, on its leader wherever that is. */
 export type AppendRecords = (topic: string, partition: number, records: Buffer) => Promise<void>;
 
-export function is_internal_topic(name: string): boolean {
-  return name.startsWith('__');
+export interface CreateOptions {
+  validate_only?: boolean;
+  replication_factor?: number;
+  assignment?: number[][];
 }
 
 export class TopicManager {
@@ -29,22 +29,16 @@ export class TopicManager {
 
   constructor(
     private readonly storage: Storage,
-    private readonly store: MetadataStore,
-    state: MetadataState,
-  ) {
-    for (const topic of state.topics) this.index(topic);
-  }
-
-  get distributed(): boolean {
-    return this.store.distributed;
-  }
+    private readonly placement: Placement,
+    private readonly clock: Clock,
+  ) {}
 
   /**
-   * A cluster's topics as etcd has them: indexes them, applies changed configs to local logs, and
-   * deletes the local partitions of topics that are gone. Local logs of new replicas are created
-   * by ensure_log() when replication asks for them.
+   * The topics as the placement stores them: indexes them, applies changed configs to local logs,
+   * and deletes the local partitions of topics that are gone. Local logs of new partitions are
+   * created by ensure_log() when the placement asks for them.
    */
-  async apply_view(topics: TopicRecord[]): Promise<void> {
+  async apply_view(topics: readonly TopicRecord[]): Promise<void> {
     const seen = new Set<string>();
     for (const topic of topics) {
       seen.add(topic.name);
@@ -58,7 +52,8 @@ export class TopicManager {
         }
       }
       if (known) this.by_id.delete(known.id);
-      this.index(topic);
+      this.by_name.set(topic.name, topic);
+      this.by_id.set(topic.id, topic);
     }
     for (const topic of [...this.by_name.values()]) if (!seen.has(topic.name)) await this.drop_local(topic);
   }
@@ -71,7 +66,7 @@ export class TopicManager {
     }
   }
 
-  /** The local log of a partition this broker replicates, created when missing. */
+  /** The local log of a partition this broker holds, created when missing. */
   async ensure_log(topic: string, partition: number): Promise<PartitionLog> {
     const name = partition_name(topic, partition);
     const existing = this.storage.partition(name);
@@ -79,15 +74,10 @@ export class TopicManager {
     return this.storage.create_partition(name, log_config_of(this.by_name.get(topic)?.configs ?? {}));
   }
 
-  private index(topic: TopicRecord): void {
-    this.by_name.set(topic.name, topic);
-    this.by_id.set(topic.id, topic);
-  }
-
   /** Log settings of a storage partition, from its topic's configs (used when storage opens). */
-  static log_config_for(state: MetadataState, partition: string) {
+  static log_config_for(topics: readonly TopicRecord[], partition: string) {
     const dash = partition.lastIndexOf('-');
-    const topic = state.topics.find((t) => t.name === partition.slice(0, dash));
+    const topic = topics.find((t) => t.name === partition.slice(0, dash));
     return topic ? log_config_of(topic.configs) : undefined;
   }
 
@@ -103,19 +93,17 @@ export class TopicManager {
     return [...this.by_name.values()];
   }
 
-  /** The log of a partition; unknown_topic_or_partition when either does not exist. */
-  log(topic: string, partition: number): PartitionLog {
-    const log = this.local_log(topic, partition);
-    if (!log) throw new BrokerError('not_leader_or_follower', `this broker holds no replica of ${topic}-${partition}`);
-    return log;
-  }
-
-  /** The local log of an existing partition, or undefined when this broker holds no replica of it. */
-  local_log(topic: string, partition: number): PartitionLog | undefined {
+  /** Throws unknown_topic_or_partition unless the topic exists and has the partition. */
+  check(topic: string, partition: number): void {
     const record = this.by_name.get(topic);
     if (!record || !Number.isInteger(partition) || partition < 0 || partition >= record.partitions) {
       throw new BrokerError('unknown_topic_or_partition', `unknown topic or partition ${topic}-${partition}`);
     }
+  }
+
+  /** The local log of an existing partition, or undefined when this broker holds no replica of it. */
+  local_log(topic: string, partition: number): PartitionLog | undefined {
+    this.check(topic, partition);
     return this.storage.partition(partition_name(topic, partition));
   }
 
@@ -137,47 +125,35 @@ export class TopicManager {
     }
   }
 
-  async create(name: string, partitions: number, configs: TopicConfigs = {}, options: { validate_only?: boolean; replication_factor?: number; assignment?: number[][] } = {}): Promise<TopicRecord> {
+  async create(name: string, partitions: number, configs: TopicConfigs = {}, options: CreateOptions = {}): Promise<TopicRecord> {
     TopicManager.validate_name(name);
     TopicManager.validate_partition_count(partitions);
     validate_configs(configs);
     return this.serial(async () => {
       if (this.by_name.has(name)) throw new BrokerError('topic_already_exists', `topic ${name} already exists`);
-      const record: TopicRecord = { name, id: new_uuid(), partitions, configs: { ...configs }, created_ms: Date.now() };
+      const record: TopicRecord = { name, id: new_uuid(), partitions, configs: { ...configs }, created_ms: this.clock.now_ms() };
       if (options.validate_only) return record;
-      if (this.store.distributed) {
-        await this.store.create_topic(options.assignment ? { ...record, assignment: options.assignment } as TopicRecord : record, options.replication_factor ?? -1);
-        return this.by_name.get(name) ?? record;
-      }
-      if ((options.replication_factor ?? 1) > 1) {
-        throw new BrokerError('invalid_replication_factor', `replication factor ${options.replication_factor} needs a cluster; this broker runs alone`);
-      }
-      const log_config = log_config_of(record.configs);
-      for (let p = 0; p < partitions; p++) {
-        // A leftover partition of a deleted topic of the same name is removed first.
-        if (this.storage.partition(partition_name(name, p))) await this.storage.delete_partition(partition_name(name, p));
-        await this.storage.create_partition(partition_name(name, p), log_config);
-      }
-      this.index(record);
-      await this.store.create_topic(record, 1);
-      return record;
+      const placement: TopicPlacement = { replication_factor: options.replication_factor ?? -1 };
+      if (options.assignment) placement.assignment = options.assignment;
+      await this.placement.create_topic(record, placement);
+      return this.by_name.get(name) ?? record;
     });
+  }
+
+  /** create(), leaving a topic that exists alone (the broker's own topics). */
+  async ensure(name: string, partitions: number, configs: TopicConfigs = {}, options: CreateOptions = {}): Promise<void> {
+    if (this.by_name.has(name)) return;
+    try {
+      await this.create(name, partitions, configs, options);
+    } catch (error) {
+      if (!(error instanceof BrokerError && error.kind === 'topic_already_exists')) throw error;
+    }
   }
 
   async delete(name: string): Promise<void> {
     return this.serial(async () => {
-      const record = this.by_name.get(name);
-      if (!record) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${name}`);
-      if (this.store.distributed) {
-        await this.store.delete_topic(name);
-        return;
-      }
-      this.by_name.delete(name);
-      this.by_id.delete(record.id);
-      await this.store.delete_topic(name);
-      for (let p = 0; p < record.partitions; p++) {
-        if (this.storage.partition(partition_name(name, p))) await this.storage.delete_partition(partition_name(name, p));
-      }
+      if (!this.by_name.has(name)) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${name}`);
+      await this.placement.delete_topic(name);
     });
   }
 
@@ -190,14 +166,7 @@ export class TopicManager {
         throw new BrokerError('invalid_partitions', `topic ${name} has ${record.partitions} partitions; the new count must be larger`);
       }
       if (options.validate_only) return;
-      if (this.store.distributed) {
-        await this.store.update_topic(name, (stored) => ({ ...stored, partitions: total }));
-        return;
-      }
-      const log_config = log_config_of(record.configs);
-      for (let p = record.partitions; p < total; p++) await this.storage.create_partition(partition_name(name, p), log_config);
-      record.partitions = total;
-      await this.store.update_topic(name, (stored) => ({ ...stored, partitions: total }));
+      await this.placement.update_topic(name, (stored) => ({ ...stored, partitions: total }));
     });
   }
 
@@ -210,14 +179,7 @@ export class TopicManager {
       for (const key of options.remove ?? []) delete next[key];
       validate_configs(next);
       if (options.validate_only) return;
-      if (this.store.distributed) {
-        await this.store.update_topic(name, (stored) => ({ ...stored, configs: next }));
-        return;
-      }
-      record.configs = next;
-      const log_config = log_config_of(next);
-      for (let p = 0; p < record.partitions; p++) this.storage.require(partition_name(name, p)).config = log_config;
-      await this.store.update_topic(name, (stored) => ({ ...stored, configs: next }));
+      await this.placement.update_topic(name, (stored) => ({ ...stored, configs: next }));
     });
   }
 }

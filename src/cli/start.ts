@@ -5,7 +5,7 @@ import type { SaslOptions } from '../protocol/sasl/client_login.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
-import { start_broker } from '../server/start.ts';
+import { start_broker } from '../compose/start_broker.ts';
 import { start_heap_growth } from './heap_growth.ts';
 import { console_handler } from '../server/http/console_static.ts';
 import type { DurabilityPolicy } from '../storage/index.ts';

@@ -4,8 +4,9 @@
 // roles, then the controller's round.
 import { peer_dialer } from './peer_dialer.ts';
 import type { SaslOptions } from '../protocol/sasl/client_login.ts';
-import type { Logger, PartitionLog } from '../storage/index.ts';
-import { BrokerError } from '../broker/errors.ts';
+import type { PartitionLog } from '../storage/index.ts';
+import type { Clock, Logger } from '../core/clock.ts';
+import { BrokerError } from '../core/errors.ts';
 import { EtcdStore } from './etcd_store.ts';
 import { Membership } from './membership.ts';
 import { Controller, cancelled_reassignment } from './controller.ts';
@@ -71,12 +72,13 @@ export class ClusterNode {
     replica_settings: ReplicaSettings,
     private readonly logger: Logger,
     colocated: string[],
+    clock: Clock,
   ) {
-    this.controller = new Controller(node_id, store, membership, logger, colocated, options.leader_rebalance_interval_ms);
+    this.controller = new Controller(node_id, store, membership, logger, colocated, options.leader_rebalance_interval_ms, clock);
     const dial = peer_dialer(options.inter_broker_sasl);
-    this.forwarder = new ProduceForwarder(node_id, () => this.view, dial);
-    this.remote = new RemotePartitions(node_id, () => this.view, logger, dial);
-    this.replicas = new ReplicaManager(node_id, store, membership, host, replica_settings, logger, () => this.request_refresh(), dial);
+    this.forwarder = new ProduceForwarder(node_id, () => this.view, dial, clock);
+    this.remote = new RemotePartitions(node_id, () => this.view, logger, dial, clock);
+    this.replicas = new ReplicaManager(node_id, store, membership, host, replica_settings, logger, () => this.request_refresh(), dial, clock);
   }
 
   /** Connects to etcd (failing with the endpoint named), and registers this broker. */
@@ -99,6 +101,7 @@ export class ClusterNode {
     registration: BrokerRegistration,
     host: ClusterHost,
     logger: Logger,
+    clock: Clock,
   ): Promise<ClusterNode> {
     const resolved = {
       etcd: options.etcd,
@@ -108,9 +111,9 @@ export class ClusterNode {
       leader_rebalance_interval_ms: options.leader_rebalance_interval_ms ?? CLUSTER_DEFAULTS.leader_rebalance_interval_ms,
       inter_broker_sasl: options.inter_broker_sasl ?? null,
     };
-    const membership = new Membership(store, registration, resolved.lease_ttl_ms, logger);
+    const membership = new Membership(store, registration, resolved.lease_ttl_ms, logger, clock);
     await membership.join();
-    const node = new ClusterNode(registration.node_id, store, membership, host, resolved, { ...REPLICA_SETTINGS_DEFAULT, ...options.replicas }, logger, options.colocated ?? []);
+    const node = new ClusterNode(registration.node_id, store, membership, host, resolved, { ...REPLICA_SETTINGS_DEFAULT, ...options.replicas }, logger, options.colocated ?? [], clock);
     membership.on_lost(() => {
       node.replicas.step_down_all();
       node.request_refresh();

@@ -6,7 +6,7 @@
 // replicas) once that one is alive and in sync again, so leaders spread out after a broker returns.
 // Every write compares the partition's revision and the controller epoch, so a deposed controller
 // changes nothing.
-import type { Logger } from '../storage/index.ts';
+import type { Clock, Logger } from '../core/clock.ts';
 import type { EtcdStore } from './etcd_store.ts';
 import type { Membership } from './membership.ts';
 import type { ClusterView, PartitionState } from './model.ts';
@@ -19,7 +19,7 @@ export class Controller {
   private running: Promise<void> | null = null;
   private again = false;
   /** When leadership was last handed back to preferred replicas. */
-  private rebalanced_ms = Date.now();
+  private rebalanced_ms: number;
 
   constructor(
     private readonly node_id: number,
@@ -29,8 +29,11 @@ export class Controller {
     /** Partition keys led by one broker when possible: the others follow the first one's leader. */
     private readonly colocated: string[] = [],
     /** 0: leadership stays where failover put it. */
-    private readonly rebalance_interval_ms = 0,
-  ) {}
+    private readonly rebalance_interval_ms: number,
+    private readonly clock: Clock,
+  ) {
+    this.rebalanced_ms = clock.now_ms();
+  }
 
   get is_active(): boolean {
     return this.epoch !== null;
@@ -91,8 +94,8 @@ export class Controller {
     // Leadership moves only on a view that shows this round's elections.
     if (changed) return;
     await this.colocate(view, live);
-    if (this.rebalance_interval_ms > 0 && Date.now() - this.rebalanced_ms >= this.rebalance_interval_ms) {
-      this.rebalanced_ms = Date.now();
+    if (this.rebalance_interval_ms > 0 && this.clock.now_ms() - this.rebalanced_ms >= this.rebalance_interval_ms) {
+      this.rebalanced_ms = this.clock.now_ms();
       await this.rebalance(view, live);
     }
   }

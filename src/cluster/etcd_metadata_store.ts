@@ -1,38 +1,27 @@
-// The MetadataStore of a cluster member: topic and config changes are etcd transactions, and each
-// call resolves once this broker's view of the cluster shows the change.
-import { BrokerError } from '../broker/errors.ts';
-import type { MetadataStore, TopicRecord } from '../broker/metadata_store.ts';
+// The MetadataStore of a cluster member: share-group configs and producer-id blocks are etcd
+// transactions; configs are read from this broker's view of the cluster, and a change resolves once
+// the view shows it. The cluster id is made once, by the first broker to start.
+import type { MetadataStore } from '../core/metadata_store.ts';
+import type { GroupConfigs } from '../core/types.ts';
 import type { ClusterNode } from './cluster_node.ts';
 import type { EtcdStore } from './etcd_store.ts';
 
 export class EtcdMetadataStore implements MetadataStore {
-  readonly distributed = true;
-
   constructor(
     private readonly etcd: EtcdStore,
-    private readonly cluster: () => ClusterNode | null,
+    readonly cluster_id: string,
+    /** The cluster membership, once this broker has joined. */
+    private readonly node: () => ClusterNode | null,
   ) {}
 
-  private node(): ClusterNode {
-    const node = this.cluster();
-    if (!node) throw new BrokerError('leader_not_available', 'this broker has not joined the cluster yet');
-    return node;
+  group_configs(group_id: string): GroupConfigs {
+    return { ...this.node()?.view.group_configs.get(group_id) };
   }
 
-  async create_topic(record: TopicRecord, replication_factor: number): Promise<void> {
-    await this.node().create_topic(record, replication_factor);
-  }
-
-  delete_topic(name: string): Promise<void> {
-    return this.node().delete_topic(name);
-  }
-
-  update_topic(name: string, change: (record: TopicRecord) => TopicRecord): Promise<void> {
-    return this.node().update_topic(name, (topic) => ({ ...topic, ...change(topic), assignment: topic.assignment }));
-  }
-
-  set_group_configs(group_id: string, configs: Record<string, string>): Promise<void> {
-    return this.etcd.set_group_configs(group_id, configs);
+  async set_group_configs(group_id: string, configs: GroupConfigs): Promise<void> {
+    await this.etcd.set_group_configs(group_id, configs);
+    const wanted = JSON.stringify(configs);
+    await this.node()?.wait_for_view((view) => JSON.stringify(view.group_configs.get(group_id) ?? {}) === wanted, `configs of group ${group_id}`);
   }
 
   allocate_producer_ids(count: number): Promise<number> {

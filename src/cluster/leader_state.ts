@@ -3,7 +3,7 @@
 // lowest durable end among the ISR (the leader's own flushed end included), so an acknowledged
 // record is on every in-sync replica.
 import type { AppendResult, PartitionLog } from '../storage/index.ts';
-import { BrokerError } from '../broker/errors.ts';
+import { BrokerError } from '../core/errors.ts';
 
 export interface FollowerProgress {
   fetch_offset: number;

@@ -3,7 +3,7 @@
 // has passed since the last keepalive that etcd answered was sent — never later than etcd itself
 // expires the lease, after which the controller may elect another leader. So a leader that stops
 // hearing from etcd (cut off, paused, overloaded) stops acknowledging before anyone replaces it.
-import type { Logger } from '../storage/index.ts';
+import type { Clock, Logger } from '../core/clock.ts';
 import type { EtcdStore } from './etcd_store.ts';
 import type { BrokerRegistration } from './model.ts';
 
@@ -38,11 +38,12 @@ export class Membership {
     private readonly registration: BrokerRegistration,
     readonly lease_ttl_ms: number,
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {}
 
   /** True while the lease is certainly alive in etcd. */
   get valid(): boolean {
-    return this.lease_id !== null && Date.now() < this.valid_until_ms;
+    return this.lease_id !== null && this.clock.now_ms() < this.valid_until_ms;
   }
 
   on_lost(listener: () => void): void {
@@ -59,14 +60,14 @@ export class Membership {
    * is waited out until its lease expires.
    */
   async join(): Promise<void> {
-    const deadline_ms = Date.now() + 2 * this.lease_ttl_ms + 1000;
+    const deadline_ms = this.clock.now_ms() + 2 * this.lease_ttl_ms + 1000;
     for (;;) {
       try {
         await this.register();
         break;
       } catch (error) {
         const holder = error instanceof BrokerIdTakenError ? error.holder : null;
-        if (!holder || holder.dir_id !== this.registration.dir_id || Date.now() > deadline_ms) throw error;
+        if (!holder || holder.dir_id !== this.registration.dir_id || this.clock.now_ms() > deadline_ms) throw error;
         this.logger.info({ node_id: this.registration.node_id }, 'waiting for the registration of this broker\'s previous run to expire');
         await new Promise((resolve) => setTimeout(resolve, REREGISTER_RETRY_MS));
       }
@@ -75,7 +76,7 @@ export class Membership {
   }
 
   private async register(): Promise<void> {
-    const sent_ms = Date.now();
+    const sent_ms = this.clock.now_ms();
     const lease = this.store.ns.lease(Math.max(1, Math.ceil(this.lease_ttl_ms / 1000)), { autoKeepAlive: false });
     const lease_id = await lease.grant();
     if (!(await this.store.register_broker(this.registration, lease_id))) {
@@ -105,7 +106,7 @@ export class Membership {
   }
 
   private async keepalive(): Promise<void> {
-    const sent_ms = Date.now();
+    const sent_ms = this.clock.now_ms();
     const lease_id = this.lease_id!;
     const response = await this.store.client.leaseClient.leaseKeepAlive().then(async (stream) => {
       try {

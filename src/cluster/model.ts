@@ -1,7 +1,7 @@
 // What a cluster agrees on, as kept in etcd: registered brokers, the controller, topics with their
 // replica assignments, and each partition's leader, leader epoch and in-sync replica set. Every
 // broker holds a ClusterView read from etcd and acts on it; only etcd's copy is authoritative.
-import type { TopicRecord } from '../broker/metadata_store.ts';
+import type { TopicRecord } from '../core/types.ts';
 
 export interface BrokerRegistration {
   node_id: number;

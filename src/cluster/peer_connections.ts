@@ -4,7 +4,7 @@
 // pool: a long poll must not hold up a request queued behind it on the same connection.
 import type { Connection, ConnectionOptions } from '../protocol/kafka/client_connection.ts';
 import type { PeerDialer } from './peer_dialer.ts';
-import { BrokerError } from '../broker/errors.ts';
+import { BrokerError } from '../core/errors.ts';
 import type { ClusterView } from './model.ts';
 
 export class PeerConnections {

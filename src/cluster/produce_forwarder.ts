@@ -3,7 +3,8 @@
 // acks=all Produce over the shared client codecs, retried while leadership moves.
 import { PRODUCE } from '../protocol/kafka/messages/00_produce.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
-import { BrokerError } from '../broker/errors.ts';
+import { BrokerError } from '../core/errors.ts';
+import type { Clock } from '../core/clock.ts';
 import { type ClusterView, partition_key } from './model.ts';
 import { PeerConnections } from './peer_connections.ts';
 import type { PeerDialer } from './peer_dialer.ts';
@@ -28,15 +29,16 @@ export class ProduceForwarder {
     node_id: number,
     private readonly view: () => ClusterView,
     dial: PeerDialer,
+    private readonly clock: Clock,
   ) {
     this.peers = new PeerConnections(view, { client_id: `sluice-broker-${node_id}` }, dial);
   }
 
   /** Appends `records` (one batch) to the partition on its leader; resolves once acknowledged there. */
   async append(topic: string, partition: number, records: Buffer): Promise<number> {
-    const deadline = Date.now() + FORWARD_DEADLINE_MS;
+    const deadline = this.clock.now_ms() + FORWARD_DEADLINE_MS;
     let last = 'no leader';
-    while (Date.now() < deadline) {
+    while (this.clock.now_ms() < deadline) {
       const leader = this.view().partitions.get(partition_key(topic, partition))?.value.leader ?? -1;
       if (leader < 0 || !this.view().brokers.has(leader)) {
         await sleep(RETRY_BACKOFF_MS);

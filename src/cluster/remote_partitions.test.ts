@@ -2,9 +2,9 @@
 // partition's leader, as a cluster's view would.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { start_broker, type RunningBroker } from '../server/start.ts';
+import { start_broker, type RunningBroker } from '../compose/start_broker.ts';
 import { encode_record_batch } from '../protocol/record_batch.ts';
-import { OffsetOutOfRangeError, SILENT_LOGGER } from '../storage/index.ts';
+import { OffsetOutOfRangeError, SILENT_LOGGER, SYSTEM_CLOCK } from '../storage/index.ts';
 import { temp_dir } from '../../test/support/storage.ts';
 import { type ClusterView, empty_view, partition_key } from './model.ts';
 import { peer_dialer } from './peer_dialer.ts';
@@ -15,7 +15,7 @@ let view: ClusterView;
 let remotes: RemotePartitions;
 
 const produce = (values: string[], timestamp_ms = Date.now()) =>
-  running.broker.produce('jobs', 0, encode_record_batch(values.map((v) => ({ key: null, value: Buffer.from(v), timestamp_ms }))));
+  running.broker.partitions.produce('jobs', 0, encode_record_batch(values.map((v) => ({ key: null, value: Buffer.from(v), timestamp_ms }))), -1);
 
 const offsets_in = (batches: Buffer[]) => batches.map((b) => Number(b.readBigInt64BE(0)));
 
@@ -25,7 +25,7 @@ before(async () => {
   view = empty_view();
   view.brokers.set(1, { node_id: 1, ...running.kafka_address, started_ms: Date.now(), dir_id: 'test' });
   view.partitions.set(partition_key('jobs', 0), { value: { leader: 1, leader_epoch: 0, isr: [1], replicas: [1] }, mod_revision: '1' });
-  remotes = new RemotePartitions(2, () => view, SILENT_LOGGER, peer_dialer(null));
+  remotes = new RemotePartitions(2, () => view, SILENT_LOGGER, peer_dialer(null), SYSTEM_CLOCK);
 });
 
 after(async () => {

@@ -9,9 +9,9 @@ import { FETCH } from '../protocol/kafka/messages/01_fetch.ts';
 import type { RequestIn } from '../protocol/kafka/schema.ts';
 import { LIST_OFFSETS } from '../protocol/kafka/messages/02_list_offsets.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
-import { BrokerError } from '../broker/errors.ts';
-import type { PartitionReader } from '../broker/partition_reader.ts';
-import type { Logger } from '../storage/index.ts';
+import { BrokerError } from '../core/errors.ts';
+import type { PartitionReader } from '../core/partition_reader.ts';
+import type { Clock, Logger } from '../core/clock.ts';
 import { OffsetOutOfRangeError } from '../storage/index.ts';
 import { batch_base_offset, batch_last_offset, whole_batches } from '../format/batch_layout.ts';
 import { type ClusterView, partition_key } from './model.ts';
@@ -50,7 +50,7 @@ export class RemotePartition implements PartitionReader {
   log_start_offset = 0;
   high_watermark = 0;
   /** When the partition was last read or asked about. */
-  used_ms = Date.now();
+  used_ms: number;
   private known = false;
   /** Whole batches from the last fetch, in offset order (at most WATCH_PARTITION_BYTES_MAX). */
   private kept: Buffer[] = [];
@@ -60,7 +60,9 @@ export class RemotePartition implements PartitionReader {
     readonly topic: string,
     readonly partition: number,
     private readonly owner: RemotePartitions,
-  ) {}
+  ) {
+    this.used_ms = owner.clock.now_ms();
+  }
 
   get name(): string {
     return `${this.topic}-${this.partition}`;
@@ -92,7 +94,7 @@ export class RemotePartition implements PartitionReader {
     this.listeners.add(listener);
     return () => {
       this.listeners.delete(listener);
-      this.used_ms = Date.now();
+      this.used_ms = this.owner.clock.now_ms();
     };
   }
 
@@ -121,7 +123,7 @@ export class RemotePartition implements PartitionReader {
   }
 
   private touch(): void {
-    this.used_ms = Date.now();
+    this.used_ms = this.owner.clock.now_ms();
     this.owner.watch(this);
   }
 
@@ -155,6 +157,7 @@ export class RemotePartitions {
     private readonly view: () => ClusterView,
     private readonly logger: Logger,
     dial: PeerDialer,
+    readonly clock: Clock,
   ) {
     const options = { client_id: `sluice-reader-${node_id}`, request_timeout_ms: REQUEST_TIMEOUT_MS };
     this.reads = new PeerConnections(view, options, dial);
@@ -166,7 +169,7 @@ export class RemotePartitions {
     const key = partition_key(topic, partition);
     let remote = this.partitions.get(key);
     if (!remote) this.partitions.set(key, (remote = new RemotePartition(topic, partition, this)));
-    remote.used_ms = Date.now();
+    remote.used_ms = this.clock.now_ms();
     this.watch(remote);
     return remote;
   }
@@ -203,7 +206,7 @@ export class RemotePartitions {
         this.watching.delete(leader);
         return;
       }
-      const now = Date.now();
+      const now = this.clock.now_ms();
       const watched: RemotePartition[] = [];
       for (const [key, remote] of this.partitions) {
         if (!remote.wanted(now)) this.partitions.delete(key);
@@ -274,7 +277,7 @@ export class RemotePartitions {
    * retriable error code tries again (with the view refreshed meanwhile) until READ_DEADLINE_MS.
    */
   private async with_leader(remote: RemotePartition, request: (leader: number) => Promise<Row>): Promise<Row> {
-    const deadline = Date.now() + READ_DEADLINE_MS;
+    const deadline = this.clock.now_ms() + READ_DEADLINE_MS;
     let last = 'no leader';
     for (;;) {
       const leader = this.leader_of(remote);
@@ -288,7 +291,7 @@ export class RemotePartitions {
           if (!(error instanceof RetriableError)) this.reads.drop(leader);
         }
       }
-      if (this.closed || Date.now() + RETRY_BACKOFF_MS > deadline) break;
+      if (this.closed || this.clock.now_ms() + RETRY_BACKOFF_MS > deadline) break;
       await sleep(RETRY_BACKOFF_MS);
     }
     throw new BrokerError('leader_not_available', `${remote.name} could not be read from its leader: ${last}`);

@@ -4,8 +4,9 @@
 // broker's lease must be valid to lead. Nothing here speaks a wire protocol except the fetchers,
 // which use the shared Kafka client codecs.
 import type { PeerDialer } from './peer_dialer.ts';
-import type { Logger, PartitionLog } from '../storage/index.ts';
-import { BrokerError } from '../broker/errors.ts';
+import type { PartitionLog } from '../storage/index.ts';
+import type { Clock, Logger } from '../core/clock.ts';
+import { BrokerError } from '../core/errors.ts';
 import type { EtcdStore } from './etcd_store.ts';
 import type { Membership } from './membership.ts';
 import { type ClusterView, type PartitionState } from './model.ts';
@@ -76,6 +77,7 @@ export class ReplicaManager {
     private readonly logger: Logger,
     private readonly request_refresh: () => void,
     private readonly dial: PeerDialer,
+    private readonly clock: Clock,
   ) {
     this.isr_timer = setInterval(() => this.shrink_isrs(), Math.max(100, Math.floor(settings.replica_lag_time_max_ms / 4)));
     this.isr_timer.unref();
@@ -150,7 +152,7 @@ export class ReplicaManager {
     // The epoch begins where this log ends; recorded before any append of the epoch.
     await log.epochs.assign(state.leader_epoch, log.next_offset);
     log.leader_epoch = state.leader_epoch;
-    const leader = new LeaderState(log, state.leader_epoch, log.next_offset, state.isr, Date.now());
+    const leader = new LeaderState(log, state.leader_epoch, log.next_offset, state.isr, this.clock.now_ms());
     leader.track(log.on_progress(() => this.update_high_watermark(replica)));
     leader.track(log.on_high_watermark((hw) => leader.settle(hw, () => this.ack_refusal(replica))));
     log.ack_gate = (result) => leader.wait(result);
@@ -252,7 +254,7 @@ export class ReplicaManager {
       throw new BrokerError('not_leader_or_follower', `broker ${node_id} is not a replica of ${replica.name}`);
     }
     if (fetch_offset <= replica.log.written_offset) {
-      replica.leader.record_fetch(node_id, fetch_offset, Date.now());
+      replica.leader.record_fetch(node_id, fetch_offset, this.clock.now_ms());
       this.maybe_expand_isr(replica, node_id, fetch_offset);
       this.update_high_watermark(replica);
     }
@@ -282,7 +284,7 @@ export class ReplicaManager {
 
   private shrink_isrs(): void {
     if (!this.membership.valid) return;
-    const now = Date.now();
+    const now = this.clock.now_ms();
     for (const replica of this.replicas.values()) {
       const leader = replica.leader;
       if (!leader || replica.role !== 'leader' || leader.isr_change_pending) continue;

@@ -9,7 +9,7 @@ import { Admin, AdminError, ConfigResourceTypes, ConfigSource } from './admin.ts
 import { Cluster, RETRY_DEFAULT } from './cluster.ts';
 import { KafkaProtocolError, SluiceError } from './errors.ts';
 import type { AnyMessage, ApiSpec } from '../protocol/kafka/schema.ts';
-import { start_broker, type RunningBroker } from '../server/start.ts';
+import { start_broker, type RunningBroker } from '../compose/start_broker.ts';
 import { temp_dir } from '../../test/support/storage.ts';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { Cluster, RETRY_DEFAULT } from './cluster.ts';
 import { KafkaProtocolError } from './errors.ts';
-import { start_broker } from '../server/start.ts';
+import { start_broker } from '../compose/start_broker.ts';
 import { METADATA } from '../protocol/kafka/messages/03_metadata.ts';
 import { temp_dir } from '../../test/support/storage.ts';
 

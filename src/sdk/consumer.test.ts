@@ -14,7 +14,7 @@ import { AssignerProtocol, PartitionAssigners, range_assign, round_robin_assign 
 import { decode_fetched } from './records.ts';
 import { compress_record_batch } from '../protocol/compression.ts';
 import { encode_record_batch, type BatchRecord } from '../protocol/record_batch.ts';
-import { start_broker, type RunningBroker } from '../server/start.ts';
+import { start_broker, type RunningBroker } from '../compose/start_broker.ts';
 import { temp_dir } from '../../test/support/storage.ts';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
@@ -125,7 +125,7 @@ class Harness {
   /** Appends one uncompressed batch to a partition directly. */
   async append(topic: string, partition: number, records: Array<{ key: string; value: string; timestamp_ms?: number }>): Promise<void> {
     const batch: BatchRecord[] = records.map((r) => ({ key: Buffer.from(r.key), value: Buffer.from(r.value), timestamp_ms: r.timestamp_ms ?? Date.now() }));
-    await this.broker.broker.produce(topic, partition, encode_record_batch(batch));
+    await this.broker.broker.partitions.produce(topic, partition, encode_record_batch(batch), -1);
   }
 
   /** `count` messages `key-k:seq`, key k = i % keys, each key always in partition k % partitions. */
@@ -198,8 +198,8 @@ test('a group of two consumers receives every message of a 3-partition topic exa
     assert.ok(late.some((s) => s.member === 'a') && late.some((s) => s.member === 'b'), 'both members consume once the group is settled');
     // What the group committed is everything.
     await Promise.all([a.disconnect(), b.disconnect()]);
-    const committed = [0, 1, 2].map((p) => h.broker.broker.offsets.get('billing', 'orders', p)?.offset);
-    const ends = [0, 1, 2].map((p) => h.broker.broker.topics.log('orders', p).high_watermark);
+    const committed = [0, 1, 2].map((p) => h.broker.broker.groups.committed('billing', 'orders', p)?.offset);
+    const ends = [0, 1, 2].map((p) => h.broker.broker.topic_index.local_log('orders', p)!.high_watermark);
     assert.deepEqual(committed, ends, 'the committed offsets are the log ends after a graceful disconnect');
     h.assert_no_crashes();
   } finally {
@@ -281,8 +281,8 @@ test('a restarted consumer resumes from the committed offset (auto commit on dis
     await until(() => got.length >= 150, 'the whole topic');
     await manual.commitOffsets([{ topic: 'jobs', partition: 0, offset: '4' }]);
     await manual.disconnect();
-    assert.equal(h.broker.broker.offsets.get('manual', 'jobs', 0)?.offset, 4, 'only the explicit commit is stored');
-    assert.equal(h.broker.broker.offsets.get('manual', 'jobs', 1), undefined, 'nothing auto-committed');
+    assert.equal(h.broker.broker.groups.committed('manual', 'jobs', 0)?.offset, 4, 'only the explicit commit is stored');
+    assert.equal(h.broker.broker.groups.committed('manual', 'jobs', 1), undefined, 'nothing auto-committed');
     const again: Seen[] = [];
     await h.member('again', again, { groupId: 'manual' }, ['jobs']);
     await until(() => again.filter((s) => s.partition === 0).length >= 46, 'partition 0 from offset 4');
@@ -358,7 +358,7 @@ test('seek and seekToTimestamp move the position; a seek before run applies at a
     await until(() => seen.length >= 44, 'the new message');
     assert.equal(seen[43]!.offset, 20);
     await consumer.disconnect();
-    assert.equal(h.broker.broker.offsets.get('seekers', 'ticks', 0)?.offset, 21);
+    assert.equal(h.broker.broker.groups.committed('seekers', 'ticks', 0)?.offset, 21);
 
     // Broadcast mode, seek before run: reading starts at the sought offset.
     const early: Seen[] = [];
@@ -453,7 +453,7 @@ test('a failing handler is retried from the failed message; stop() from inside a
     await until(() => stopped !== null, 'the handler to stop the consumer');
     assert.ok(stop_wait_ms >= 0 && stop_wait_ms < 100, `stop() from a handler returns at once (${stop_wait_ms} ms)`);
     await until(() => h.broker.broker.groups.describe('workers').members.length === 0, 'the member to leave the group', 5_000);
-    assert.equal(h.broker.broker.offsets.get('workers', 'work', 0)?.offset, 8, 'offsets up to the stop committed');
+    assert.equal(h.broker.broker.groups.committed('workers', 'work', 0)?.offset, 8, 'offsets up to the stop committed');
     assert.deepEqual(offsets, [0, 1, 2, 3, 3, 4, 5, 6, 7], 'offset 3 retried; nothing after the stop');
     assert.deepEqual(crashes.map((c) => c.restart), [true]);
     h.assert_no_crashes(/transient failure/);
@@ -517,7 +517,7 @@ test('eachBatch: unresolved messages are fetched again, resolved ones committed'
         await commitOffsetsIfNecessary();
       },
     });
-    await until(() => calls.length >= 2 && h.broker.broker.offsets.get('batcher', 'bulk', 0)?.offset === 10, 'the second batch and its commit');
+    await until(() => calls.length >= 2 && h.broker.broker.groups.committed('batcher', 'bulk', 0)?.offset === 10, 'the second batch and its commit');
     assert.deepEqual(calls, [Array.from({ length: 10 }, (_, i) => String(i)), ['5', '6', '7', '8', '9']]);
     assert.deepEqual(uncommitted, [{ topics: [{ topic: 'bulk', partitions: [{ partition: 0, offset: '5' }] }] }]);
     assert.deepEqual(crashes, [], 'no handler (assertion) failed');
@@ -602,13 +602,13 @@ test('gzip batches produced by kafkajs are decoded, headers and keys included; s
     await producer.send({ topic: 'zipped', compression: CompressionTypes.GZIP, messages: messages.slice(25) });
     await producer.disconnect();
     // The stored batches really are gzip (attributes codec 1).
-    const stored = await h.broker.broker.topics.log('zipped', 0).read(0, 1 << 20);
+    const stored = await h.broker.broker.topic_index.local_log('zipped', 0)!.read(0, 1 << 20);
     assert.ok(stored.batches.length >= 1 && (stored.batches[0]!.readInt16BE(21) & 7) === 1);
 
     // Batches in the other codecs, appended directly.
     for (const codec of ['snappy', 'lz4', 'zstd'] as const) {
       const batch = encode_record_batch([{ key: Buffer.from(`k-${codec}`), value: Buffer.from(`value ${codec}`), timestamp_ms: Date.now(), headers: [{ key: 'trace', value: Buffer.from(codec) }, { key: 'dup', value: Buffer.from('x') }, { key: 'dup', value: Buffer.from('y') }] }]);
-      await h.broker.broker.produce('zipped', 0, await compress_record_batch(batch, codec));
+      await h.broker.broker.partitions.produce('zipped', 0, await compress_record_batch(batch, codec), -1);
       messages.push({ key: `k-${codec}`, value: `value ${codec}`, headers: { trace: codec, dup: ['x', 'y'] } });
     }
     const got: Array<{ key: string; value: string; trace: string; dup: string[]; offset: string }> = [];

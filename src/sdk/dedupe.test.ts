@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { dedupe, MemoryStore, RedisStore, SqlStore, message_id_of, type DedupeStore, type SqlAdapter, type RedisClientLike } from './dedupe.ts';
 import { Sluice } from './index.ts';
 import type { IHeaders } from './records.ts';
-import { start_broker } from '../server/start.ts';
+import { start_broker } from '../compose/start_broker.ts';
 import { temp_dir } from '../../test/support/storage.ts';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

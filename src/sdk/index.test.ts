@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { Sluice, KafkaProtocolError } from './index.ts';
-import { start_broker } from '../server/start.ts';
+import { start_broker } from '../compose/start_broker.ts';
 import { temp_dir } from '../../test/support/storage.ts';
 
 test('the Sluice facade: admin, producer and a consumer group end to end', { timeout: 60_000 }, async () => {

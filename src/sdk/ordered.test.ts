@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Cluster, RETRY_DEFAULT } from './cluster.ts';
 import { Consumer, type ConsumerConfig } from './consumer.ts';
 import { encode_record_batch } from '../protocol/record_batch.ts';
-import { start_broker, type RunningBroker } from '../server/start.ts';
+import { start_broker, type RunningBroker } from '../compose/start_broker.ts';
 import { temp_dir } from '../../test/support/storage.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -73,7 +73,7 @@ async function produce(broker: RunningBroker): Promise<void> {
     // A few batches per partition, as separate produce requests would leave them.
     for (let i = 0; i < records.length; i += 100) {
       const batch = records.slice(i, i + 100).map((r) => ({ key: Buffer.from(r.key), value: Buffer.from(r.value), timestamp_ms: Date.now() }));
-      await broker.broker.produce(TOPIC, partition, encode_record_batch(batch));
+      await broker.broker.partitions.produce(TOPIC, partition, encode_record_batch(batch), -1);
     }
   }
 }
@@ -138,8 +138,8 @@ test('concurrency 16, orderBy key: 2,000 messages over 50 keys, each once, per-k
     t.diagnostic(`wall ${wall.toFixed(0)} ms, handlers one after the other ${handler_ms.toFixed(0)} ms, at most ${max_in_flight} in flight`);
     // handler_ms is what the same handlers take one after the other.
     assert.ok(wall < handler_ms / 4, `wall time ${wall.toFixed(0)} ms, sequential ${handler_ms.toFixed(0)} ms`);
-    const committed = [0, 1, 2].map((p) => s.broker.broker.offsets.get('parallel', TOPIC, p)?.offset);
-    const ends = [0, 1, 2].map((p) => s.broker.broker.topics.log(TOPIC, p).high_watermark);
+    const committed = [0, 1, 2].map((p) => s.broker.broker.groups.committed('parallel', TOPIC, p)?.offset);
+    const ends = [0, 1, 2].map((p) => s.broker.broker.topic_index.local_log(TOPIC, p)!.high_watermark);
     assert.deepEqual(committed, ends, 'everything committed after a graceful disconnect');
     assert.deepEqual(crashes.map(String), []);
   } finally {
@@ -187,7 +187,7 @@ test('a consumer killed mid-way loses nothing: the next member gets every unfini
     await sleep(50); // the last buffered lines
     const unfinished_started = [...started].filter((id) => !done.has(id));
 
-    const watermark = [0, 1, 2].map((p) => s.broker.broker.offsets.get(group, TOPIC, p)?.offset ?? 0);
+    const watermark = [0, 1, 2].map((p) => s.broker.broker.groups.committed(group, TOPIC, p)?.offset ?? 0);
     assert.ok(started.has(`0/${hang_offset}`) && !done.has(`0/${hang_offset}`), 'the hanging handler started and never finished');
     assert.ok([...done].filter((id) => id.startsWith('0/') && Number(id.slice(2)) > hang_offset).length > 50, 'other keys of partition 0 went on past it');
     assert.ok(watermark[0]! <= hang_offset, `partition 0 committed ${watermark[0]}, past the unfinished ${hang_offset}`);
@@ -208,7 +208,7 @@ test('a consumer killed mid-way loses nothing: the next member gets every unfini
         await sleep(Math.floor(Math.random() * 3));
       },
     });
-    const ends = [0, 1, 2].map((p) => s.broker.broker.topics.log(TOPIC, p).high_watermark);
+    const ends = [0, 1, 2].map((p) => s.broker.broker.topic_index.local_log(TOPIC, p)!.high_watermark);
     const expected = ends.reduce((sum, end, p) => sum + end - watermark[p]!, 0);
     await until(() => received.length >= expected, `the ${expected} messages from the watermark on`);
     await sleep(300);
@@ -229,7 +229,7 @@ test('a consumer killed mid-way loses nothing: the next member gets every unfini
     t.diagnostic(`killed after ${done.size} done (${unfinished_started.length} running); watermarks ${watermark.join(', ')}; ${received.length} received again, ${repeated.length} of them repeats`);
     for (const r of repeated) assert.ok(r.offset >= watermark[r.partition]!, `${r.id} repeated below the watermark ${watermark[r.partition]}`);
     assert_key_order(received.map((r) => r.value), 'after the crash');
-    assert.equal(s.broker.broker.offsets.get(group, TOPIC, 0)?.offset, ends[0], 'the new member committed everything');
+    assert.equal(s.broker.broker.groups.committed(group, TOPIC, 0)?.offset, ends[0], 'the new member committed everything');
   } finally {
     await s.close();
   }
@@ -241,7 +241,7 @@ test('orderBy key: a failing handler stops its partition at that message, nothin
     await s.broker.broker.topics.create('jobs', 2);
     for (let p = 0; p < 2; p++) {
       const batch = Array.from({ length: 60 }, (_, i) => ({ key: Buffer.from(`k${i % 6}`), value: Buffer.from(`k${i % 6}:${Math.floor(i / 6)}`), timestamp_ms: Date.now() }));
-      await s.broker.broker.produce('jobs', p, encode_record_batch(batch));
+      await s.broker.broker.partitions.produce('jobs', p, encode_record_batch(batch), -1);
     }
     const consumer = new Consumer(s.cluster(), { ...FAST, groupId: 'failing' });
     const crashes: Array<{ error: unknown; restart: boolean }> = [];
@@ -266,7 +266,7 @@ test('orderBy key: a failing handler stops its partition at that message, nothin
             await sleep(30); // messages of other keys past it finish meanwhile
             throw new Error('transient failure');
           }
-          committed_at_retry = s.broker.broker.offsets.get('failing', 'jobs', 0)?.offset;
+          committed_at_retry = s.broker.broker.groups.committed('failing', 'jobs', 0)?.offset;
           done_past_before_retry = [...done_0].filter((o) => o > FAILED).length;
         }
         await sleep(Math.floor(Math.random() * 3));
@@ -285,8 +285,8 @@ test('orderBy key: a failing handler stops its partition at that message, nothin
     assert.equal(calls.size, 120);
     assert_key_order(values.get(0)!, 'partition 0');
     assert_key_order(values.get(1)!, 'partition 1');
-    assert.equal(s.broker.broker.offsets.get('failing', 'jobs', 0)?.offset, 60);
-    assert.equal(s.broker.broker.offsets.get('failing', 'jobs', 1)?.offset, 60);
+    assert.equal(s.broker.broker.groups.committed('failing', 'jobs', 0)?.offset, 60);
+    assert.equal(s.broker.broker.groups.committed('failing', 'jobs', 1)?.offset, 60);
     assert.equal(crashes.length, 1);
     assert.match(String(crashes[0]!.error), /a consumer handler failed: transient failure/);
     assert.equal(crashes[0]!.restart, true);
@@ -300,7 +300,7 @@ test('orderBy key: disconnect() waits for the handlers running, commits only wha
   try {
     await s.broker.broker.topics.create('slow', 1);
     const batch = Array.from({ length: 200 }, (_, i) => ({ key: Buffer.from(`k${i % 10}`), value: Buffer.from(`k${i % 10}:${Math.floor(i / 10)}`), timestamp_ms: Date.now() }));
-    await s.broker.broker.produce('slow', 0, encode_record_batch(batch));
+    await s.broker.broker.partitions.produce('slow', 0, encode_record_batch(batch), -1);
     const done = new Set<number>();
     let running = 0;
     const consumer = new Consumer(s.cluster(), { ...FAST, groupId: 'stopping' });
@@ -324,7 +324,7 @@ test('orderBy key: disconnect() waits for the handlers running, commits only wha
     await until(() => prefix_done() >= 40, 'offsets 0-39 done');
     await consumer.disconnect();
     assert.equal(running, 0, 'no handler runs after disconnect()');
-    const committed = s.broker.broker.offsets.get('stopping', 'slow', 0)?.offset ?? 0;
+    const committed = s.broker.broker.groups.committed('stopping', 'slow', 0)?.offset ?? 0;
     assert.equal(committed, prefix_done(), 'the commit is the first offset not done');
     assert.ok(committed >= 40 && committed < 200, `committed ${committed}`);
 

@@ -14,7 +14,7 @@ import { compress, decompress, decompress_record_batch, CompressionCodes, type C
 import { decode_record_batch, type DecodedRecord } from '../protocol/record_batch.ts';
 import type { Value } from '../protocol/kafka/codec.ts';
 import type { ApiSpec } from '../protocol/kafka/schema.ts';
-import { start_broker, type RunningBroker } from '../server/start.ts';
+import { start_broker, type RunningBroker } from '../compose/start_broker.ts';
 import { temp_dir } from '../../test/support/storage.ts';
 import { Partitioners } from 'kafkajs';
 
@@ -138,7 +138,7 @@ interface StoredBatch {
 
 /** Every batch of a partition as the broker stored it, with its records decoded. */
 async function stored(broker: RunningBroker, topic: string, partition = 0): Promise<StoredBatch[]> {
-  const log = broker.broker.topics.log(topic, partition);
+  const log = broker.broker.topic_index.local_log(topic, partition)!;
   const out: StoredBatch[] = [];
   let offset = log.log_start_offset;
   while (offset < log.high_watermark) {

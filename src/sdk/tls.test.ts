@@ -8,7 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import { ConnectionError, Sluice } from './index.ts';
-import { start_broker } from '../server/start.ts';
+import { start_broker } from '../compose/start_broker.ts';
 import { temp_dir } from '../../test/support/storage.ts';
 
 function self_signed(dir: string): { key: Buffer; cert: Buffer } {

@@ -8,7 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { start_broker, type RunningBroker } from '../../src/server/start.ts';
+import { start_broker, type RunningBroker } from '../../src/compose/start_broker.ts';
 import { Reader, Writer } from '../../src/protocol/kafka/wire.ts';
 import { message_codec, type Value } from '../../src/protocol/kafka/codec.ts';
 import { response_header_flexible, skip_header_tags, write_request_header } from '../../src/protocol/kafka/header.ts';

@@ -4,7 +4,7 @@
 // a message naming the header, so a typo never turns into a silently immediate message.
 import { decompress_record_batch } from '../../protocol/compression.ts';
 import type { DecodedRecord } from '../../protocol/record_batch.ts';
-import { BrokerError } from '../errors.ts';
+import { BrokerError } from '../../core/errors.ts';
 import { BATCH_HEADER_BYTES, batch_compression, batch_records_count } from '../../format/batch_layout.ts';
 import { RecordFormatError, RecordReader } from '../../format/record_reader.ts';
 

@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { Broker } from '../broker.ts';
-import { BrokerError } from '../errors.ts';
+import type { Broker } from '../broker.ts';
+import { open_core } from '../../compose/start_broker.ts';
+import { BrokerError } from '../../core/errors.ts';
 import { decode_record_batch, encode_record_batch, type BatchRecord } from '../../protocol/record_batch.ts';
 import { compress_record_batch } from '../../protocol/compression.ts';
 import { temp_dir } from '../../../test/support/storage.ts';
@@ -15,7 +16,7 @@ function record(value: string, headers: BatchRecord['headers'] = []): BatchRecor
 }
 
 async function values_in(broker: Broker, topic: string): Promise<string[]> {
-  const log = broker.topics.log(topic, 0);
+  const log = broker.topic_index.local_log(topic, 0)!;
   if (log.high_watermark === 0) return [];
   const { batches } = await log.read(0, 1 << 20);
   return batches.flatMap((b) => decode_record_batch(b)).map((r) => r.value!.toString());
@@ -32,7 +33,7 @@ async function until(condition: () => Promise<boolean> | boolean, what: string, 
 async function with_broker(work: (broker: Broker, data_dir: string) => Promise<void>): Promise<void> {
   const data_dir = temp_dir('delayed');
   try {
-    await work(await Broker.start({ data_dir, node_id: 1 }), data_dir);
+    await work(await open_core({ data_dir, node_id: 1 }), data_dir);
   } finally {
     fs.rmSync(data_dir, { recursive: true, force: true });
   }
@@ -42,21 +43,21 @@ test('a delayed record appears in its topic only when due, with its key, value, 
   await with_broker(async (broker) => {
     await broker.topics.create('t', 1);
     const sent_at = Date.now();
-    const result = await broker.produce('t', 0, encode_record_batch([record('later', [header(DELAY_MS_HEADER, '300'), header('x', 'y')])]));
+    const result = await broker.partitions.produce('t', 0, encode_record_batch([record('later', [header(DELAY_MS_HEADER, '300'), header('x', 'y')])]), -1);
     assert.equal(result.base_offset, -1, 'no offset in the topic yet');
-    assert.equal(broker.delayed.pending, 1);
+    assert.equal(broker.coordinators.delayed.pending, 1);
     await new Promise((resolve) => setTimeout(resolve, 150));
     assert.deepEqual(await values_in(broker, 't'), [], 'not visible before it is due');
     await until(async () => (await values_in(broker, 't')).length === 1, 'delivery');
     const delivered_after = Date.now() - sent_at;
     assert.ok(delivered_after >= 300, `never early (${delivered_after} ms)`);
-    const { batches } = await broker.topics.log('t', 0).read(0, 1 << 20);
+    const { batches } = await broker.topic_index.local_log('t', 0)!.read(0, 1 << 20);
     const [r] = decode_record_batch(batches[0]!);
     assert.equal(r!.key!.toString(), 'k-later');
     assert.equal(r!.timestamp_ms, 1_700_000_000_000);
     assert.deepEqual(r!.headers!.map((h) => h.key), [DELAY_MS_HEADER, 'x']);
-    assert.equal(broker.delayed.pending, 0);
-    assert.ok(broker.delayed.lateness_ms[0]! < 100, `lateness ${broker.delayed.lateness_ms[0]} ms`);
+    assert.equal(broker.coordinators.delayed.pending, 0);
+    assert.ok(broker.coordinators.delayed.lateness_ms[0]! < 100, `lateness ${broker.coordinators.delayed.lateness_ms[0]} ms`);
     await broker.close();
   });
 });
@@ -64,9 +65,9 @@ test('a delayed record appears in its topic only when due, with its key, value, 
 test('deliver-at in the past, records without a header in a delayed batch, and compressed batches are delivered at once', async () => {
   await with_broker(async (broker) => {
     await broker.topics.create('t', 1);
-    await broker.produce('t', 0, encode_record_batch([record('past', [header(DELIVER_AT_HEADER, '1000')]), record('plain')]));
+    await broker.partitions.produce('t', 0, encode_record_batch([record('past', [header(DELIVER_AT_HEADER, '1000')]), record('plain')]), -1);
     const compressed = await compress_record_batch(encode_record_batch([record('zipped', [header(DELAY_MS_HEADER, '0')])]), 'gzip');
-    await broker.produce('t', 0, compressed);
+    await broker.partitions.produce('t', 0, compressed, -1);
     await until(async () => (await values_in(broker, 't')).length === 3, 'three deliveries');
     assert.deepEqual((await values_in(broker, 't')).sort(), ['past', 'plain', 'zipped']);
     await broker.close();
@@ -76,13 +77,13 @@ test('deliver-at in the past, records without a header in a delayed batch, and c
 test('bad delay headers are refused with the header named; nothing is scheduled', async () => {
   await with_broker(async (broker) => {
     await broker.topics.create('t', 1);
-    const refused = (value: string, name = DELAY_MS_HEADER) => broker.produce('t', 0, encode_record_batch([record('ok', []), record('bad', [header(name, value)])]));
+    const refused = (value: string, name = DELAY_MS_HEADER) => broker.partitions.produce('t', 0, encode_record_batch([record('ok', []), record('bad', [header(name, value)])]), -1);
     await assert.rejects(refused('soon'), (e: unknown) => e instanceof BrokerError && e.kind === 'invalid_record' && /sluice-delay-ms: expected whole milliseconds/.test(e.message));
     await assert.rejects(refused('-5'), /expected whole milliseconds/);
     await assert.rejects(refused('1.5'), /expected whole milliseconds/);
     await assert.rejects(refused(String(8 * 24 * 3600 * 1000)), /beyond the maximum delay/);
     await assert.rejects(refused(String(Date.now() + 8 * 24 * 3600 * 1000), DELIVER_AT_HEADER), /sluice-deliver-at: due .* beyond the maximum delay/);
-    assert.equal(broker.delayed.pending, 0);
+    assert.equal(broker.coordinators.delayed.pending, 0);
     assert.deepEqual(await values_in(broker, 't'), []);
     await broker.close();
   });
@@ -91,23 +92,23 @@ test('bad delay headers are refused with the header named; nothing is scheduled'
 test('pending records survive a restart and are delivered once; delivered ones are not delivered again', async () => {
   await with_broker(async (broker, data_dir) => {
     await broker.topics.create('t', 1);
-    await broker.produce('t', 0, encode_record_batch([record('now', [header(DELAY_MS_HEADER, '0')])]));
-    await broker.produce('t', 0, encode_record_batch([record('a', [header(DELAY_MS_HEADER, '700')]), record('b', [header(DELAY_MS_HEADER, '800')])]));
+    await broker.partitions.produce('t', 0, encode_record_batch([record('now', [header(DELAY_MS_HEADER, '0')])]), -1);
+    await broker.partitions.produce('t', 0, encode_record_batch([record('a', [header(DELAY_MS_HEADER, '700')]), record('b', [header(DELAY_MS_HEADER, '800')])]), -1);
     await until(async () => (await values_in(broker, 't')).length === 1, 'the first delivery');
     await broker.close();
 
-    const again = await Broker.start({ data_dir, node_id: 1 });
-    assert.equal(again.delayed.pending, 2, 'two records still pending');
+    const again = await open_core({ data_dir, node_id: 1 });
+    assert.equal(again.coordinators.delayed.pending, 2, 'two records still pending');
     await until(async () => (await values_in(again, 't')).length === 3, 'both delivered after the restart');
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.deepEqual(await values_in(again, 't'), ['now', 'a', 'b']);
     await again.close();
 
-    const third = await Broker.start({ data_dir, node_id: 1 });
-    assert.equal(third.delayed.pending, 0);
+    const third = await open_core({ data_dir, node_id: 1 });
+    assert.equal(third.coordinators.delayed.pending, 0);
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(await values_in(third, 't'), ['now', 'a', 'b'], 'nothing delivered twice');
-    assert.equal(third.topics.log('__sluice_delayed', 0).log_start_offset, third.topics.log('__sluice_delayed', 0).next_offset, 'the delay log is pruned');
+    assert.equal(third.topic_index.local_log('__sluice_delayed', 0)!.log_start_offset, third.topic_index.local_log('__sluice_delayed', 0)!.next_offset, 'the delay log is pruned');
     await third.close();
   });
 });
@@ -118,10 +119,10 @@ test('an idempotent delayed batch retried is scheduled once; the producer goes o
     const pid = await broker.allocate_producer_id();
     const batch = (seq: number, value: string, delay: string | null) =>
       encode_record_batch([record(value, delay === null ? [] : [header(DELAY_MS_HEADER, delay)])], { producer_id: pid, producer_epoch: 0, base_sequence: seq });
-    await broker.produce('t', 0, batch(0, 'd', '50'));
-    await broker.produce('t', 0, batch(0, 'd', '50'));
-    assert.equal(broker.delayed.pending, 1, 'the retry was recognised');
-    const plain = await broker.produce('t', 0, batch(1, 'p', null));
+    await broker.partitions.produce('t', 0, batch(0, 'd', '50'), -1);
+    await broker.partitions.produce('t', 0, batch(0, 'd', '50'), -1);
+    assert.equal(broker.coordinators.delayed.pending, 1, 'the retry was recognised');
+    const plain = await broker.partitions.produce('t', 0, batch(1, 'p', null), -1);
     assert.equal(plain.base_offset, 0);
     await until(async () => (await values_in(broker, 't')).length === 2, 'both');
     assert.deepEqual(await values_in(broker, 't'), ['p', 'd']);

@@ -9,6 +9,7 @@
 import { decompress_record_batch } from '../../protocol/compression.ts';
 import { decode_record_batch, encode_record_batch, type BatchRecord, type DecodedRecord } from '../../protocol/record_batch.ts';
 import type { Logger, PartitionLog } from '../../storage/index.ts';
+import type { Clock } from '../../core/clock.ts';
 import type { AppendRecords, TopicManager } from '../topics.ts';
 import { due_time_of } from './delay_headers.ts';
 import { DelayIndex, RECORDS_PER_BATCH_MAX, pack, unpack } from './delay_index.ts';
@@ -60,6 +61,7 @@ export class DelayedDelivery {
     private readonly log: PartitionLog,
     private readonly topics: TopicManager,
     private readonly logger: Logger,
+    private readonly clock: Clock,
     readonly settings: DelayedSettings,
     /** Appends due records to their partition, wherever it is led. */
     private readonly append: AppendRecords,
@@ -134,7 +136,7 @@ export class DelayedDelivery {
   start(): void {
     this.timer = setInterval(() => {
       if (this.running || this.index.size === 0) return;
-      this.running = this.deliver_due(Date.now())
+      this.running = this.deliver_due(this.clock.now_ms())
         .catch((error: unknown) => this.logger.warn({ error: String(error) }, 'delayed delivery failed; will retry'))
         .finally(() => (this.running = null));
     }, this.settings.tick_ms);
@@ -154,7 +156,7 @@ export class DelayedDelivery {
     if (due_ms.length > RECORDS_PER_BATCH_MAX) throw new RangeError(`a delayed batch holds at most ${RECORDS_PER_BATCH_MAX} records`);
     const { base_offset } = await this.log.append(DelayedDelivery.wrap(topic, partition, batch, received_ms));
     // Not cached: a batch is read again when it falls due, which may be days away.
-    const now_ms = Date.now();
+    const now_ms = this.clock.now_ms();
     due_ms.forEach((due, i) => this.index.add(due, pack(base_offset, i), now_ms));
     this.remaining.set(base_offset, due_ms.length);
     this.counters.scheduled += due_ms.length;
@@ -184,7 +186,7 @@ export class DelayedDelivery {
     // Written even while closing: close() waits for this delivery, and a delivered record without
     // its marker would be delivered again after the restart.
     if (done.size > 0) {
-      await this.log.append(encode_record_batch([{ key: Buffer.from(JSON.stringify({ d: [...done] })), value: null, timestamp_ms: Date.now() }]));
+      await this.log.append(encode_record_batch([{ key: Buffer.from(JSON.stringify({ d: [...done] })), value: null, timestamp_ms: this.clock.now_ms() }]));
       for (const [batch_offset, indexes] of done) {
         const left = (this.remaining.get(batch_offset) ?? indexes.length) - indexes.length;
         if (left > 0) this.remaining.set(batch_offset, left);
@@ -219,7 +221,7 @@ export class DelayedDelivery {
       for (const ref of target.refs) this.index.add(now_ms + RETRY_MS, ref, now_ms);
       return;
     }
-    const delivered_at = Date.now();
+    const delivered_at = this.clock.now_ms();
     this.counters.delivered += target.records.length;
     mark_done();
     this.note_lateness(target, delivered_at);

@@ -3,7 +3,7 @@
 // why it stopped. Reading decompresses whatever codec the producer used.
 import { decompress_record_batch } from '../../protocol/compression.ts';
 import { decode_record_batch, type BatchRecord, type DecodedRecord } from '../../protocol/record_batch.ts';
-import type { PartitionReader } from '../partition_reader.ts';
+import type { PartitionReader } from '../../core/partition_reader.ts';
 import type { DeadLetter } from './share_partition.ts';
 import { DLQ_HEADERS } from '../../protocol/dead_letters.ts';
 import { batch_last_offset } from '../../format/batch_layout.ts';

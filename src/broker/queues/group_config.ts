@@ -2,28 +2,13 @@
 // DescribeConfigs on resource type GROUP) and kept in the broker's metadata. Kafka's own names
 // where Kafka has the setting; Sluice's under `sluice.share.*`. A group without a setting uses the
 // broker's `shareGroups` default.
-import { BrokerError } from '../errors.ts';
+import { BrokerError } from '../../core/errors.ts';
 import type { ShareGroupSettings } from './share_coordinator.ts';
-
-export type GroupConfigs = Record<string, string>;
-
-export type Ordering = 'none' | 'key';
-
-/** What a group runs with: the broker's defaults overlaid with its configs. */
-export interface GroupSettings {
-  record_lock_duration_ms: number;
-  delivery_count_limit: number;
-  records_in_flight_max: number;
-  retry_backoff_ms: number[];
-  auto_offset_reset: 'earliest' | 'latest';
-  /** Dead letters go here instead of `<topic>.<group>.dlq` ('' = that default). */
-  dead_letter_topic: string;
-  ordering: Ordering;
-}
+import type { GroupConfigs, Ordering, QueueSettings } from '../../core/types.ts';
 
 interface Entry {
   validate(value: string): string | null;
-  apply(settings: GroupSettings, value: string): void;
+  apply(settings: QueueSettings, value: string): void;
   default_of(defaults: ShareGroupSettings): string;
 }
 
@@ -89,8 +74,8 @@ export function validate_group_configs(configs: GroupConfigs): void {
   }
 }
 
-export function group_settings_of(defaults: ShareGroupSettings, configs: GroupConfigs): GroupSettings {
-  const settings: GroupSettings = {
+export function group_settings_of(defaults: ShareGroupSettings, configs: GroupConfigs): QueueSettings {
+  const settings: QueueSettings = {
     record_lock_duration_ms: defaults.partition.record_lock_duration_ms,
     delivery_count_limit: defaults.partition.delivery_count_limit,
     records_in_flight_max: defaults.partition.records_in_flight_max,

@@ -7,7 +7,7 @@
 //   keys wait for each other), read no further than the group's window so every key is known.
 import { decompress_record_batch } from '../../protocol/compression.ts';
 import { decode_record_batch } from '../../protocol/record_batch.ts';
-import type { PartitionReader } from '../partition_reader.ts';
+import type { PartitionReader } from '../../core/partition_reader.ts';
 import { DelayIndex, pack, unpack } from '../delayed/delay_index.ts';
 import { TTL_MS_HEADER, ttl_of } from '../delayed/delay_headers.ts';
 import { BATCH_HEADER_BYTES, batch_compression, batch_last_offset } from '../../format/batch_layout.ts';

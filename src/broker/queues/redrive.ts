@@ -15,9 +15,12 @@ import {
   type RedriveAudit,
 } from '../../protocol/dead_letters.ts';
 import { encode_record_batch, header_text, type BatchRecord, type DecodedRecord } from '../../protocol/record_batch.ts';
-import type { Broker } from '../broker.ts';
-import { BrokerError } from '../errors.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { PartitionReader } from '../../core/partition_reader.ts';
+import type { TopicManager } from '../topics.ts';
+import { BrokerError } from '../../core/errors.ts';
 import { read_records } from '../log_reader.ts';
+import { REDRIVE_OFFSETS_MAX, type RedriveOutcome, type RedriveRequest } from '../../core/types.ts';
 
 /** Dead letters copied per round (one append per target partition, then one audit append). */
 const REDRIVE_CHUNK_RECORDS = 500;
@@ -25,33 +28,25 @@ const REDRIVE_CHUNK_RECORDS = 500;
 const REDRIVE_READ_BYTES = 4 * 1024 * 1024;
 /** Record bytes packed into one batch for a target partition. */
 const REDRIVE_BATCH_BYTES_MAX = 256 * 1024;
-/** Offsets named in one request. */
-export const REDRIVE_OFFSETS_MAX = 10_000;
-
-export interface RedriveRequest {
-  topic: string;
-  /** Only these dead letters; null: every one the topic holds now. */
-  offsets: Array<{ partition: number; offset: number }> | null;
-  /** Send to this topic instead of each letter's origin. */
-  to?: string;
-}
-
-export interface RedriveOutcome {
-  selected: number;
-  redriven: number;
-  skipped_already_redriven: number;
+/** What a redrive needs of the broker core. */
+export interface RedriveDeps {
+  topics: TopicManager;
+  clock: Clock;
+  reader(topic: string, partition: number): Promise<PartitionReader>;
+  /** Produces on the partition's leader (here or forwarded); the base offset, or -1 when not known. */
+  produce_anywhere(topic: string, partition: number, records: Buffer): Promise<number>;
 }
 
 /** One redrive at a time per broker: two at once could both miss the other's audit records. */
-const running = new WeakMap<Broker, Promise<unknown>>();
+const running = new WeakMap<RedriveDeps, Promise<unknown>>();
 
-export function redrive_dead_letters(broker: Broker, request: RedriveRequest): Promise<RedriveOutcome> {
+export function redrive_dead_letters(broker: RedriveDeps, request: RedriveRequest): Promise<RedriveOutcome> {
   const next = (running.get(broker) ?? Promise.resolve()).then(() => redrive(broker, request));
   running.set(broker, next.catch(() => undefined));
   return next;
 }
 
-async function redrive(broker: Broker, request: RedriveRequest): Promise<RedriveOutcome> {
+async function redrive(broker: RedriveDeps, request: RedriveRequest): Promise<RedriveOutcome> {
   const dlq = broker.topics.get(request.topic);
   if (!dlq) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${request.topic}`);
   if (request.to !== undefined && !broker.topics.get(request.to)) throw new BrokerError('unknown_topic_or_partition', `redrive to ${request.to}: the topic does not exist`);
@@ -61,7 +56,7 @@ async function redrive(broker: Broker, request: RedriveRequest): Promise<Redrive
   for (let partition = 0; partition < dlq.partitions; partition++) {
     const picked = wanted?.get(partition);
     if (wanted && !picked) continue;
-    const log = await broker.partition_reader(request.topic, partition);
+    const log = await broker.reader(request.topic, partition);
     const end = log.high_watermark;
     let offset = picked ? picked[0]! : log.log_start_offset;
     let pick_index = 0;
@@ -93,12 +88,12 @@ async function redrive(broker: Broker, request: RedriveRequest): Promise<Redrive
 }
 
 /** The named offsets by partition, ascending; every one must be in the topic. */
-async function selection(broker: Broker, topic: string, partitions: number, offsets: RedriveRequest['offsets'] & object): Promise<Map<number, number[]>> {
+async function selection(broker: RedriveDeps, topic: string, partitions: number, offsets: RedriveRequest['offsets'] & object): Promise<Map<number, number[]>> {
   if (offsets.length > REDRIVE_OFFSETS_MAX) throw new BrokerError('invalid_request', `at most ${REDRIVE_OFFSETS_MAX} offsets per redrive`);
   const by_partition = new Map<number, Set<number>>();
   const missing: string[] = [];
   for (const { partition, offset } of offsets) {
-    const log = Number.isInteger(partition) && partition >= 0 && partition < partitions ? await broker.partition_reader(topic, partition) : null;
+    const log = Number.isInteger(partition) && partition >= 0 && partition < partitions ? await broker.reader(topic, partition) : null;
     if (!log || offset < log.log_start_offset || offset >= log.high_watermark) {
       missing.push(`${partition}:${offset}`);
       continue;
@@ -112,12 +107,12 @@ async function selection(broker: Broker, topic: string, partitions: number, offs
 }
 
 /** Dead letters of `dlq` redriven before, as "partition:offset", from the audit topic. */
-async function redriven_before(broker: Broker, dlq: string): Promise<Set<string>> {
+async function redriven_before(broker: RedriveDeps, dlq: string): Promise<Set<string>> {
   const done = new Set<string>();
   const audit = broker.topics.get(DLQ_AUDIT_TOPIC);
   if (!audit) return done;
   for (let partition = 0; partition < audit.partitions; partition++) {
-    const log = await broker.partition_reader(DLQ_AUDIT_TOPIC, partition);
+    const log = await broker.reader(DLQ_AUDIT_TOPIC, partition);
     let offset = log.log_start_offset;
     while (offset < log.high_watermark) {
       const read = await read_records(log, offset, REDRIVE_CHUNK_RECORDS * 10, REDRIVE_READ_BYTES);
@@ -141,7 +136,7 @@ interface Target {
 }
 
 /** Appends the letters to their targets (in order per target partition), then their audit records. */
-async function copy_back(broker: Broker, request: RedriveRequest, partition: number, letters: DecodedRecord[]): Promise<number> {
+async function copy_back(broker: RedriveDeps, request: RedriveRequest, partition: number, letters: DecodedRecord[]): Promise<number> {
   const batches: Target[] = [];
   const open = new Map<string, Target>();
   for (const letter of letters) {
@@ -170,7 +165,7 @@ async function copy_back(broker: Broker, request: RedriveRequest, partition: num
   }
   // Issued in order without waiting in between: appends to one partition keep that order.
   const results = await Promise.all(batches.map((b) => broker.produce_anywhere(b.topic, b.partition, encode_record_batch(b.records))));
-  const now = Date.now();
+  const now = broker.clock.now_ms();
   const audits: BatchRecord[] = [];
   batches.forEach((b, i) => {
     const base = results[i]!;
@@ -184,17 +179,12 @@ async function copy_back(broker: Broker, request: RedriveRequest, partition: num
   return letters.length;
 }
 
-function topic_record(broker: Broker, name: string) {
+function topic_record(broker: RedriveDeps, name: string) {
   const record = broker.topics.get(name);
   if (!record) throw new BrokerError('unknown_topic_or_partition', `redrive to ${name}: the topic does not exist`);
   return record;
 }
 
-async function ensure_audit_topic(broker: Broker): Promise<void> {
-  if (broker.topics.get(DLQ_AUDIT_TOPIC)) return;
-  try {
-    await broker.topics.create(DLQ_AUDIT_TOPIC, 1);
-  } catch (error) {
-    if (!(error instanceof BrokerError && error.kind === 'topic_already_exists')) throw error;
-  }
+function ensure_audit_topic(broker: RedriveDeps): Promise<void> {
+  return broker.topics.ensure(DLQ_AUDIT_TOPIC, 1);
 }

@@ -1,31 +1,32 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { Broker } from '../broker.ts';
-import { BrokerError } from '../errors.ts';
+import type { Broker } from '../broker.ts';
+import { open_core } from '../../compose/start_broker.ts';
+import { BrokerError } from '../../core/errors.ts';
 import { decode_record_batch, encode_record_batch } from '../../protocol/record_batch.ts';
 import { temp_dir } from '../../../test/support/storage.ts';
-import { AckType } from './share_partition.ts';
+import { AckType } from '../../core/types.ts';
 import { DLQ_HEADERS } from './dead_letters.ts';
-import type { FetchedPartition } from './share_coordinator.ts';
+import type { FetchedPartition } from '../../core/types.ts';
 
 const FAST = { tick_ms: 10, session_timeout_ms: 2_000, partition: { delivery_count_limit: 3, record_lock_duration_ms: 200, records_in_flight_max: 1_000, retry_backoff_ms: [20] } };
 
 async function with_broker(work: (broker: Broker, data_dir: string) => Promise<void>, lock_ms = FAST.partition.record_lock_duration_ms): Promise<void> {
   const data_dir = temp_dir('shares');
   try {
-    await work(await Broker.start({ data_dir, node_id: 1, share_groups: { ...FAST, partition: { ...FAST.partition, record_lock_duration_ms: lock_ms } } }), data_dir);
+    await work(await open_core({ data_dir, node_id: 1, share_groups: { ...FAST, partition: { ...FAST.partition, record_lock_duration_ms: lock_ms } } }), data_dir);
   } finally {
     fs.rmSync(data_dir, { recursive: true, force: true });
   }
 }
 
 async function produce(broker: Broker, topic: string, values: string[]): Promise<void> {
-  await broker.produce(topic, 0, encode_record_batch(values.map((v) => ({ key: Buffer.from(`k-${v}`), value: Buffer.from(v), timestamp_ms: 1_700_000_000_000, headers: [{ key: 'h', value: Buffer.from('x') }] }))));
+  await broker.partitions.produce(topic, 0, encode_record_batch(values.map((v) => ({ key: Buffer.from(`k-${v}`), value: Buffer.from(v), timestamp_ms: 1_700_000_000_000, headers: [{ key: 'h', value: Buffer.from('x') }] }))), -1);
 }
 
 const join = (broker: Broker, member: string, topics = ['jobs']) =>
-  broker.shares.heartbeat({ group_id: 'workers', member_id: member, member_epoch: 0, subscribed_topic_names: topics, client_id: 'test', client_host: '127.0.0.1' }, Date.now());
+  broker.coordinators.shares.heartbeat({ group_id: 'workers', member_id: member, member_epoch: 0, subscribed_topic_names: topics, client_id: 'test', client_host: '127.0.0.1' }, Date.now());
 
 /** The values delivered by a fetch, only those inside the acquired ranges. */
 function delivered(fetched: FetchedPartition[]): Array<{ offset: number; value: string; deliveries: number }> {
@@ -41,9 +42,9 @@ function delivered(fetched: FetchedPartition[]): Array<{ offset: number; value: 
   return out;
 }
 
-const fetch = (broker: Broker, member: string, records = 100) => broker.shares.fetch('workers', member, [{ topic: 'jobs', partition: 0 }], records, 1 << 20, Date.now());
+const fetch = (broker: Broker, member: string, records = 100) => broker.coordinators.shares.fetch('workers', member, [{ topic: 'jobs', partition: 0 }], records, 1 << 20, Date.now());
 const ack = (broker: Broker, member: string, first: number, last: number, type: number, reason: string | null = null) =>
-  broker.shares.acknowledge('workers', member, [{ topic: 'jobs', partition: 0, batches: [{ first_offset: first, last_offset: last, types: [type as 1], reason }] }], Date.now());
+  broker.coordinators.shares.acknowledge('workers', member, [{ topic: 'jobs', partition: 0, batches: [{ first_offset: first, last_offset: last, types: [type as 1], reason }] }], Date.now());
 
 test('members join and see every partition; competing members get disjoint records; accepted records are done', async () => {
   await with_broker(async (broker) => {
@@ -62,8 +63,8 @@ test('members join and see every partition; competing members get disjoint recor
     assert.equal([...results.values()][0], null);
     const wrong = await ack(broker, 'member-a', 3, 4, AckType.ACCEPT);
     assert.match(String([...wrong.values()][0]), /not acquired by this member/);
-    assert.throws(() => broker.shares.heartbeat({ group_id: 'workers', member_id: 'member-a', member_epoch: 99, subscribed_topic_names: null, client_id: 't', client_host: 'h' }, Date.now()), (e: unknown) => e instanceof BrokerError && e.kind === 'fenced_member_epoch');
-    await assert.rejects(broker.shares.fetch('workers', 'stranger', [{ topic: 'jobs', partition: 0 }], 10, 1000, Date.now()), (e: unknown) => e instanceof BrokerError && e.kind === 'unknown_member_id');
+    assert.throws(() => broker.coordinators.shares.heartbeat({ group_id: 'workers', member_id: 'member-a', member_epoch: 99, subscribed_topic_names: null, client_id: 't', client_host: 'h' }, Date.now()), (e: unknown) => e instanceof BrokerError && e.kind === 'fenced_member_epoch');
+    await assert.rejects(broker.coordinators.shares.fetch('workers', 'stranger', [{ topic: 'jobs', partition: 0 }], 10, 1000, Date.now()), (e: unknown) => e instanceof BrokerError && e.kind === 'unknown_member_id');
     await broker.close();
   });
 });
@@ -85,11 +86,11 @@ test('release and lock timeout redeliver with a raised delivery count; at the li
     await ack(broker, 'm', 0, 0, AckType.RELEASE, 'boom 3');
     const dlq = 'jobs.workers.dlq';
     const deadline = Date.now() + 5_000;
-    while (!broker.topics.get(dlq) || broker.topics.log(dlq, 0).high_watermark === 0) {
+    while (!broker.topics.get(dlq) || broker.topic_index.local_log(dlq, 0)!.high_watermark === 0) {
       assert.ok(Date.now() < deadline, 'dead letter written');
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    const { batches } = await broker.topics.log(dlq, 0).read(0, 1 << 20);
+    const { batches } = await broker.topic_index.local_log(dlq, 0)!.read(0, 1 << 20);
     const [letter] = decode_record_batch(batches[0]!);
     assert.equal(letter!.value!.toString(), 'poison');
     assert.equal(letter!.key!.toString(), 'k-poison');
@@ -103,7 +104,7 @@ test('release and lock timeout redeliver with a raised delivery count; at the li
     assert.equal(header(DLQ_HEADERS.delivery_count), '3');
     assert.match(header(DLQ_HEADERS.reason)!, /delivery limit 3 reached; last failure: boom 3/);
     assert.ok(Number(header(DLQ_HEADERS.time_ms)) > 1_700_000_000_000);
-    assert.equal(broker.shares.counters.dead_lettered, 1);
+    assert.equal(broker.coordinators.shares.counters.dead_lettered, 1);
     await broker.close();
   });
 });
@@ -119,20 +120,20 @@ test('state survives a restart: accepted records stay done, acquired ones come b
     // offsets 4 and 5 stay acquired across the restart
     await broker.close();
 
-    const again = await Broker.start({ data_dir, node_id: 1, share_groups: FAST });
+    const again = await open_core({ data_dir, node_id: 1, share_groups: FAST });
     join(again, 'm2');
     const after = delivered(await fetch(again, 'm2', 100));
     assert.deepEqual(after.map((r) => [r.value, r.deliveries]), [['v4', 2], ['v5', 2], ['v6', 1], ['v7', 1], ['v8', 1], ['v9', 1]]);
     const dlq = 'jobs.workers.dlq';
     const deadline = Date.now() + 5_000;
-    while (!again.topics.get(dlq) || again.topics.log(dlq, 0).high_watermark === 0) {
+    while (!again.topics.get(dlq) || again.topic_index.local_log(dlq, 0)!.high_watermark === 0) {
       assert.ok(Date.now() < deadline, 'the rejected record is dead-lettered');
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const { batches } = await again.topics.log(dlq, 0).read(0, 1 << 20);
+    const { batches } = await again.topic_index.local_log(dlq, 0)!.read(0, 1 << 20);
     assert.deepEqual(batches.flatMap((b) => decode_record_batch(b)).map((r) => r.value!.toString()), ['v3'], 'once');
-    assert.equal(again.shares.partitions_of('workers')[0]!.start_offset, 4);
+    assert.equal(again.coordinators.shares.partitions_of('workers')[0]!.start_offset, 4);
     await again.close();
   });
 });
@@ -140,14 +141,14 @@ test('state survives a restart: accepted records stay done, acquired ones come b
 test('a message whose time to live runs out while those before it wait goes to the dead-letter topic on time', async () => {
   await with_broker(async (broker) => {
     await broker.topics.create('jobs', 1);
-    await broker.produce('jobs', 0, encode_record_batch([
+    await broker.partitions.produce('jobs', 0, encode_record_batch([
       { key: null, value: Buffer.from('a'), timestamp_ms: Date.now() },
       { key: null, value: Buffer.from('b'), timestamp_ms: Date.now() },
       { key: null, value: Buffer.from('short-lived'), timestamp_ms: Date.now(), headers: [{ key: 'sluice-ttl-ms', value: Buffer.from('300') }] },
       { key: null, value: Buffer.from('d'), timestamp_ms: Date.now() },
-    ]));
+    ]), -1);
     await assert.rejects(
-      broker.produce('jobs', 0, encode_record_batch([{ key: null, value: Buffer.from('x'), timestamp_ms: Date.now(), headers: [{ key: 'sluice-ttl-ms', value: Buffer.from('soon') }] }])),
+      broker.partitions.produce('jobs', 0, encode_record_batch([{ key: null, value: Buffer.from('x'), timestamp_ms: Date.now(), headers: [{ key: 'sluice-ttl-ms', value: Buffer.from('soon') }] }]), -1),
       (e: unknown) => e instanceof BrokerError && e.kind === 'invalid_record' && /sluice-ttl-ms/.test(e.message),
     );
     join(broker, 'm');
@@ -155,19 +156,19 @@ test('a message whose time to live runs out while those before it wait goes to t
     assert.deepEqual(held.map((r) => r.value), ['a', 'b']);
     const started = Date.now();
     const dlq = 'jobs.workers.dlq';
-    while (!broker.topics.get(dlq) || broker.topics.log(dlq, 0).high_watermark === 0) {
+    while (!broker.topics.get(dlq) || broker.topic_index.local_log(dlq, 0)!.high_watermark === 0) {
       assert.ok(Date.now() - started < 3_000, 'dead-lettered');
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     const waited = Date.now() - started;
     assert.ok(waited < 1_000, `on time (${waited} ms after the fetch, TTL 300 ms)`);
-    const { batches } = await broker.topics.log(dlq, 0).read(0, 1 << 20);
+    const { batches } = await broker.topic_index.local_log(dlq, 0)!.read(0, 1 << 20);
     const [letter] = decode_record_batch(batches[0]!);
     assert.equal(letter!.value!.toString(), 'short-lived');
     assert.match(letter!.headers!.find((h) => h.key === 'sluice-dlq-reason')!.value!.toString(), /expired/);
     await ack(broker, 'm', 0, 1, AckType.ACCEPT);
     assert.deepEqual(delivered(await fetch(broker, 'm', 10)).map((r) => r.value), ['d'], 'the expired message is never delivered');
-    assert.equal(broker.shares.counters.expired, 1);
+    assert.equal(broker.coordinators.shares.counters.expired, 1);
     await broker.close();
   }, 10_000);
 });
@@ -179,9 +180,9 @@ test('a topic TTL expires what waits too long; with sluice.ttl.expired.action=dr
     join(broker, 'm');
     await new Promise((resolve) => setTimeout(resolve, 400));
     assert.deepEqual(delivered(await fetch(broker, 'm', 10)), [], 'both expired before anyone fetched');
-    assert.equal(broker.shares.counters.expired, 2);
+    assert.equal(broker.coordinators.shares.counters.expired, 2);
     assert.equal(broker.topics.get('jobs.workers.dlq'), undefined, 'dropped, not dead-lettered');
-    assert.equal(broker.shares.partitions_of('workers')[0]!.start_offset, 2);
+    assert.equal(broker.coordinators.shares.partitions_of('workers')[0]!.start_offset, 2);
     await broker.close();
   });
 });
@@ -189,26 +190,26 @@ test('a topic TTL expires what waits too long; with sluice.ttl.expired.action=dr
 test('group configs: per-group delivery limit, backoff and dead-letter topic apply at once and survive a restart; bad ones are refused', async () => {
   await with_broker(async (broker, data_dir) => {
     await broker.topics.create('jobs', 1);
-    await assert.rejects(broker.set_group_configs('workers', { 'share.delivery.count.limit': 'many' }), (e: unknown) => e instanceof BrokerError && e.kind === 'invalid_config' && /share.delivery.count.limit=many/.test(e.message));
-    await assert.rejects(broker.set_group_configs('workers', { 'share.no.such': '1' }), /unknown group config share.no.such/);
-    await assert.rejects(broker.set_group_configs('workers', { 'sluice.share.retry.backoff.ms': '1,x' }), /comma-separated/);
-    await broker.set_group_configs('workers', { 'share.delivery.count.limit': '1', 'sluice.share.retry.backoff.ms': '0', 'sluice.share.dlq.topic': 'graveyard' });
+    await assert.rejects(broker.shares.set_configs('workers', { 'share.delivery.count.limit': 'many' }), (e: unknown) => e instanceof BrokerError && e.kind === 'invalid_config' && /share.delivery.count.limit=many/.test(e.message));
+    await assert.rejects(broker.shares.set_configs('workers', { 'share.no.such': '1' }), /unknown group config share.no.such/);
+    await assert.rejects(broker.shares.set_configs('workers', { 'sluice.share.retry.backoff.ms': '1,x' }), /comma-separated/);
+    await broker.shares.set_configs('workers', { 'share.delivery.count.limit': '1', 'sluice.share.retry.backoff.ms': '0', 'sluice.share.dlq.topic': 'graveyard' });
     await produce(broker, 'jobs', ['once']);
     join(broker, 'm');
     assert.deepEqual(delivered(await fetch(broker, 'm')).map((r) => r.value), ['once']);
     await ack(broker, 'm', 0, 0, AckType.RELEASE, 'nope');
     const deadline = Date.now() + 5_000;
-    while (!broker.topics.get('graveyard') || broker.topics.log('graveyard', 0).high_watermark === 0) {
+    while (!broker.topics.get('graveyard') || broker.topic_index.local_log('graveyard', 0)!.high_watermark === 0) {
       assert.ok(Date.now() < deadline, 'dead-lettered to the group\'s topic after one delivery');
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     assert.equal(broker.topics.get('jobs.workers.dlq'), undefined);
     await broker.close();
-    const again = await Broker.start({ data_dir, node_id: 1, share_groups: FAST });
-    assert.deepEqual(again.group_configs('workers'), { 'share.delivery.count.limit': '1', 'sluice.share.retry.backoff.ms': '0', 'sluice.share.dlq.topic': 'graveyard' });
-    assert.equal(again.shares.settings_of('workers').delivery_count_limit, 1);
-    await again.set_group_configs('workers', {}, { remove: ['share.delivery.count.limit'] });
-    assert.equal(again.shares.settings_of('workers').delivery_count_limit, FAST.partition.delivery_count_limit);
+    const again = await open_core({ data_dir, node_id: 1, share_groups: FAST });
+    assert.deepEqual(again.metadata.group_configs('workers'), { 'share.delivery.count.limit': '1', 'sluice.share.retry.backoff.ms': '0', 'sluice.share.dlq.topic': 'graveyard' });
+    assert.equal(again.coordinators.shares.settings_of('workers').delivery_count_limit, 1);
+    await again.shares.set_configs('workers', {}, { remove: ['share.delivery.count.limit'] });
+    assert.equal(again.coordinators.shares.settings_of('workers').delivery_count_limit, FAST.partition.delivery_count_limit);
     await again.close();
   });
 });

@@ -5,16 +5,20 @@
 // Protocol-neutral: the Kafka front end (ShareGroupHeartbeat, ShareFetch, ShareAcknowledge) and
 // later AMQP call these methods.
 import { encode_record_batch } from '../../protocol/record_batch.ts';
-import type { Logger } from '../../storage/index.ts';
-import type { PartitionReader } from '../partition_reader.ts';
-import { BrokerError } from '../errors.ts';
+import type { Clock, Logger } from '../../core/clock.ts';
+import type { PartitionReader } from '../../core/partition_reader.ts';
+import { BrokerError } from '../../core/errors.ts';
 import type { AppendRecords, TopicManager } from '../topics.ts';
 import { dead_letter_records, dead_letter_topic_name, read_records_at } from './dead_letters.ts';
-import { AckError, SHARE_PARTITION_SETTINGS_DEFAULT, SharePartition, type AckTypeCode, type AcquiredRange, type OffsetRange, type SharePartitionSettings } from './share_partition.ts';
+import { SHARE_PARTITION_SETTINGS_DEFAULT, SharePartition, type SharePartitionSettings } from './share_partition.ts';
+import type { AcquiredRange, OffsetRange } from '../../core/types.ts';
+import { AckError } from '../../core/errors.ts';
 import type { ShareStateStore, ShareStateWrite } from './share_state_store.ts';
 import { ReadAhead } from './read_ahead.ts';
-import { type GroupConfigs, type GroupSettings, group_settings_of } from './group_config.ts';
+import { group_settings_of } from './group_config.ts';
+import { type GroupConfigs } from '../../core/types.ts';
 import { batch_last_offset } from '../../format/batch_layout.ts';
+import type { QueueSettings, AcknowledgeBatch, FetchedPartition, HeartbeatRequest, HeartbeatResult, QueueCounters, QueuePartitionStats, QueueStats, TopicPartition } from '../../core/types.ts';
 
 export interface ShareGroupSettings {
   session_timeout_ms: number;
@@ -69,83 +73,11 @@ interface PartitionState {
 interface ShareGroup {
   id: string;
   /** Shared by the group's partitions and updated in place when its configs change. */
-  settings: GroupSettings;
+  settings: QueueSettings;
   epoch: number;
   members: Map<string, Member>;
   partitions: Map<string, PartitionState>;
   counters: QueueCounters;
-}
-
-/** Per share group, since the broker started. */
-export interface QueueCounters {
-  /** Records handed out again after a release, a lock timeout or a member leaving. */
-  redeliveries: number;
-  dead_lettered: number;
-  expired: number;
-}
-
-export interface QueuePartitionStats {
-  topic: string;
-  partition: number;
-  start_offset: number;
-  end_offset: number;
-  high_watermark: number;
-  in_flight: number;
-  /** Records that may be handed out now or after their retry backoff, never-delivered ones included. */
-  available: number;
-  dead_letters_pending: number;
-  /** With `detail`: the window's records per state and their delivery counts. */
-  census?: ReturnType<SharePartition['census']>;
-}
-
-export interface QueueStats {
-  group_id: string;
-  members: number;
-  topics: string[];
-  in_flight: number;
-  available: number;
-  counters: QueueCounters;
-  partitions: QueuePartitionStats[];
-}
-
-export interface HeartbeatRequest {
-  group_id: string;
-  member_id: string;
-  member_epoch: number;
-  /** null: unchanged since the last heartbeat. */
-  subscribed_topic_names: string[] | null;
-  client_id: string;
-  client_host: string;
-}
-
-export interface HeartbeatResult {
-  member_id: string;
-  member_epoch: number;
-  heartbeat_interval_ms: number;
-  /** Topic name -> partitions this member may fetch. */
-  assignment: Map<string, number[]>;
-}
-
-export interface FetchedPartition {
-  topic: string;
-  partition: number;
-  acquired: AcquiredRange[];
-  batches: Buffer[];
-  high_watermark: number;
-  error: Error | null;
-}
-
-export interface AcknowledgeBatch extends OffsetRange {
-  types: AckTypeCode[];
-  /** Why the consumer released or rejected the records (kept in their dead letters). */
-  reason?: string | null;
-  /** For a release: wait this long before offering the records again (-1: the group's backoff). */
-  release_delay_ms?: number;
-}
-
-export interface TopicPartition {
-  topic: string;
-  partition: number;
 }
 
 export interface ShareCoordinatorDeps {
@@ -156,6 +88,7 @@ export interface ShareCoordinatorDeps {
   reader_now(topic: string, partition: number): PartitionReader;
   store: ShareStateStore;
   logger: Logger;
+  clock: Clock;
   /** Creates a dead-letter topic (one partition) if it does not exist. */
   ensure_dead_letter_topic(name: string): Promise<void>;
   /** The group's own configs (group_config.ts), empty when it has none. */
@@ -188,7 +121,7 @@ export class ShareCoordinator {
 
   /** Restores every group's partitions from the state topic (members re-join). */
   async load(): Promise<void> {
-    const now = Date.now();
+    const now = this.deps.clock.now_ms();
     for (const persisted of await this.deps.store.load()) {
       if (!this.deps.topics.get(persisted.topic)) continue;
       const group = this.group(persisted.group);
@@ -525,7 +458,7 @@ export class ShareCoordinator {
   // ------------------------------------------------------------------ maintenance
 
   private async tick(): Promise<void> {
-    const now = Date.now();
+    const now = this.deps.clock.now_ms();
     this.ticks++;
     for (const group of this.groups.values()) {
       for (const member of [...group.members.values()]) {
@@ -677,7 +610,7 @@ export class ShareCoordinator {
   }
 
   /** The settings a group runs with (its configs over the broker's defaults). */
-  settings_of(group_id: string): GroupSettings {
+  settings_of(group_id: string): QueueSettings {
     return this.groups.get(group_id)?.settings ?? group_settings_of(this.settings, this.deps.group_configs(group_id));
   }
 

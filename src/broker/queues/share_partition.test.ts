@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AckError, AckType, RecordState, SharePartition, type AckTypeCode, type AcquiredRange, type SharePartitionSettings } from './share_partition.ts';
+import { RecordState, SharePartition, type SharePartitionSettings } from './share_partition.ts';
+import { AckType, type AckTypeCode, type AcquiredRange } from '../../core/types.ts';
+import { AckError } from '../../core/errors.ts';
 
 const SETTINGS: SharePartitionSettings = { delivery_count_limit: 3, record_lock_duration_ms: 1000, records_in_flight_max: 50, retry_backoff_ms: [100, 500] };
 

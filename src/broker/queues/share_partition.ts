@@ -6,6 +6,8 @@
 // Window: offsets in [start_offset, end_offset) have an entry; offsets from end_offset up to the
 // log's high watermark have never been delivered and are implicitly available. The start offset
 // moves past the longest prefix of finished records (acknowledged or archived).
+import { AckError } from '../../core/errors.ts';
+import { AckType, type AckTypeCode, type AcquiredRange, type OffsetRange, type QueueCensus } from '../../core/types.ts';
 
 export const RecordState = {
   AVAILABLE: 0,
@@ -16,10 +18,6 @@ export const RecordState = {
   ARCHIVED: 4,
 } as const;
 export type RecordStateCode = (typeof RecordState)[keyof typeof RecordState];
-
-/** Acknowledge types as Kafka numbers them (0 gap: offsets without a record). */
-export const AckType = { GAP: 0, ACCEPT: 1, RELEASE: 2, REJECT: 3 } as const;
-export type AckTypeCode = (typeof AckType)[keyof typeof AckType];
 
 export interface SharePartitionSettings {
   /** Deliveries before a released or timed-out record is archived (dead-lettered) instead. */
@@ -53,15 +51,6 @@ interface Entry {
   expired?: string;
 }
 
-export interface OffsetRange {
-  first_offset: number;
-  last_offset: number;
-}
-
-export interface AcquiredRange extends OffsetRange {
-  delivery_count: number;
-}
-
 /** A record to dead-letter: its offset, how often it was delivered and why it stopped. */
 export interface DeadLetter {
   offset: number;
@@ -80,16 +69,6 @@ export interface StateRun {
 export interface StateDelta {
   start_offset: number;
   runs: StateRun[];
-}
-
-export class AckError extends Error {
-  constructor(
-    readonly kind: 'invalid_record_state' | 'invalid_request',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'AckError';
-  }
 }
 
 export class SharePartition {
@@ -128,7 +107,7 @@ export class SharePartition {
   }
 
   /** Per state, how many records the window holds, and how often the unfinished ones were delivered (admin views; walks the window). */
-  census(): { available: number; acquired: number; acknowledged: number; dead_lettering: number; archived: number; redelivering: number; delivery_count_max: number } {
+  census(): QueueCensus {
     const counts = { available: 0, acquired: 0, acknowledged: 0, dead_lettering: 0, archived: 0, redelivering: 0, delivery_count_max: 0 };
     for (let i = this.head; i < this.entries.length; i++) {
       const entry = this.entries[i]!;

@@ -6,6 +6,7 @@
 // deleted from the topic, so it stays about as large as the live state.
 import { decode_record_batch, encode_record_batch, type BatchRecord } from '../../protocol/record_batch.ts';
 import type { PartitionLog } from '../../storage/index.ts';
+import type { Clock } from '../../core/clock.ts';
 import type { RecordStateCode, StateRun } from './share_partition.ts';
 import { batch_last_offset } from '../../format/batch_layout.ts';
 
@@ -52,7 +53,10 @@ export class ShareStateStore {
   private readonly latest = new Map<string, { snapshot_offset: number; updates: number }>();
   private prunable_from = 0;
 
-  constructor(private readonly log: PartitionLog) {}
+  constructor(
+    private readonly log: PartitionLog,
+    private readonly clock: Clock,
+  ) {}
 
   /** Replays the topic: the persisted state of every key that has one. */
   async load(): Promise<PersistedShareState[]> {
@@ -106,7 +110,7 @@ export class ShareStateStore {
   /** Appends the writes as one batch (durable under the broker's durability policy). */
   async write(writes: readonly ShareStateWrite[]): Promise<void> {
     if (writes.length === 0) return;
-    const now = Date.now();
+    const now = this.clock.now_ms();
     const records: BatchRecord[] = writes.map((w) => ({
       key: Buffer.from(JSON.stringify({ g: w.group, t: w.topic, p: w.partition })),
       value: Buffer.from(
@@ -127,7 +131,7 @@ export class ShareStateStore {
   /** Forgets keys (a deleted group or topic). */
   async delete(keys: readonly ShareStateKey[]): Promise<void> {
     if (keys.length === 0) return;
-    const records = keys.map((k) => ({ key: Buffer.from(JSON.stringify({ g: k.group, t: k.topic, p: k.partition })), value: null, timestamp_ms: Date.now() }));
+    const records = keys.map((k) => ({ key: Buffer.from(JSON.stringify({ g: k.group, t: k.topic, p: k.partition })), value: null, timestamp_ms: this.clock.now_ms() }));
     await this.log.append(encode_record_batch(records));
     for (const key of keys) this.latest.delete(state_key(key));
   }

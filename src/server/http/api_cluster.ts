@@ -7,25 +7,25 @@ const LATENESS_SAMPLES_USED = 1_000;
 
 export function add_cluster_routes(router: Router): void {
   router.add('GET', '/api/v1/cluster', (_request, ctx) => {
-    const { broker } = ctx;
-    const brokers = broker.brokers(ctx.kafka_address());
-    const controller = broker.controller_id;
+    const { core } = ctx;
+    const brokers = core.cluster.brokers(ctx.kafka_address());
+    const controller = core.cluster.controller_id();
     return {
       status: 200,
-      body: { cluster_id: broker.cluster_id, node_id: broker.node_id, clustered: broker.is_clustered, brokers, controller: controller < 0 ? null : controller },
+      body: { cluster_id: core.cluster_id, node_id: core.node_id, clustered: core.cluster.clustered, brokers, controller: controller < 0 ? null : controller },
     };
   });
 
   router.add('GET', '/api/v1/stats', (_request, ctx) => {
-    const { broker } = ctx;
-    const totals = broker.stats.totals;
+    const { core } = ctx;
+    const totals = core.stats.totals;
     let partitions = 0;
-    const topics = broker.topics.list();
+    const topics = core.topics.list();
     for (const topic of topics) partitions += topic.partitions;
     return {
       status: 200,
       body: {
-        now_ms: Date.now(),
+        now_ms: core.clock.now_ms(),
         messages_in_total: totals.messages_in,
         bytes_in_total: totals.bytes_in,
         messages_out_total: totals.messages_out,
@@ -39,7 +39,7 @@ export function add_cluster_routes(router: Router): void {
   });
 
   router.add('GET', '/api/v1/delayed', (_request, ctx) => {
-    const delayed = ctx.broker.delayed;
+    const delayed = ctx.core.delayed.status();
     const recent = delayed.lateness_ms.slice(-LATENESS_SAMPLES_USED).sort((a, b) => a - b);
     const percentile = (p: number) => (recent.length === 0 ? null : recent[Math.min(recent.length - 1, Math.floor(p * recent.length))]!);
     return {
@@ -50,7 +50,7 @@ export function add_cluster_routes(router: Router): void {
         delivered_total: delayed.counters.delivered,
         dropped_total: delayed.counters.dropped,
         index_bytes: delayed.index_bytes,
-        delay_max_ms: delayed.settings.delay_max_ms,
+        delay_max_ms: delayed.delay_max_ms,
         lateness_ms: { p50: percentile(0.5), p99: percentile(0.99), samples: recent.length },
       },
     };

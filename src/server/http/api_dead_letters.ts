@@ -1,9 +1,7 @@
 // /api/v1/dead-letters: the dead-letter topics share groups write (`<topic>.<group>.dlq`, or the
 // topic a group's sluice.share.dlq.topic names), their messages with where each came from and why,
 // and redrive (the broker core's, which keeps the same audit as `sluice dlq redrive`).
-import type { Broker } from '../../broker/broker.ts';
-import { REDRIVE_OFFSETS_MAX, redrive_dead_letters } from '../../broker/queues/redrive.ts';
-import { BrokerError } from '../../broker/errors.ts';
+import { BrokerError, REDRIVE_OFFSETS_MAX, type Core } from '../../core/index.ts';
 import { DLQ_HEADERS, dead_letter_origin_of, is_dead_letter_topic_name } from '../../protocol/dead_letters.ts';
 import { header_text, type DecodedRecord } from '../../protocol/record_batch.ts';
 import { HttpError, invalid_body, not_found } from './http_errors.ts';
@@ -13,23 +11,23 @@ import type { Router } from './router.ts';
 import { topic_of } from './api_topics.ts';
 
 /** Dead-letter topics that exist, with the origin and group each name or config says. */
-function dead_letter_topics(broker: Broker): Map<string, { origin_topic: string | null; group: string }> {
+function dead_letter_topics(core: Core): Map<string, { origin_topic: string | null; group: string }> {
   const found = new Map<string, { origin_topic: string | null; group: string }>();
-  for (const topic of broker.topics.list()) {
+  for (const topic of core.topics.list()) {
     if (!is_dead_letter_topic_name(topic.name)) continue;
     const { origin, group } = dead_letter_origin_of(topic.name);
     found.set(topic.name, { origin_topic: origin, group });
   }
-  for (const group of broker.shares.group_ids()) {
-    const configured = broker.shares.settings_of(group).dead_letter_topic;
-    if (configured && broker.topics.get(configured) && !found.has(configured)) found.set(configured, { origin_topic: null, group });
+  for (const group of core.shares.group_ids()) {
+    const configured = core.shares.settings_of(group).dead_letter_topic;
+    if (configured && core.topics.get(configured) && !found.has(configured)) found.set(configured, { origin_topic: null, group });
   }
   return found;
 }
 
-function dead_letter_topic_of(broker: Broker, name: string) {
-  const topic = topic_of(broker, name);
-  const origin = dead_letter_topics(broker).get(name);
+function dead_letter_topic_of(core: Core, name: string) {
+  const topic = topic_of(core, name);
+  const origin = dead_letter_topics(core).get(name);
   if (!origin) throw new HttpError(400, 'not_dead_letter_topic', `${name} is not a dead-letter topic (its name does not end with .dlq and no share group sends dead letters to it)`);
   return { topic, origin };
 }
@@ -71,13 +69,13 @@ function redrive_selection(body: Record<string, unknown>): Array<{ partition: nu
 }
 
 export function add_dead_letter_routes(router: Router): void {
-  router.add('GET', '/api/v1/dead-letters', async (request, { broker }) => {
-    const topics = [...dead_letter_topics(broker)].sort(([a], [b]) => compare_text(a, b));
+  router.add('GET', '/api/v1/dead-letters', async (request, { core }) => {
+    const topics = [...dead_letter_topics(core)].sort(([a], [b]) => compare_text(a, b));
     const body = await page_of(topics, paging_of(request.query), ([name, origin]) => {
-      const topic = broker.topics.get(name)!;
+      const topic = core.topics.get(name)!;
       let messages = 0;
       for (let p = 0; p < topic.partitions; p++) {
-        const log = broker.partition_reader_now(name, p);
+        const log = core.partitions.reader_now(name, p);
         messages += log.high_watermark - log.log_start_offset;
       }
       return { topic: name, origin_topic: origin.origin_topic, group: origin.group, partitions: topic.partitions, messages };
@@ -85,24 +83,24 @@ export function add_dead_letter_routes(router: Router): void {
     return { status: 200, body };
   });
 
-  router.add('GET', '/api/v1/dead-letters/:topic/messages', async (request, { broker }) => {
-    const { topic } = dead_letter_topic_of(broker, request.params.topic!);
+  router.add('GET', '/api/v1/dead-letters/:topic/messages', async (request, { core }) => {
+    const { topic } = dead_letter_topic_of(core, request.params.topic!);
     const partition = query_int(request.query, 'partition', 0, 0, topic.partitions - 1);
     const limit = query_int(request.query, 'limit', MESSAGES_LIMIT_DEFAULT, 1, MESSAGES_LIMIT_MAX);
     const offset = request.query.has('offset') ? query_int(request.query, 'offset', 0, 0) : null;
-    const page = await read_message_page(await broker.partition_reader(topic.name, partition), offset, limit, dead_letter_view);
+    const page = await read_message_page(core, await core.partitions.reader(topic.name, partition), offset, limit, dead_letter_view);
     return { status: 200, body: { topic: topic.name, partition, ...page } };
   });
 
-  router.add('POST', '/api/v1/dead-letters/:topic/redrive', async (request, { broker }) => {
-    const { topic } = dead_letter_topic_of(broker, request.params.topic!);
+  router.add('POST', '/api/v1/dead-letters/:topic/redrive', async (request, { core }) => {
+    const { topic } = dead_letter_topic_of(core, request.params.topic!);
     const body = body_object(await request.body());
     const offsets = redrive_selection(body);
     const to = body.to;
     if (to !== undefined && (typeof to !== 'string' || to === '')) throw invalid_body('to', 'to must be a topic name');
-    if (typeof to === 'string' && !broker.topics.get(to)) throw invalid_body('to', `redrive to ${to}: the topic does not exist`);
+    if (typeof to === 'string' && !core.topics.get(to)) throw invalid_body('to', `redrive to ${to}: the topic does not exist`);
     try {
-      const outcome = await redrive_dead_letters(broker, { topic: topic.name, offsets, ...(typeof to === 'string' ? { to } : {}) });
+      const outcome = await core.dead_letters.redrive({ topic: topic.name, offsets, ...(typeof to === 'string' ? { to } : {}) });
       return { status: 200, body: outcome };
     } catch (error) {
       // The selection and the letters themselves are what the request named.

@@ -1,35 +1,30 @@
 // /api/v1/groups: consumer groups (the classic protocol) with their members, committed offsets and
 // lag, and resetting a memberless group's offsets.
-import type { Broker } from '../../broker/broker.ts';
-import { type PartitionLag, committed_lag, total_lag } from '../../broker/group_lag.ts';
-import type { OffsetCommitEntry } from '../../broker/offset_store.ts';
+import type { Core, OffsetCommitEntry, PartitionLag } from '../../core/index.ts';
 import { HttpError, invalid_body, not_found } from './http_errors.ts';
 import { decode_consumer_assignment } from './consumer_assignment.ts';
 import { type JsonObject, body_object, compare_text, page_of, paging_of, required_string } from './request_params.ts';
 import type { Router } from './router.ts';
 
-/**
- * Lag per committed partition; high watermarks of partitions led elsewhere are heard from their
- * leaders first (one whose leader cannot be reached counts what is known of it).
- */
-async function group_lag(broker: Broker, group_id: string): Promise<PartitionLag[]> {
-  for (const entry of broker.offsets.all(group_id)) await broker.partition_reader(entry.topic, entry.partition).catch(() => undefined);
-  return committed_lag(broker.offsets, broker.topics, (topic, partition) => broker.partition_reader_now(topic, partition).high_watermark, group_id);
+function total_lag(lags: readonly PartitionLag[]): number {
+  let total = 0;
+  for (const l of lags) total += l.lag;
+  return total;
 }
 
-async function group_summary(broker: Broker, group_id: string) {
-  const summary = broker.groups.describe(group_id);
+async function group_summary(core: Core, group_id: string) {
+  const summary = core.groups.describe(group_id);
   return {
     group_id,
     state: summary.state,
     protocol_type: summary.protocol_type || 'consumer',
     members: summary.members.length,
-    lag: total_lag(await group_lag(broker, group_id)),
+    lag: total_lag(await core.groups.lag(group_id)),
   };
 }
 
-async function group_detail(broker: Broker, group_id: string) {
-  const summary = broker.groups.describe(group_id);
+async function group_detail(core: Core, group_id: string) {
+  const summary = core.groups.describe(group_id);
   if (summary.state === 'dead') throw not_found(`unknown group ${group_id}`);
   const members = summary.members.map((m) => ({
     member_id: m.member_id,
@@ -38,16 +33,16 @@ async function group_detail(broker: Broker, group_id: string) {
     host: m.client_host,
     assignments: decode_consumer_assignment(m.assignment),
   }));
-  const offsets: Array<{ topic: string; partition: number; committed: number | null; high_watermark: number; lag: number | null }> = await group_lag(broker, group_id);
+  const offsets: Array<{ topic: string; partition: number; committed: number | null; high_watermark: number; lag: number | null }> = await core.groups.lag(group_id);
   // Assigned partitions without a commit yet have no lag to report, but belong in the view.
   const known = new Set(offsets.map((o) => `${o.topic}\u0000${o.partition}`));
   for (const member of members) {
     for (const { topic, partitions } of member.assignments) {
-      const record = broker.topics.get(topic);
+      const record = core.topics.get(topic);
       for (const partition of partitions) {
         if (!record || partition >= record.partitions || known.has(`${topic}\u0000${partition}`)) continue;
         known.add(`${topic}\u0000${partition}`);
-        offsets.push({ topic, partition, committed: null, high_watermark: broker.partition_reader_now(topic, partition).high_watermark, lag: null });
+        offsets.push({ topic, partition, committed: null, high_watermark: core.partitions.reader_now(topic, partition).high_watermark, lag: null });
       }
     }
   }
@@ -80,38 +75,38 @@ function reset_target(value: unknown): ResetTarget {
 }
 
 /** Offsets moved under running consumers would be overwritten by their next commit. */
-function refuse_if_members(broker: Broker, group_id: string): void {
-  const members = broker.groups.describe(group_id).members.length;
+function refuse_if_members(core: Core, group_id: string): void {
+  const members = core.groups.describe(group_id).members.length;
   if (members > 0) throw new HttpError(409, 'group_not_empty', `group ${group_id} has ${members} member(s); stop its consumers before resetting offsets`);
 }
 
 export function add_group_routes(router: Router): void {
-  router.add('GET', '/api/v1/groups', async (request, { broker }) => {
+  router.add('GET', '/api/v1/groups', async (request, { core }) => {
     const paging = paging_of(request.query);
-    const ids = broker.groups
+    const ids = core.groups
       .list()
       .map((g) => g.group_id)
       .sort(compare_text);
-    return { status: 200, body: await page_of(ids, paging, (id) => group_summary(broker, id)) };
+    return { status: 200, body: await page_of(ids, paging, (id) => group_summary(core, id)) };
   });
 
-  router.add('GET', '/api/v1/groups/:id', async (request, { broker }) => ({ status: 200, body: await group_detail(broker, request.params.id!) }));
+  router.add('GET', '/api/v1/groups/:id', async (request, { core }) => ({ status: 200, body: await group_detail(core, request.params.id!) }));
 
-  router.add('POST', '/api/v1/groups/:id/offsets/reset', async (request, { broker }) => {
+  router.add('POST', '/api/v1/groups/:id/offsets/reset', async (request, { core }) => {
     const group_id = request.params.id!;
     const body = body_object(await request.body());
     const topic_name = required_string(body, 'topic');
-    const topic = broker.topics.get(topic_name);
+    const topic = core.topics.get(topic_name);
     if (!topic) throw invalid_body('topic', `unknown topic ${topic_name}`);
     const to = reset_target(body.to);
     let partitions: number[];
     if (body.partitions === undefined || body.partitions === null) partitions = Array.from({ length: topic.partitions }, (_, i) => i);
     else if (Array.isArray(body.partitions) && body.partitions.length > 0 && body.partitions.every((p) => Number.isInteger(p) && p >= 0 && p < topic.partitions)) partitions = [...new Set(body.partitions as number[])].sort((a, b) => a - b);
     else throw invalid_body('partitions', `partitions must be a non-empty list of partition numbers below ${topic.partitions}`);
-    refuse_if_members(broker, group_id);
+    refuse_if_members(core, group_id);
     const entries: OffsetCommitEntry[] = [];
     for (const partition of partitions) {
-      const log = await broker.partition_reader(topic.name, partition);
+      const log = await core.partitions.reader(topic.name, partition);
       let offset: number;
       if (to === 'earliest') offset = log.log_start_offset;
       else if (to === 'latest') offset = log.high_watermark;
@@ -119,8 +114,8 @@ export function add_group_routes(router: Router): void {
       else offset = (await log.offset_for_timestamp(to.timestamp_ms))?.offset ?? log.high_watermark;
       entries.push({ topic: topic.name, partition, offset, metadata: null, leader_epoch: -1 });
     }
-    refuse_if_members(broker, group_id); // one may have joined while timestamps were looked up
-    await broker.offsets.commit(group_id, entries);
+    refuse_if_members(core, group_id); // one may have joined while timestamps were looked up
+    await core.groups.commit(group_id, entries);
     return { status: 200, body: { group_id, topic: topic.name, partitions: entries.map((e) => ({ partition: e.partition, offset: e.offset })) } };
   });
 }

@@ -1,7 +1,6 @@
 // /api/v1/queues: share groups (the queue model) with what they hold in flight and waiting, and
 // what they redelivered, dead-lettered and expired since the broker started.
-import type { Broker } from '../../broker/broker.ts';
-import type { QueueStats } from '../../broker/queues/share_coordinator.ts';
+import type { Core, QueueStats } from '../../core/index.ts';
 import { not_found } from './http_errors.ts';
 import { compare_text, page_of, paging_of } from './request_params.ts';
 import type { Router } from './router.ts';
@@ -19,11 +18,11 @@ function queue_summary(stats: QueueStats) {
   };
 }
 
-function queue_detail(broker: Broker, group_id: string) {
-  const stats = broker.shares.queue_stats(group_id, { detail: true });
+function queue_detail(core: Core, group_id: string) {
+  const stats = core.shares.queue_stats(group_id, { detail: true });
   if (!stats) throw not_found(`unknown share group ${group_id}`);
-  const described = broker.shares.describe(group_id);
-  const settings = broker.shares.settings_of(group_id);
+  const described = core.shares.describe(group_id);
+  const settings = core.shares.settings_of(group_id);
   return {
     ...queue_summary(stats),
     members: (described?.members ?? []).map((m) => ({ member_id: m.member_id, member_epoch: m.member_epoch, client_id: m.client_id, host: m.client_host, topics: m.topics })),
@@ -56,10 +55,10 @@ function queue_detail(broker: Broker, group_id: string) {
 }
 
 export function add_queue_routes(router: Router): void {
-  router.add('GET', '/api/v1/queues', async (request, { broker }) => {
-    const ids = broker.shares.group_ids().sort(compare_text);
-    return { status: 200, body: await page_of(ids, paging_of(request.query), (id) => queue_summary(broker.shares.queue_stats(id)!)) };
+  router.add('GET', '/api/v1/queues', async (request, { core }) => {
+    const ids = core.shares.group_ids().sort(compare_text);
+    return { status: 200, body: await page_of(ids, paging_of(request.query), (id) => queue_summary(core.shares.queue_stats(id)!)) };
   });
 
-  router.add('GET', '/api/v1/queues/:group', (request, { broker }) => ({ status: 200, body: queue_detail(broker, request.params.group!) }));
+  router.add('GET', '/api/v1/queues/:group', (request, { core }) => ({ status: 200, body: queue_detail(core, request.params.group!) }));
 }

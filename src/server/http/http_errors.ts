@@ -1,9 +1,7 @@
 // Errors of the HTTP admin API as JSON: {"error": {"code", "message", "field"?}}. Broker-core and
 // storage errors are mapped to statuses here, in one place, as the Kafka front end does in
 // kafka/error_map.ts.
-import { BrokerError, type BrokerErrorKind } from '../../broker/errors.ts';
-import { AckError } from '../../broker/queues/share_partition.ts';
-import { StorageError, type StorageErrorCode } from '../../storage/index.ts';
+import { AckError, BrokerError, StorageError, is_invariant_failure, type BrokerErrorKind, type StorageErrorCode } from '../../core/index.ts';
 
 export class HttpError extends Error {
   constructor(
@@ -43,6 +41,7 @@ const BROKER_STATUS: Partial<Record<BrokerErrorKind, [number, string, string | n
   leader_not_available: [503, 'unavailable', null],
   request_timed_out: [503, 'unavailable', null],
   invalid_replica_assignment: [400, 'invalid_body', 'replicas'],
+  offset_out_of_range: [416, 'offset_out_of_range', null],
 };
 
 const STORAGE_STATUS: Partial<Record<StorageErrorCode, [number, string]>> = {
@@ -70,6 +69,7 @@ export function http_error_of(error: unknown): HttpError {
     const [status, code] = STORAGE_STATUS[error.code] ?? [400, error.code];
     return new HttpError(status, code, error.message);
   }
+  if (is_invariant_failure(error)) throw error;
   return new HttpError(500, 'internal', 'internal error while serving the request');
 }
 

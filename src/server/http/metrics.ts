@@ -3,16 +3,13 @@
 // only the two histograms are fed as things happen, through the core's observer hooks (the storage
 // layer and the Kafka handlers know nothing of Prometheus).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Broker } from '../../broker/broker.ts';
-import type { PartitionTraffic } from '../../broker/stats.ts';
-import type { QueueStats } from '../../broker/queues/share_coordinator.ts';
-import { committed_lag } from '../../broker/group_lag.ts';
+import type { Core, PartitionTraffic, QueueStats } from '../../core/index.ts';
 
 const REQUEST_BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const FSYNC_BUCKETS_SECONDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
 
 export interface MetricsSources {
-  broker: Broker;
+  core: Core;
   /** Kafka client connections open now. */
   connections(): number;
 }
@@ -27,7 +24,7 @@ export class BrokerMetrics {
 
   constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
-    const { broker } = sources;
+    const { core } = sources;
     collectDefaultMetrics({ register: this.registry });
 
     this.request_seconds = new Histogram({ name: 'sluice_request_duration_seconds', help: 'Kafka requests by API, from decoded request to response (long polls included)', labelNames: ['api'], buckets: REQUEST_BUCKETS_SECONDS, registers });
@@ -46,7 +43,7 @@ export class BrokerMetrics {
     };
 
     // Counters of deleted topics are dropped before traffic is read.
-    const prune_traffic = per_scrape(() => broker.stats.prune((topic, partition) => partition < (broker.topics.get(topic)?.partitions ?? 0)));
+    const prune_traffic = per_scrape(() => core.stats.prune());
     const traffic = (name: string, help: string, pick: (t: PartitionTraffic) => number) =>
       new Counter({
         name,
@@ -56,7 +53,7 @@ export class BrokerMetrics {
         collect() {
           prune_traffic();
           this.reset();
-          for (const t of broker.stats.traffic()) {
+          for (const t of core.stats.traffic()) {
             const value = pick(t);
             if (value > 0) this.inc({ topic: t.topic, partition: String(t.partition) }, value);
           }
@@ -74,15 +71,15 @@ export class BrokerMetrics {
       registers,
       collect() {
         this.reset();
-        if (!broker.is_group_coordinator) return; // in a cluster, the coordinator reports lag
-        for (const group of broker.offsets.group_ids()) {
-          for (const l of committed_lag(broker.offsets, broker.topics, (topic, partition) => broker.partition_reader_now(topic, partition).high_watermark, group)) this.set({ group, topic: l.topic, partition: String(l.partition) }, l.lag);
+        if (!core.groups.is_coordinator) return; // in a cluster, the coordinator reports lag
+        for (const group of core.groups.ids_with_offsets()) {
+          for (const l of core.groups.lag_now(group)) this.set({ group, topic: l.topic, partition: String(l.partition) }, l.lag);
         }
       },
     });
 
     // One look at every share group per scrape, shared by the queue metrics below.
-    const queues = per_scrape(() => (broker.is_share_coordinator ? broker.shares.group_ids().flatMap((id) => broker.shares.queue_stats(id) ?? []) : []));
+    const queues = per_scrape(() => (core.shares.is_coordinator ? core.shares.group_ids().flatMap((id) => core.shares.queue_stats(id) ?? []) : []));
     const queue_gauge = (name: string, help: string, pick: (q: QueueStats) => number) =>
       new Gauge({
         name,
@@ -111,8 +108,8 @@ export class BrokerMetrics {
     queue_counter('sluice_queue_dead_lettered_total', 'Records written to a dead-letter topic', (q) => q.counters.dead_lettered);
     queue_counter('sluice_queue_expired_total', 'Records whose time to live ran out before they were settled', (q) => q.counters.expired);
 
-    new Gauge({ name: 'sluice_delayed_pending', help: 'Delayed records waiting for their due time', registers, collect() { this.set(broker.is_delayed_host ? broker.delayed.pending : 0); } });
-    new Counter({ name: 'sluice_delayed_delivered_total', help: 'Delayed records appended to their topics', registers, collect() { this.reset(); if (broker.is_delayed_host) this.inc(broker.delayed.counters.delivered); } });
+    new Gauge({ name: 'sluice_delayed_pending', help: 'Delayed records waiting for their due time', registers, collect() { this.set(core.delayed.is_host ? core.delayed.status().pending : 0); } });
+    new Counter({ name: 'sluice_delayed_delivered_total', help: 'Delayed records appended to their topics', registers, collect() { this.reset(); if (core.delayed.is_host) this.inc(core.delayed.status().counters.delivered); } });
     new Gauge({
       name: 'sluice_connections',
       help: 'Kafka client connections open',
@@ -126,24 +123,22 @@ export class BrokerMetrics {
       help: 'Partitions taken offline by a failed write or fsync',
       registers,
       collect() {
-        let offline = 0;
-        for (const name of broker.storage.partition_names()) if (broker.storage.partition(name)?.is_offline) offline++;
-        this.set(offline);
+        this.set(core.partitions.offline().length);
       },
     });
   }
 
   /** Starts feeding the histograms from the broker's hooks. */
   attach(): void {
-    const { broker } = this.sources;
-    broker.stats.observer = { request: (api, duration_ms) => this.request_child(api).observe(duration_ms / 1000) };
-    broker.storage.flusher.on_fsync = (duration_ms) => this.fsync_seconds.observe(duration_ms / 1000);
+    const { stats } = this.sources.core;
+    stats.observer = { request: (api, duration_ms) => this.request_child(api).observe(duration_ms / 1000) };
+    stats.set_flush_observer((duration_ms) => this.fsync_seconds.observe(duration_ms / 1000));
   }
 
   detach(): void {
-    const { broker } = this.sources;
-    broker.stats.observer = null;
-    broker.storage.flusher.on_fsync = null;
+    const { stats } = this.sources.core;
+    stats.observer = null;
+    stats.set_flush_observer(null);
   }
 
   private request_child(api: string) {

@@ -1,7 +1,7 @@
 // A small path router: patterns such as /api/v1/topics/:name, matched segment by segment after
 // splitting (so an encoded '/' inside a group id stays inside its segment). A path that matches
 // with another method is reported with the methods it allows (405).
-import type { Broker } from '../../broker/broker.ts';
+import type { Core } from '../../core/index.ts';
 
 export interface Reply {
   status: number;
@@ -9,9 +9,9 @@ export interface Reply {
   body?: unknown;
 }
 
-/** What the API handlers may use besides the broker core. */
+/** What the API handlers may use: the broker core, and the Kafka listener's address and load. */
 export interface ApiContext {
-  broker: Broker;
+  core: Core;
   /** The Kafka listener's address as clients use it. */
   kafka_address(): { host: string; port: number };
   /** Kafka client connections open now. */

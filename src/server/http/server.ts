@@ -4,8 +4,7 @@
 // pages (request_params.ts), message pages (messages.ts).
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type net from 'node:net';
-import type { Broker } from '../../broker/broker.ts';
-import type { Logger } from '../../storage/index.ts';
+import { stop_on_invariant_failure, type Core, type Logger } from '../../core/index.ts';
 import { HttpError, error_body, http_error_of } from './http_errors.ts';
 import { type ApiContext, Router } from './router.ts';
 import { BrokerMetrics } from './metrics.ts';
@@ -30,7 +29,7 @@ export type ConsoleHandler = (request: IncomingMessage, response: ServerResponse
 export interface HttpListenerOptions {
   host: string;
   port: number;
-  broker: Broker;
+  core: Core;
   /** The Kafka listener's address and connection count, for the cluster view and metrics. */
   kafka: { readonly address: { host: string; port: number }; readonly connection_count: number };
   logger: Logger;
@@ -45,9 +44,9 @@ export class HttpListener {
   private shutting_down = false;
 
   constructor(private readonly options: HttpListenerOptions) {
-    const { broker, kafka } = options;
-    this.ctx = { broker, kafka_address: () => kafka.address, connections: () => kafka.connection_count };
-    this.metrics = new BrokerMetrics({ broker, connections: () => kafka.connection_count });
+    const { core, kafka } = options;
+    this.ctx = { core, kafka_address: () => kafka.address, connections: () => kafka.connection_count };
+    this.metrics = new BrokerMetrics({ core, connections: () => kafka.connection_count });
     add_cluster_routes(this.router);
     add_topic_routes(this.router);
     add_group_routes(this.router);
@@ -99,6 +98,7 @@ export class HttpListener {
       if ((method === 'GET' || method === 'HEAD') && this.options.console_handler) return await this.options.console_handler(request, response);
       throw new HttpError(404, 'not_found', `nothing at ${path}`);
     } catch (error) {
+      if (stop_on_invariant_failure(error, this.options.logger)) return void response.destroy();
       const failure = http_error_of(error);
       if (failure.status >= 500 && !(error instanceof HttpError)) this.options.logger.error({ error: String(error), stack: error instanceof Error ? error.stack : undefined, url: request.url }, 'admin API request failed');
       if (response.headersSent) {
@@ -124,7 +124,7 @@ export class HttpListener {
   }
 
   private send_readiness(response: ServerResponse): void {
-    const state = readiness(this.options.broker, this.shutting_down);
+    const state = readiness(this.options.core, this.shutting_down);
     send_json(response, state.ready ? 200 : 503, state.ready ? { status: 'ready' } : { status: 'not_ready', reasons: state.reasons });
   }
 

@@ -9,9 +9,9 @@ import { message_codec } from '../../protocol/kafka/codec.ts';
 import { API_VERSIONS_KEY, read_request_header, response_header_flexible, skip_header_tags, write_response_header, type RequestHeader } from '../../protocol/kafka/header.ts';
 import { in_range } from '../../protocol/kafka/schema.ts';
 import { ErrorCode } from '../../protocol/kafka/error_codes.ts';
-import type { Logger } from '../../storage/index.ts';
+import { stop_on_invariant_failure, type Logger } from '../../core/index.ts';
 import { CloseConnection, type KafkaHandler, type RequestContext } from './handler.ts';
-import { sasl_step } from './handlers/sasl.ts';
+import { sasl_step } from './sasl_exchange.ts';
 
 export interface ConnectionLimits {
   /** Largest request frame accepted; a larger size prefix closes the connection. */
@@ -217,6 +217,7 @@ export class KafkaConnection {
       (error: unknown) => {
         this.inflight_bytes -= request_bytes;
         if (error instanceof CloseConnection) return this.fail(error.reason);
+        if (stop_on_invariant_failure(error, this.logger)) return this.fail('invariant broken');
         this.logger.error({ error: String(error), stack: error instanceof Error ? error.stack : undefined }, 'request handler failed');
         this.fail('internal error while handling a request');
       },

@@ -1,7 +1,6 @@
-// Maps broker-core and storage errors to Kafka error codes, in one place.
-import { BrokerError, type BrokerErrorKind } from '../../broker/errors.ts';
-import { AckError } from '../../broker/queues/share_partition.ts';
-import { StorageError, type StorageErrorCode } from '../../storage/index.ts';
+// Maps broker-core and storage errors to Kafka error codes, in one place. A broken invariant is
+// never an error code: it is thrown on, and the connection stops the process (core/invariants.ts).
+import { AckError, BrokerError, InvalidBatchError, StorageError, is_invariant_failure, type BrokerErrorKind, type StorageErrorCode } from '../../core/index.ts';
 import { ErrorCode } from '../../protocol/kafka/error_codes.ts';
 
 const BROKER_CODES: Record<BrokerErrorKind, number> = {
@@ -37,6 +36,7 @@ const BROKER_CODES: Record<BrokerErrorKind, number> = {
   invalid_share_session_epoch: ErrorCode.INVALID_SHARE_SESSION_EPOCH,
   // No Kafka code says "queue full"; this one is retriable (with backoff) in Kafka's clients.
   queue_full: ErrorCode.THROTTLING_QUOTA_EXCEEDED,
+  offset_out_of_range: ErrorCode.OFFSET_OUT_OF_RANGE,
   not_leader_or_follower: ErrorCode.NOT_LEADER_OR_FOLLOWER,
   leader_not_available: ErrorCode.LEADER_NOT_AVAILABLE,
   not_coordinator: ErrorCode.NOT_COORDINATOR,
@@ -71,12 +71,18 @@ export function kafka_error_code(error: unknown): number {
   if (error instanceof AckError) return error.kind === 'invalid_record_state' ? ErrorCode.INVALID_RECORD_STATE : ErrorCode.INVALID_REQUEST;
   if (error instanceof StorageError) {
     // A refused batch whose reason is structural, not a checksum, is an invalid record.
-    if (error.code === 'invalid_batch' && (error as { reason?: string }).reason !== 'crc') return ErrorCode.INVALID_RECORD;
+    if (error instanceof InvalidBatchError && error.reason !== 'crc') return ErrorCode.INVALID_RECORD;
     return STORAGE_CODES[error.code];
   }
+  if (is_invariant_failure(error)) throw error;
   return ErrorCode.UNKNOWN_SERVER_ERROR;
 }
 
 export function error_message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The code and message of an error, for a response row. */
+export function error_fields(error: unknown): { error_code: number; error_message: string } {
+  return { error_code: kafka_error_code(error), error_message: error_message(error) };
 }

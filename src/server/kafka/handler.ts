@@ -1,9 +1,10 @@
 // What a Kafka API handler is: the API it serves, the versions it supports (the only source of the
-// ranges ApiVersions advertises), and a function from a decoded request to a response body.
-import type { ApiSpec } from '../../protocol/kafka/schema.ts';
-import type { Value } from '../../protocol/kafka/codec.ts';
+// ranges ApiVersions advertises and of docs/kafka-compatibility.md's table), and a function from a
+// decoded request to a response body, both typed by the API's declaration.
+import type { ApiSpec, RequestOf, ResponseIn } from '../../protocol/kafka/schema.ts';
+import { version_bounds } from '../../protocol/kafka/schema.ts';
 import type { RequestHeader } from '../../protocol/kafka/header.ts';
-import type { Broker } from '../../broker/broker.ts';
+import type { Core } from '../../core/index.ts';
 import type { SaslSession } from './sasl_session.ts';
 import type { ShareSessions } from './share_sessions.ts';
 
@@ -14,7 +15,7 @@ export interface ListenerInfo {
 }
 
 export interface RequestContext {
-  broker: Broker;
+  core: Core;
   listener: ListenerInfo;
   header: RequestHeader;
   version: number;
@@ -27,13 +28,32 @@ export interface RequestContext {
   closing: ShutdownSignal;
 }
 
-export interface KafkaHandler {
-  api: ApiSpec;
+export interface KafkaHandler<A extends ApiSpec = ApiSpec> {
+  api: A;
   min_version: number;
   max_version: number;
   /** The response body, or null for a request that gets no response (Produce with acks=0). */
-  handle(request: Value, ctx: RequestContext): Promise<Value | null> | Value | null;
+  handle(request: RequestOf<A>, ctx: RequestContext): Promise<ResponseIn<A> | null> | ResponseIn<A> | null;
 }
+
+/**
+ * A handler serving versions `min`..`max` of `api` (within what its declaration knows). Stored in
+ * the handler table as a KafkaHandler of any API; the connection decodes each request with the
+ * handler's own API, so the request it is handed is exactly RequestOf<A>.
+ */
+export function kafka_handler<A extends ApiSpec>(
+  api: A,
+  min: number,
+  max: number,
+  handle: (request: RequestOf<A>, ctx: RequestContext) => Promise<ResponseIn<A> | null> | ResponseIn<A> | null,
+): KafkaHandler {
+  const request = version_bounds(api.request);
+  const response = version_bounds(api.response);
+  return { api, min_version: Math.max(min, request.min, response.min), max_version: Math.min(max, request.max, response.max), handle } as KafkaHandler;
+}
+
+/** Kafka's "not asked for": authorized operations are not computed (no ACLs yet). */
+export const NO_AUTHORIZED_OPERATIONS = -2147483648;
 
 /** Thrown by a handler to end the connection instead of answering (Kafka's behaviour for some errors). */
 export class CloseConnection extends Error {

@@ -1,8 +1,7 @@
 // The Kafka listener: accepts connections and hands each to a KafkaConnection. close() stops
 // accepting, lets every connection answer what it has in flight, and then closes them.
 import net from 'node:net';
-import type { Broker } from '../../broker/broker.ts';
-import type { Logger } from '../../storage/index.ts';
+import type { Core, Credentials, Logger } from '../../core/index.ts';
 import { CONNECTION_LIMITS_DEFAULT, type ConnectionLimits, KafkaConnection } from './connection.ts';
 import { FrameReader } from '../../protocol/kafka/frame_reader.ts';
 import { reading_socket } from './reading_socket.ts';
@@ -11,7 +10,6 @@ import { handler_table } from './handlers/index.ts';
 import { instrument_handlers } from './instrument.ts';
 import { SaslSession } from './sasl_session.ts';
 import { ShareSessions } from './share_sessions.ts';
-import type { CredentialStore } from '../../broker/credentials.ts';
 
 export interface KafkaListenerOptions {
   host: string;
@@ -22,7 +20,7 @@ export interface KafkaListenerOptions {
   /** Connections accepted at once; more are refused until some close. */
   connections_max?: number;
   /** When set, every connection must authenticate with SASL (PLAIN or SCRAM) against these users. */
-  credentials?: CredentialStore | null;
+  credentials?: Credentials | null;
   logger: Logger;
 }
 
@@ -35,7 +33,7 @@ export class KafkaListener {
   private readonly share_sessions = new ShareSessions();
 
   constructor(
-    private readonly broker: Broker,
+    private readonly core: Core,
     private readonly options: KafkaListenerOptions,
   ) {
     // Paused on connect so that nothing is read before reading_socket hands the reads to a FrameReader.
@@ -50,7 +48,7 @@ export class KafkaListener {
       socket,
       reader,
       this.handlers,
-      { broker: this.broker, listener: this.info, closing: this.closing, sasl: new SaslSession(this.options.credentials ?? null), share_sessions: this.share_sessions },
+      { core: this.core, listener: this.info, closing: this.closing, sasl: new SaslSession(this.options.credentials ?? null), share_sessions: this.share_sessions },
       { ...CONNECTION_LIMITS_DEFAULT, ...this.options.limits },
       this.options.logger,
     );

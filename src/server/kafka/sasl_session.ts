@@ -1,7 +1,7 @@
 // A connection's SASL state. On a listener with SASL enabled a connection may send only
 // ApiVersions, SaslHandshake and SaslAuthenticate until it has authenticated; a failed exchange is
 // answered and then the connection is closed, as Kafka does.
-import type { CredentialStore } from '../../broker/credentials.ts';
+import type { Credentials } from '../../core/index.ts';
 import { SCRAM_MECHANISMS, type ScramServer } from '../../protocol/sasl/scram.ts';
 
 export const SASL_MECHANISMS: readonly string[] = ['PLAIN', ...Object.keys(SCRAM_MECHANISMS)];
@@ -23,7 +23,7 @@ export class SaslSession {
   close_after_response = false;
 
   /** `credentials` null: this listener does not use SASL. */
-  constructor(readonly credentials: CredentialStore | null) {}
+  constructor(readonly credentials: Credentials | null) {}
 
   get enabled(): boolean {
     return this.credentials !== null;

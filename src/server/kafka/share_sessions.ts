@@ -2,7 +2,7 @@
 // lists only what changed. Epoch 0 opens (or replaces) a session, each next request carries the
 // previous epoch plus one, and -1 closes it. A front-end concern: the broker core sees only the
 // partitions of one fetch.
-import { BrokerError } from '../../broker/errors.ts';
+import { BrokerError } from '../../core/index.ts';
 
 /** Sessions kept at most; the least recently used is dropped beyond it. */
 export const SHARE_SESSIONS_MAX = 10_000;

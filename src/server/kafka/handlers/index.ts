@@ -1,38 +1,41 @@
-// The table of Kafka handlers, keyed by API key. ApiVersions advertises these ranges (with the one
-// exception documented in 18_api_versions.ts).
+// The table of Kafka handlers, keyed by API key: one file per API, numbered like the message
+// declarations in protocol/kafka/messages/. ApiVersions advertises these ranges (with the one
+// exception documented in 18_api_versions.ts) and docs/kafka-compatibility.md lists them (a test
+// checks the two agree).
 import type { KafkaHandler } from '../handler.ts';
-import { api_versions_handler } from './18_api_versions.ts';
-import { metadata_handler } from './03_metadata.ts';
 import { produce_handler } from './00_produce.ts';
 import { fetch_handler } from './01_fetch.ts';
 import { list_offsets_handler } from './02_list_offsets.ts';
-import {
-  delete_groups_handler,
-  describe_groups_handler,
-  find_coordinator_handler,
-  heartbeat_handler,
-  join_group_handler,
-  leave_group_handler,
-  list_groups_handler,
-  sync_group_handler,
-} from './groups.ts';
-import { offset_commit_handler, offset_fetch_handler } from './offsets.ts';
-import {
-  alter_configs_handler,
-  alter_partition_reassignments_handler,
-  list_partition_reassignments_handler,
-  create_partitions_handler,
-  create_topics_handler,
-  delete_records_handler,
-  delete_topics_handler,
-  describe_cluster_handler,
-  describe_configs_handler,
-  incremental_alter_configs_handler,
-  init_producer_id_handler,
-  offset_for_leader_epoch_handler,
-} from './admin.ts';
-import { sasl_authenticate_handler, sasl_handshake_handler } from './sasl.ts';
-import { share_acknowledge_handler, share_fetch_handler, share_group_describe_handler, share_group_heartbeat_handler } from './shares.ts';
+import { metadata_handler } from './03_metadata.ts';
+import { offset_commit_handler } from './08_offset_commit.ts';
+import { offset_fetch_handler } from './09_offset_fetch.ts';
+import { find_coordinator_handler } from './10_find_coordinator.ts';
+import { join_group_handler } from './11_join_group.ts';
+import { heartbeat_handler } from './12_heartbeat.ts';
+import { leave_group_handler } from './13_leave_group.ts';
+import { sync_group_handler } from './14_sync_group.ts';
+import { describe_groups_handler } from './15_describe_groups.ts';
+import { list_groups_handler } from './16_list_groups.ts';
+import { sasl_handshake_handler } from './17_sasl_handshake.ts';
+import { api_versions_handler } from './18_api_versions.ts';
+import { create_topics_handler } from './19_create_topics.ts';
+import { delete_topics_handler } from './20_delete_topics.ts';
+import { delete_records_handler } from './21_delete_records.ts';
+import { init_producer_id_handler } from './22_init_producer_id.ts';
+import { offset_for_leader_epoch_handler } from './23_offset_for_leader_epoch.ts';
+import { describe_configs_handler } from './32_describe_configs.ts';
+import { alter_configs_handler } from './33_alter_configs.ts';
+import { sasl_authenticate_handler } from './36_sasl_authenticate.ts';
+import { create_partitions_handler } from './37_create_partitions.ts';
+import { delete_groups_handler } from './42_delete_groups.ts';
+import { incremental_alter_configs_handler } from './44_incremental_alter_configs.ts';
+import { alter_partition_reassignments_handler } from './45_alter_partition_reassignments.ts';
+import { list_partition_reassignments_handler } from './46_list_partition_reassignments.ts';
+import { describe_cluster_handler } from './60_describe_cluster.ts';
+import { share_group_heartbeat_handler } from './76_share_group_heartbeat.ts';
+import { share_group_describe_handler } from './77_share_group_describe.ts';
+import { share_fetch_handler } from './78_share_fetch.ts';
+import { share_acknowledge_handler } from './79_share_acknowledge.ts';
 
 export function handler_table(): ReadonlyMap<number, KafkaHandler> {
   const table = new Map<number, KafkaHandler>();
@@ -50,6 +53,7 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     sync_group_handler,
     describe_groups_handler,
     list_groups_handler,
+    sasl_handshake_handler,
     api_versions_handler(() => table),
     create_topics_handler,
     delete_topics_handler,
@@ -58,14 +62,13 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     offset_for_leader_epoch_handler,
     describe_configs_handler,
     alter_configs_handler,
+    sasl_authenticate_handler,
     create_partitions_handler,
     delete_groups_handler,
+    incremental_alter_configs_handler,
     alter_partition_reassignments_handler,
     list_partition_reassignments_handler,
-    incremental_alter_configs_handler,
     describe_cluster_handler,
-    sasl_handshake_handler,
-    sasl_authenticate_handler,
     share_group_heartbeat_handler,
     share_group_describe_handler,
     share_fetch_handler,

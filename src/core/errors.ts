@@ -1,5 +1,7 @@
-// Errors of the broker core, by kind. Front ends map kinds to their protocol's codes (the Kafka
-// front end in server/kafka/error_map.ts). Storage errors pass through unchanged.
+// Errors of the broker core, by kind, and the storage errors that pass through it unchanged. Front
+// ends map them to their protocol's codes (the Kafka front end in server/kafka/error_map.ts, HTTP
+// in server/http/http_errors.ts); nothing else of storage is visible to them.
+export { InvalidBatchError, StorageError, type StorageErrorCode } from '../storage/index.ts';
 
 export type BrokerErrorKind =
   | 'unknown_topic_or_partition'
@@ -33,6 +35,7 @@ export type BrokerErrorKind =
   | 'share_session_not_found'
   | 'invalid_share_session_epoch'
   | 'queue_full'
+  | 'offset_out_of_range'
   // cluster: leadership and replication
   | 'not_leader_or_follower'
   | 'leader_not_available'
@@ -53,5 +56,23 @@ export class BrokerError extends Error {
   ) {
     super(message);
     this.name = 'BrokerError';
+  }
+}
+
+/** JoinGroup v4+ without a member id: the member must join again with the id it is given here. */
+export class MemberIdRequiredError extends BrokerError {
+  constructor(readonly member_id: string) {
+    super('member_id_required', 'join again with the member id given');
+  }
+}
+
+/** A share-group acknowledgement the records' state does not allow, or one that makes no sense. */
+export class AckError extends Error {
+  constructor(
+    readonly kind: 'invalid_record_state' | 'invalid_request',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AckError';
   }
 }

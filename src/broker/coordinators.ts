@@ -1,0 +1,176 @@
+// The coordinators this broker runs: the group coordinator with committed offsets, the share
+// coordinator (queues) and delayed delivery. Each runs where the leader of its internal partition
+// is and follows it: built and loaded when this broker becomes leader there, closed when it stops.
+// On a single node that is at start, for ever. While one runs elsewhere its accessor answers
+// not_coordinator (or not_leader_or_follower for delayed delivery), which clients act on.
+import type { Clock, Logger } from '../core/clock.ts';
+import { BrokerError } from '../core/errors.ts';
+import type { PartitionReader } from '../core/partition_reader.ts';
+import type { ReplicaRole } from '../core/placement.ts';
+import type { GroupConfigs } from '../core/types.ts';
+import type { PartitionLog } from '../storage/index.ts';
+import { DELAYED_TOPIC, DelayedDelivery, type DelayedSettings } from './delayed/delayed_delivery.ts';
+import { GroupCoordinator, type GroupSettings } from './group_coordinator.ts';
+import { OFFSETS_TOPIC, OffsetStore } from './offset_store.ts';
+import { ShareCoordinator, type ShareGroupSettings } from './queues/share_coordinator.ts';
+import { SHARE_STATE_TOPIC, ShareStateStore } from './queues/share_state_store.ts';
+import type { AppendRecords, TopicManager } from './topics.ts';
+
+/** What the coordinators need of the rest of the core. */
+export interface CoordinatorDeps {
+  node_id: number;
+  topics: TopicManager;
+  logger: Logger;
+  clock: Clock;
+  reader(topic: string, partition: number): Promise<PartitionReader>;
+  reader_now(topic: string, partition: number): PartitionReader;
+  append: AppendRecords;
+  ensure_topic(name: string, partitions: number): Promise<void>;
+  group_configs(group_id: string): GroupConfigs;
+  settings: { groups: GroupSettings; shares: ShareGroupSettings; delayed: DelayedSettings };
+}
+
+interface GroupHost {
+  offsets: OffsetStore;
+  groups: GroupCoordinator;
+}
+
+interface Hosts {
+  group: GroupHost | null;
+  share: ShareCoordinator | null;
+  delayed: DelayedDelivery | null;
+}
+
+type Kind = keyof Hosts;
+
+/** Which coordinator follows which internal partition (partition 0 of each). */
+const COORDINATED: Record<string, Kind> = { [OFFSETS_TOPIC]: 'group', [SHARE_STATE_TOPIC]: 'share', [DELAYED_TOPIC]: 'delayed' };
+
+export class Coordinators {
+  private readonly hosts: Hosts = { group: null, share: null, delayed: null };
+  /** Raised on every change, so a slow activation cannot install a stale coordinator. */
+  private readonly generation: Record<Kind, number> = { group: 0, share: 0, delayed: 0 };
+  private closed = false;
+
+  constructor(private readonly deps: CoordinatorDeps) {}
+
+  /** A role change of an internal partition starts or stops the coordinator that follows it. */
+  on_role(topic: string, partition: number, role: ReplicaRole, log: PartitionLog): Promise<void> {
+    const kind = partition === 0 ? COORDINATED[topic] : undefined;
+    if (!kind) return Promise.resolve();
+    return role === 'leader' ? this.activate(kind, log) : this.deactivate(kind);
+  }
+
+  private async activate(kind: Kind, log: PartitionLog): Promise<void> {
+    const generation = ++this.generation[kind];
+    await this.deactivate(kind, generation);
+    const host = await this.build(kind, log);
+    if (generation !== this.generation[kind] || this.closed) {
+      await close_host(host);
+      return;
+    }
+    this.install(kind, host);
+  }
+
+  private async build(kind: Kind, log: PartitionLog): Promise<NonNullable<Hosts[Kind]>> {
+    const { deps } = this;
+    if (kind === 'group') {
+      const offsets = new OffsetStore(log, deps.clock);
+      await offsets.load();
+      return { offsets, groups: new GroupCoordinator(offsets, deps.settings.groups, deps.clock) };
+    }
+    if (kind === 'share') {
+      const shares = new ShareCoordinator(
+        {
+          topics: deps.topics,
+          reader: deps.reader,
+          reader_now: deps.reader_now,
+          store: new ShareStateStore(log, deps.clock),
+          logger: deps.logger,
+          clock: deps.clock,
+          ensure_dead_letter_topic: (name) => deps.ensure_topic(name, 1),
+          group_configs: deps.group_configs,
+          append: deps.append,
+        },
+        deps.settings.shares,
+      );
+      await shares.load();
+      return shares;
+    }
+    const delayed = new DelayedDelivery(log, deps.topics, deps.logger, deps.clock, deps.settings.delayed, deps.append);
+    await delayed.load(deps.clock.now_ms());
+    return delayed;
+  }
+
+  private install(kind: Kind, host: NonNullable<Hosts[Kind]>): void {
+    if (kind === 'group') {
+      this.hosts.group = host as GroupHost;
+      this.deps.logger.info({ node_id: this.deps.node_id }, 'group coordinator active here');
+    } else if (kind === 'share') {
+      (host as ShareCoordinator).start();
+      this.hosts.share = host as ShareCoordinator;
+    } else {
+      (host as DelayedDelivery).start();
+      this.hosts.delayed = host as DelayedDelivery;
+    }
+  }
+
+  private async deactivate(kind: Kind, generation = ++this.generation[kind]): Promise<void> {
+    this.generation[kind] = generation;
+    const host = this.hosts[kind];
+    this.hosts[kind] = null;
+    if (host) await close_host(host);
+  }
+
+  get group_host(): GroupHost | null {
+    return this.hosts.group;
+  }
+
+  get groups(): GroupCoordinator {
+    return this.require_group_host().groups;
+  }
+
+  get offsets(): OffsetStore {
+    return this.require_group_host().offsets;
+  }
+
+  private require_group_host(): GroupHost {
+    if (this.hosts.group) return this.hosts.group;
+    throw new BrokerError('not_coordinator', `broker ${this.deps.node_id} is not the group coordinator`);
+  }
+
+  get share_host(): ShareCoordinator | null {
+    return this.hosts.share;
+  }
+
+  get shares(): ShareCoordinator {
+    if (this.hosts.share) return this.hosts.share;
+    throw new BrokerError('not_coordinator', `broker ${this.deps.node_id} is not the share-group coordinator`);
+  }
+
+  get delayed_host(): DelayedDelivery | null {
+    return this.hosts.delayed;
+  }
+
+  get delayed(): DelayedDelivery {
+    if (this.hosts.delayed) return this.hosts.delayed;
+    throw new BrokerError('not_leader_or_follower', `broker ${this.deps.node_id} does not run delayed delivery now`);
+  }
+
+  /** Pending joins and syncs are answered now, so their connections need not wait a rebalance out. */
+  release_group_waiters(): void {
+    this.hosts.group?.groups.close();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.deactivate('group');
+    await this.deactivate('share');
+    await this.deactivate('delayed');
+  }
+}
+
+async function close_host(host: GroupHost | ShareCoordinator | DelayedDelivery): Promise<void> {
+  if (host instanceof ShareCoordinator || host instanceof DelayedDelivery) await host.close().catch(() => undefined);
+  else host.groups.close();
+}

@@ -1,0 +1,134 @@
+// Producer state of every partition this broker holds (producer_state.ts holds one partition's),
+// and its life across restarts: a snapshot in the data directory (producer-state.json) taken every
+// PRODUCER_STATE_INTERVAL_MS and at close, up to each partition's flushed offset, and on load the
+// batch headers written after the snapshot replayed from the log. Followers learn producer state
+// as copied batches enter their log (record_batches), so a new leader recognises retries.
+import path from 'node:path';
+import { type FileIO, type Logger, type PartitionLog, read_whole_file, replace_file_atomically } from '../storage/index.ts';
+import {
+  BATCH_HEADER_BYTES,
+  batch_base_offset,
+  batch_base_sequence,
+  batch_last_offset_delta,
+  batch_producer_epoch,
+  batch_producer_id,
+  batch_size_at,
+} from '../format/batch_layout.ts';
+import { PartitionProducers, last_sequence_of } from './producer_state.ts';
+
+const PRODUCER_STATE_FILE = 'producer-state.json';
+const SCAN_READ_BYTES = 1024 * 1024;
+/** Periodic snapshots bound how much of the log a restart after a crash replays. */
+export const PRODUCER_STATE_INTERVAL_MS = 10_000;
+
+type Snapshot = Record<string, { offset: number; producers: unknown }>;
+
+export class ProducerStates {
+  private readonly partitions = new Map<string, PartitionProducers>();
+  private snapshot: Snapshot = {};
+  private saves: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly io: FileIO,
+    private readonly data_dir: string,
+    private readonly logger: Logger,
+    /** The partitions to save: every local log of a topic that is not the broker's own. */
+    private readonly logs: () => Iterable<PartitionLog>,
+  ) {}
+
+  /** Reads the last snapshot and starts taking them periodically. */
+  async open(): Promise<void> {
+    const bytes = await read_whole_file(this.io, path.join(this.data_dir, PRODUCER_STATE_FILE));
+    this.snapshot = bytes ? (JSON.parse(bytes.toString('utf8')) as Snapshot) : {};
+    this.timer = setInterval(() => void this.save().catch(() => undefined), PRODUCER_STATE_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  has(name: string): boolean {
+    return this.partitions.has(name);
+  }
+
+  /** The state of a partition, empty at first. */
+  of(name: string): PartitionProducers {
+    let producers = this.partitions.get(name);
+    if (!producers) {
+      producers = new PartitionProducers();
+      this.partitions.set(name, producers);
+    }
+    return producers;
+  }
+
+  /** Loads a partition's state: the last snapshot, then the batches written after it. */
+  async load(log: PartitionLog): Promise<void> {
+    const saved = this.snapshot[log.name];
+    const producers = saved ? PartitionProducers.from_json(saved.producers) : new PartitionProducers();
+    this.partitions.set(log.name, producers);
+    let offset = Math.max(saved?.offset ?? 0, log.log_start_offset);
+    while (offset < log.written_offset) {
+      const { batches } = await log.read(offset, SCAN_READ_BYTES, 'log_end');
+      if (batches.length === 0) break;
+      for (const batch of batches) {
+        record_producer_batches(producers, batch);
+        offset = batch_base_offset(batch, 0) + batch_last_offset_delta(batch, 0) + 1;
+      }
+    }
+  }
+
+  /** Batches that entered a log as copies (a follower's): their producer fields are recorded. */
+  record_batches(log: PartitionLog, batches: Buffer): void {
+    const producers = this.partitions.get(log.name);
+    if (producers) record_producer_batches(producers, batches);
+  }
+
+  truncated(log: PartitionLog, end: number): void {
+    this.partitions.get(log.name)?.truncate_from(end);
+  }
+
+  forget(name: string): void {
+    this.partitions.delete(name);
+  }
+
+  /**
+   * Saves every partition's state up to its flushed offset: entries of batches not yet durable are
+   * left out (a crash may lose them), and a restart replays only what follows. One save at a time.
+   */
+  save(): Promise<void> {
+    const save = async () => {
+      const snapshot: Snapshot = {};
+      for (const log of this.logs()) {
+        if (log.is_offline) continue;
+        const flushed = log.flushed_offset;
+        snapshot[log.name] = { offset: flushed, producers: this.partitions.get(log.name)?.to_json(flushed) ?? [] };
+      }
+      await replace_file_atomically(this.io, path.join(this.data_dir, PRODUCER_STATE_FILE), Buffer.from(JSON.stringify(snapshot)));
+    };
+    const next = this.saves.then(save);
+    this.saves = next.catch((error: unknown) => this.logger.warn({ error: String(error) }, 'could not save producer state'));
+    return next;
+  }
+
+  /** Stops the periodic snapshots and takes the last one. */
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.save();
+  }
+}
+
+/** Records the producer fields of each batch in `batches` (back to back) into `producers`. */
+function record_producer_batches(producers: PartitionProducers, batches: Buffer): void {
+  for (let position = 0; position + BATCH_HEADER_BYTES <= batches.length; position += batch_size_at(batches, position)) {
+    const producer_id = batch_producer_id(batches, position);
+    const sequence = batch_base_sequence(batches, position);
+    if (producer_id < 0 || sequence < 0) continue;
+    const base_offset = batch_base_offset(batches, position);
+    const delta = batch_last_offset_delta(batches, position);
+    producers.record(producer_id, batch_producer_epoch(batches, position), {
+      first_sequence: sequence,
+      last_sequence: last_sequence_of(sequence, delta),
+      base_offset,
+      last_offset: base_offset + delta,
+      settled: Promise.resolve(),
+    });
+  }
+}

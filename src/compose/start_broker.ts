@@ -1,0 +1,166 @@
+// The composition root: the one place that builds the broker's parts and wires them together —
+// the file system and clock (injected, so a whole broker can run on SimFileIO and a manual clock),
+// storage, the metadata store and the placement (a single node, or a cluster member on etcd), the
+// broker core, and the front ends (the Kafka listener, the HTTP admin API). Used by `sluice start`
+// and by tests and applications that embed a broker.
+import { Broker, type BrokerSettings } from '../broker/broker.ts';
+import { DELAYED_SETTINGS_DEFAULT, type DelayedSettings } from '../broker/delayed/delayed_delivery.ts';
+import { GROUP_SETTINGS_DEFAULT, type GroupSettings } from '../broker/group_coordinator.ts';
+import { SHARE_GROUP_SETTINGS_DEFAULT, type ShareGroupSettings } from '../broker/queues/share_coordinator.ts';
+import { TopicManager } from '../broker/topics.ts';
+import { ClusterNode, type ClusterOptions } from '../cluster/cluster_node.ts';
+import { ClusterPlacement } from '../cluster/cluster_placement.ts';
+import { EtcdMetadataStore } from '../cluster/etcd_metadata_store.ts';
+import type { Clock, Logger } from '../core/clock.ts';
+import type { Credentials } from '../core/credentials.ts';
+import { new_uuid } from '../core/metadata_store.ts';
+import type { TopicRecord } from '../core/types.ts';
+import { type ConsoleHandler, HttpListener } from '../server/http/server.ts';
+import type { ConnectionLimits } from '../server/kafka/connection.ts';
+import { KafkaListener } from '../server/kafka/listener.ts';
+import { LocalMetadataStore } from '../single_node/local_metadata_store.ts';
+import { LocalPlacement } from '../single_node/local_placement.ts';
+import {
+  type DurabilityPolicy,
+  type FileIO,
+  NodeFileIO,
+  SILENT_LOGGER,
+  SYSTEM_CLOCK,
+  Storage,
+  type StorageConfig,
+  storage_config_default,
+} from '../storage/index.ts';
+
+export interface CoreOptions {
+  data_dir: string;
+  node_id?: number;
+  durability?: DurabilityPolicy;
+  storage?: Partial<StorageConfig>;
+  auto_create_topics?: boolean;
+  default_partitions?: number;
+  groups?: Partial<GroupSettings>;
+  share_groups?: Partial<ShareGroupSettings>;
+  delayed?: Partial<DelayedSettings>;
+  /** Run as a member of a cluster whose metadata is in etcd (the listener's start joins it). */
+  cluster?: ClusterOptions;
+  logger?: Logger;
+  /** The file system under everything (default: the real one). */
+  io?: FileIO;
+  /** The clock under everything (default: the system's). */
+  clock?: Clock;
+}
+
+export interface StartOptions extends CoreOptions {
+  kafka?: { host: string; port: number };
+  advertise?: { host: string; port: number };
+  limits?: Partial<ConnectionLimits>;
+  /** Require SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) on the Kafka listener with these users. */
+  credentials?: Credentials | null;
+  /** The HTTP admin API, metrics and console; none when absent. */
+  http?: { host: string; port: number } | null;
+  /** Serves GETs outside /api on the HTTP listener (the web console). */
+  console_handler?: ConsoleHandler | null;
+}
+
+export interface RunningBroker {
+  broker: Broker;
+  kafka: KafkaListener;
+  /** Host and port of the Kafka listener as clients should use them. */
+  kafka_address: { host: string; port: number };
+  http: HttpListener | null;
+  /** Host and port of the HTTP listener, null when it is off. */
+  http_address: { host: string; port: number } | null;
+  /** Stop accepting, answer requests in flight, flush and close storage. */
+  close(): Promise<void>;
+}
+
+function broker_settings(options: CoreOptions): BrokerSettings {
+  const shares = options.share_groups;
+  return {
+    auto_create_topics: options.auto_create_topics ?? true,
+    default_partitions: options.default_partitions ?? 1,
+    groups: { ...GROUP_SETTINGS_DEFAULT, ...options.groups },
+    share_groups: { ...SHARE_GROUP_SETTINGS_DEFAULT, ...shares, partition: { ...SHARE_GROUP_SETTINGS_DEFAULT.partition, ...shares?.partition } },
+    delayed: { ...DELAYED_SETTINGS_DEFAULT, ...options.delayed },
+  };
+}
+
+async function open_storage(options: CoreOptions, io: FileIO, clock: Clock, logger: Logger, topics: readonly TopicRecord[]): Promise<Storage> {
+  const config: StorageConfig = {
+    ...storage_config_default(options.data_dir),
+    ...(options.durability ? { durability: options.durability } : {}),
+    ...options.storage,
+  };
+  return Storage.open(config, { io, clock, logger, log_config: (name) => TopicManager.log_config_for(topics, name) });
+}
+
+/**
+ * Opens the broker core without front ends: storage, the metadata store, the placement. A cluster
+ * member connects to etcd here (failing with the endpoint named) and joins once its listener is
+ * up (Broker.join).
+ */
+export async function open_core(options: CoreOptions): Promise<Broker> {
+  const io = options.io ?? new NodeFileIO();
+  const clock = options.clock ?? SYSTEM_CLOCK;
+  const logger = options.logger ?? SILENT_LOGGER;
+  const node_id = options.node_id ?? 1;
+  const common = { node_id, data_dir: options.data_dir, io, clock, logger, settings: broker_settings(options) };
+  await io.mkdir(options.data_dir);
+  if (!options.cluster) {
+    const metadata = await LocalMetadataStore.open(io, options.data_dir);
+    const storage = await open_storage(options, io, clock, logger, metadata.topics());
+    return Broker.start({ ...common, storage, metadata, placement: new LocalPlacement(node_id, storage, metadata) });
+  }
+  const { store: etcd, cluster_id } = await ClusterNode.connect(options.cluster, node_id, logger);
+  const storage = await open_storage(options, io, clock, logger, []);
+  const placement = new ClusterPlacement({ node_id, options: options.cluster, etcd, io, data_dir: options.data_dir, clock, logger });
+  const metadata = new EtcdMetadataStore(etcd, await cluster_id(new_uuid()), () => placement.node);
+  return Broker.start({ ...common, storage, metadata, placement });
+}
+
+/** The broker core plus its listeners, started and stopped together. */
+export async function start_broker(options: StartOptions): Promise<RunningBroker> {
+  const logger = options.logger ?? SILENT_LOGGER;
+  const broker = await open_core(options);
+  const bind = options.kafka ?? { host: '127.0.0.1', port: 9092 };
+  const kafka = new KafkaListener(broker, {
+    host: bind.host,
+    port: bind.port,
+    advertised_host: options.advertise?.host,
+    advertised_port: options.advertise?.port,
+    limits: options.limits,
+    credentials: options.credentials ?? null,
+    logger,
+  });
+  let http: HttpListener | null = null;
+  try {
+    await kafka.listen();
+    // A cluster member registers the address it is reachable at, so it joins once listening.
+    await broker.join(kafka.address);
+    http = options.http ? new HttpListener({ ...options.http, core: broker, kafka, logger, console_handler: options.console_handler ?? null }) : null;
+    await http?.listen();
+  } catch (error) {
+    await kafka.close();
+    await broker.close();
+    throw error;
+  }
+  let closing: Promise<void> | null = null;
+  const close = () => {
+    closing ??= (async () => {
+      // /readyz turns 503 first; the HTTP listener goes last so probes see the whole shutdown.
+      http?.begin_shutdown();
+      try {
+        broker.begin_shutdown();
+        await kafka.close();
+        await broker.close();
+      } finally {
+        await http?.close();
+      }
+    })();
+    return closing;
+  };
+  return { broker, kafka, kafka_address: kafka.address, http, http_address: http?.address ?? null, close };
+}
+
+/** The in-process API for embedding, in the SDK's naming style. */
+export const startBroker = start_broker;

@@ -1,0 +1,206 @@
+// The core API: the one interface every front end (Kafka, HTTP, later AMQP) uses to reach the
+// broker core — produce and read, topics and configs, consumer groups and committed offsets, share
+// groups (queues), delayed delivery, dead letters, stats. Protocol-neutral: a front end decodes
+// its protocol, calls these, and encodes the answer; errors come as the core's errors (errors.ts).
+// Where a partition lives is not a front end's concern: on a single node or in a cluster the same
+// calls work, and answer not_leader_or_follower / not_coordinator where clients must go elsewhere.
+import type { Clock, Logger } from './clock.ts';
+import type { ConsumerSource, PartitionReader } from './partition_reader.ts';
+import type {
+  AcknowledgeBatch,
+  BrokerAddress,
+  CommittedOffset,
+  ConfigEntry,
+  DelayedStatus,
+  FetchedPartition,
+  GroupConfigs,
+  GroupState,
+  GroupSummary,
+  HeartbeatRequest,
+  HeartbeatResult,
+  JoinRequest,
+  JoinResult,
+  LocalPartitionState,
+  OffsetCommitEntry,
+  PartitionInfo,
+  PartitionLag,
+  PartitionReassignment,
+  PartitionTraffic,
+  ProduceResult,
+  QueueSettings,
+  QueueStats,
+  RedriveOutcome,
+  RedriveRequest,
+  ShareGroupDescription,
+  StatsObserver,
+  TopicConfigs,
+  TopicPartition,
+  TopicRecord,
+  TrafficTotals,
+} from './types.ts';
+import type { BrokerError } from './errors.ts';
+
+export interface Core {
+  readonly node_id: number;
+  readonly cluster_id: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly topics: TopicsApi;
+  readonly partitions: PartitionsApi;
+  readonly cluster: ClusterApi;
+  readonly groups: GroupsApi;
+  readonly shares: SharesApi;
+  readonly delayed: DelayedApi;
+  readonly dead_letters: DeadLettersApi;
+  readonly stats: StatsApi;
+}
+
+export interface CreateTopicOptions {
+  validate_only?: boolean;
+  /** -1: the cluster's default. */
+  replication_factor?: number;
+}
+
+export interface SetConfigsOptions {
+  validate_only?: boolean;
+  /** Keep configs not named (IncrementalAlterConfigs); otherwise `configs` replaces them all. */
+  merge?: boolean;
+  remove?: string[];
+}
+
+export interface TopicsApi {
+  get(name: string): TopicRecord | undefined;
+  get_by_id(id: string): TopicRecord | undefined;
+  list(): TopicRecord[];
+  /** Partitions of a topic created without a count. */
+  readonly default_partitions: number;
+  /** The topic, created with the default partition count when auto-creation is on and allowed. */
+  ensure(name: string, allow_auto_create: boolean): Promise<void>;
+  /** `partitions` -1: the default count. */
+  create(name: string, partitions: number, configs?: TopicConfigs, options?: CreateTopicOptions): Promise<TopicRecord>;
+  /** Deletes the topic, its partitions and the offsets groups committed for it. */
+  delete(name: string): Promise<void>;
+  add_partitions(name: string, total: number, options?: { validate_only?: boolean }): Promise<void>;
+  set_configs(name: string, configs: TopicConfigs, options?: SetConfigsOptions): Promise<void>;
+  /** Every topic config with the value in force. */
+  config_entries(topic: TopicRecord): ConfigEntry[];
+}
+
+export interface PartitionsApi {
+  /** Appends one record batch (idempotence, delays and overflow caps applied). acks 0/1: local write. */
+  produce(topic: string, partition: number, records: Buffer, acks: -1 | 0 | 1): Promise<ProduceResult>;
+  /** A partition this broker leads, for consumers (Fetch, ListOffsets, DeleteRecords). */
+  consumer_source(topic: string, partition: number): ConsumerSource;
+  /** A follower's fetch reaching this leader: records its progress; returns what it reads. */
+  replica_source(replica_id: number, topic: string, partition: number, fetch_offset: number, current_leader_epoch: number): ConsumerSource;
+  /** Where `epoch` ends in a partition's log on its leader (OffsetForLeaderEpoch). */
+  end_offset_for_epoch(topic: string, partition: number, epoch: number, current_leader_epoch: number): { epoch: number; end_offset: number };
+  /** Deletes records below `offset` (-1: the high watermark); the new log start. */
+  delete_records(topic: string, partition: number, offset: number): Promise<number>;
+  /** Where this broker reads a partition for its own tools: bounds known once resolved. */
+  reader(topic: string, partition: number): Promise<PartitionReader>;
+  /** reader() without waiting: a remote partition's bounds are zero until first heard. */
+  reader_now(topic: string, partition: number): PartitionReader;
+  /** Decoded records from `offset` below the high watermark, with the partition's bounds. */
+  read_records(reader: PartitionReader, from_offset: number, records_max: number, bytes_max: number): Promise<RecordsRead>;
+  /** The partition as this broker's own replica has it; null when it holds none. */
+  local_state(topic: string, partition: number): LocalPartitionState | null;
+  /** Local partitions taken offline by a failed write or fsync. */
+  offline(): string[];
+  allocate_producer_id(): Promise<number>;
+}
+
+export interface RecordsRead {
+  records: import('../protocol/record_batch.ts').DecodedRecord[];
+  /** Where the next read continues (past the last record returned, or past skipped gaps). */
+  next_offset: number;
+}
+
+export interface ClusterApi {
+  /** Said in descriptions only: whether this broker is a member of a cluster of several. */
+  readonly clustered: boolean;
+  /** Brokers clients may connect to; `self` is this broker's advertised address. */
+  brokers(self: { host: string; port: number }): BrokerAddress[];
+  /** -1 while there is none. */
+  controller_id(): number;
+  partition_info(topic: string, partition: number): PartitionInfo;
+  partition_reassignment(topic: string, partition: number): PartitionReassignment | null;
+  /** Moves a partition to `replicas`; null gives up the move in progress. */
+  reassign(topic: string, partition: number, replicas: number[] | null): Promise<void>;
+  /** The node that coordinates consumer groups or share groups; -1 when none. */
+  coordinator_node(kind: 'group' | 'share'): number;
+}
+
+export interface GroupsApi {
+  /** True when this broker coordinates consumer groups now (the calls below need it). */
+  readonly is_coordinator: boolean;
+  join(request: JoinRequest): Promise<JoinResult>;
+  sync(group_id: string, member_id: string, generation_id: number, instance_id: string | null, assignments: Array<{ member_id: string; assignment: Buffer }>): Promise<{ protocol_type: string; protocol_name: string; assignment: Buffer }>;
+  heartbeat(group_id: string, member_id: string, generation_id: number, instance_id: string | null): void;
+  leave(group_id: string, leavers: Array<{ member_id: string; group_instance_id: string | null }>): Array<BrokerError | null>;
+  describe(group_id: string): GroupSummary;
+  list(): Array<{ group_id: string; protocol_type: string; state: GroupState }>;
+  delete(group_id: string): Promise<void>;
+  validate_commit(group_id: string, member_id: string, generation_id: number, instance_id: string | null): void;
+  /** Resolves once the commit is durable. */
+  commit(group_id: string, entries: OffsetCommitEntry[]): Promise<void>;
+  committed(group_id: string, topic: string, partition: number): CommittedOffset | undefined;
+  committed_all(group_id: string): Array<CommittedOffset & TopicPartition>;
+  /** Groups with committed offsets. */
+  ids_with_offsets(): string[];
+  /** Lag per committed partition, high watermarks of remote partitions heard first. */
+  lag(group_id: string): Promise<PartitionLag[]>;
+  /** lag() with the high watermarks known now. */
+  lag_now(group_id: string): PartitionLag[];
+}
+
+export interface SharesApi {
+  /** True when this broker coordinates share groups now (the calls below need it). */
+  readonly is_coordinator: boolean;
+  /** The broker-wide default lock duration (ShareFetch answers carry it). */
+  readonly record_lock_duration_ms: number;
+  heartbeat(request: HeartbeatRequest): HeartbeatResult;
+  describe(group_id: string): ShareGroupDescription | null;
+  /** Throws unknown_member_id for a member the group does not know. */
+  check_member(group_id: string, member_id: string): void;
+  /** Per partition key (`topic\0partition`), the error of that partition's acknowledgements, or none. */
+  acknowledge(group_id: string, member_id: string, acks: ReadonlyArray<TopicPartition & { batches: AcknowledgeBatch[] }>): Promise<Map<string, unknown>>;
+  fetch(group_id: string, member_id: string, partitions: readonly TopicPartition[], records_max: number, bytes_max: number): Promise<FetchedPartition[]>;
+  /** Calls `listener` when records of the group become available again; returns the unsubscribe. */
+  on_available(group_id: string, listener: () => void): () => void;
+  group_ids(): string[];
+  queue_stats(group_id: string, options?: { detail?: boolean }): QueueStats | null;
+  settings_of(group_id: string): QueueSettings;
+  /** The group's configs with the values in force. */
+  config_entries(group_id: string): ConfigEntry[];
+  /** Sets (or, with `replace`, replaces) a group's configs; they apply at once and survive restarts. */
+  set_configs(group_id: string, configs: GroupConfigs, options?: { remove?: string[]; replace?: boolean; validate_only?: boolean }): Promise<void>;
+}
+
+export interface DelayedApi {
+  /** True when delayed delivery runs on this broker. */
+  readonly is_host: boolean;
+  /** Throws not_leader_or_follower where delayed delivery runs elsewhere. */
+  status(): DelayedStatus;
+}
+
+export interface DeadLettersApi {
+  /** Copies dead letters back to their origin (or `to`), recording each in the audit topic. */
+  redrive(request: RedriveRequest): Promise<RedriveOutcome>;
+}
+
+export interface StatsApi {
+  readonly totals: TrafficTotals;
+  /** A produced batch was accepted. */
+  record_in(topic: string, partition: number, messages: number, bytes: number): void;
+  /** Batches were handed to a consumer. */
+  record_out(topic: string, partition: number, messages: number, bytes: number): void;
+  request_done(api: string, duration_ms: number): void;
+  traffic(): IterableIterator<PartitionTraffic>;
+  /** Drops the counters of partitions of deleted topics. */
+  prune(): void;
+  /** Set by a metrics exporter; null when none listens. */
+  observer: StatsObserver | null;
+  /** Called with the duration of every group-commit flush round; null when none listens. */
+  set_flush_observer(observer: ((duration_ms: number) => void) | null): void;
+}

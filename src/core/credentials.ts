@@ -1,0 +1,11 @@
+// The users a listener accepts, as an authenticating front end sees them: SCRAM credentials for the
+// SCRAM exchanges and a password check for PLAIN. The file-backed store is the broker core's
+// (broker/credentials.ts); front ends get it from the composition root through this contract.
+import type { ScramCredential, ScramHash } from '../protocol/sasl/scram.ts';
+
+export interface Credentials {
+  /** Users known. */
+  readonly size: number;
+  scram(username: string, hash: ScramHash): ScramCredential | null;
+  verify_password(username: string, password: string): Promise<boolean>;
+}

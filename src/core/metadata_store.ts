@@ -1,0 +1,23 @@
+// What the broker core keeps in the cluster's metadata besides topics: the cluster id, share-group
+// configs and the producer-id allocator. On a single node a JSON file in the data directory
+// (single_node/local_metadata_store.ts), in a cluster etcd (cluster/etcd_metadata_store.ts). Topic
+// records belong to the placement (placement.ts), which creates a topic's partitions with them.
+import crypto from 'node:crypto';
+import type { GroupConfigs } from './types.ts';
+
+export interface MetadataStore {
+  readonly cluster_id: string;
+  /** A share group's configs (empty when it has none). */
+  group_configs(group_id: string): GroupConfigs;
+  /** Resolves once group_configs() answers with `configs`; an empty set removes them. */
+  set_group_configs(group_id: string, configs: GroupConfigs): Promise<void>;
+  /** Reserves `count` producer ids no other broker hands out; returns the first. */
+  allocate_producer_ids(count: number): Promise<number>;
+}
+
+/** 16 random bytes (never all zero), base64url: topic ids and cluster ids as Kafka prints them. */
+export function new_uuid(): string {
+  let bytes = crypto.randomBytes(16);
+  while (bytes.every((b) => b === 0)) bytes = crypto.randomBytes(16);
+  return bytes.toString('base64url');
+}

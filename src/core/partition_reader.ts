@@ -1,0 +1,39 @@
+// What a reader of a partition's records needs, wherever the partition is kept. Two contracts:
+//
+// - PartitionReader: bounds, whole batches below the high watermark, a wake-up when the high
+//   watermark moves, a timestamp lookup. A local PartitionLog is one; in a cluster a broker without
+//   an in-sync replica reads through a view of the partition on its leader
+//   (cluster/remote_partitions.ts). Share groups, dead-letter handling and the admin API read
+//   through this, so they work on any broker.
+// - ConsumerSource: what Fetch, ListOffsets and DeleteRecords need of a partition this broker
+//   leads (a follower's fetch reads to the log end and is woken by progress, not the high
+//   watermark). A local PartitionLog is one.
+
+export interface PartitionReader {
+  readonly log_start_offset: number;
+  readonly high_watermark: number;
+  /** Whole batches from the one holding `offset`, below the high watermark, about `bytes_max` bytes (at least one batch). */
+  read(offset: number, bytes_max: number): Promise<{ batches: Buffer[] }>;
+  /** Calls `listener` when the high watermark advances; returns the unsubscribe. */
+  on_high_watermark(listener: (high_watermark: number) => void): () => void;
+  /** The first offset whose timestamp is at or after `timestamp_ms`; null when there is none. */
+  offset_for_timestamp(timestamp_ms: number): Promise<{ offset: number; timestamp_ms: number } | null>;
+}
+
+/** How far a read may see: the high watermark (consumers) or everything written (replication). */
+export type ReadIsolation = 'high_watermark' | 'log_end';
+
+export interface SourceRead {
+  /** Whole batches in offset order; the first holds the requested offset. */
+  batches: Buffer[];
+  bytes: number;
+  high_watermark: number;
+}
+
+export interface ConsumerSource extends PartitionReader {
+  read(offset: number, bytes_max: number, isolation?: ReadIsolation): Promise<SourceRead>;
+  /** Calls `listener` when anything is written (a follower's long poll); returns the unsubscribe. */
+  on_progress(listener: () => void): () => void;
+  /** Deletes whole segments below `offset` and moves the log start there; returns the new log start. */
+  delete_records_before(offset: number): Promise<number>;
+}

@@ -1,0 +1,302 @@
+// The values that cross the core API (api.ts): what front ends send in and get back. Plain data,
+// protocol-neutral; the broker core's implementation files import these definitions, never the
+// other way round.
+
+// ------------------------------------------------------------------ topics and partitions
+
+/** Kafka-named topic configs as set (unset ones take their defaults). */
+export type TopicConfigs = Record<string, string>;
+/** A share group's own configs (group configs in Kafka's terms). */
+export type GroupConfigs = Record<string, string>;
+
+export interface TopicRecord {
+  name: string;
+  /** Kafka topic id: 16 random bytes, base64url as Kafka prints them. */
+  id: string;
+  partitions: number;
+  configs: TopicConfigs;
+  created_ms: number;
+}
+
+/** A topic or group config with the value in force and whether it was set or is the default. */
+export interface ConfigEntry {
+  name: string;
+  value: string;
+  is_set: boolean;
+}
+
+/** A topic the broker creates for itself at the first start (in a cluster, by the controller). */
+export interface InternalTopic {
+  name: string;
+  configs: TopicConfigs;
+}
+
+export interface ProduceResult {
+  base_offset: number;
+  log_append_time_ms: number;
+  log_start_offset: number;
+}
+
+export interface BrokerAddress {
+  node_id: number;
+  host: string;
+  port: number;
+}
+
+/** A partition's leader, epoch and replicas as clients are told them. */
+export interface PartitionInfo {
+  leader: number;
+  leader_epoch: number;
+  replicas: number[];
+  isr: number[];
+}
+
+/** A partition being moved: all its replicas now, and which of them join or leave when it finishes. */
+export interface PartitionReassignment {
+  replicas: number[];
+  adding: number[];
+  removing: number[];
+}
+
+/** A partition as this broker's own replica has it (the admin API's topic view). */
+export interface LocalPartitionState {
+  log_start_offset: number;
+  high_watermark: number;
+  log_end_offset: number;
+  bytes: number;
+  segments: number;
+  offline: boolean;
+}
+
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+// ------------------------------------------------------------------ consumer groups
+
+export type GroupState = 'empty' | 'preparing_rebalance' | 'completing_rebalance' | 'stable' | 'dead';
+
+export interface JoinRequest {
+  group_id: string;
+  member_id: string;
+  group_instance_id: string | null;
+  client_id: string;
+  client_host: string;
+  session_timeout_ms: number;
+  rebalance_timeout_ms: number;
+  protocol_type: string;
+  protocols: Array<{ name: string; metadata: Buffer }>;
+  /** JoinGroup v4+: a member without id is told its id and must join again. */
+  require_known_member_id: boolean;
+}
+
+export interface JoinResult {
+  generation_id: number;
+  protocol_type: string;
+  protocol_name: string;
+  leader: string;
+  member_id: string;
+  members: Array<{ member_id: string; group_instance_id: string | null; metadata: Buffer }>;
+}
+
+export interface GroupSummary {
+  group_id: string;
+  state: GroupState;
+  protocol_type: string;
+  protocol_name: string;
+  generation_id: number;
+  members: Array<{
+    member_id: string;
+    group_instance_id: string | null;
+    client_id: string;
+    client_host: string;
+    metadata: Buffer;
+    assignment: Buffer;
+  }>;
+}
+
+export interface CommittedOffset {
+  offset: number;
+  metadata: string | null;
+  leader_epoch: number;
+  commit_timestamp_ms: number;
+}
+
+export interface OffsetCommitEntry {
+  topic: string;
+  partition: number;
+  offset: number;
+  metadata: string | null;
+  leader_epoch: number;
+}
+
+export interface PartitionLag {
+  topic: string;
+  partition: number;
+  committed: number;
+  high_watermark: number;
+  lag: number;
+}
+
+// ------------------------------------------------------------------ share groups (queues)
+
+/** Acknowledge types as Kafka numbers them (0 gap: offsets without a record). */
+export const AckType = { GAP: 0, ACCEPT: 1, RELEASE: 2, REJECT: 3 } as const;
+export type AckTypeCode = (typeof AckType)[keyof typeof AckType];
+
+export interface OffsetRange {
+  first_offset: number;
+  last_offset: number;
+}
+
+export interface AcquiredRange extends OffsetRange {
+  delivery_count: number;
+}
+
+export interface AcknowledgeBatch extends OffsetRange {
+  types: AckTypeCode[];
+  /** Why the consumer released or rejected the records (kept in their dead letters). */
+  reason?: string | null;
+  /** For a release: wait this long before offering the records again (-1: the group's backoff). */
+  release_delay_ms?: number;
+}
+
+export interface HeartbeatRequest {
+  group_id: string;
+  member_id: string;
+  member_epoch: number;
+  /** null: unchanged since the last heartbeat. */
+  subscribed_topic_names: string[] | null;
+  client_id: string;
+  client_host: string;
+}
+
+export interface HeartbeatResult {
+  member_id: string;
+  member_epoch: number;
+  heartbeat_interval_ms: number;
+  /** Topic name -> partitions this member may fetch. */
+  assignment: Map<string, number[]>;
+}
+
+export interface FetchedPartition {
+  topic: string;
+  partition: number;
+  acquired: AcquiredRange[];
+  batches: Buffer[];
+  high_watermark: number;
+  error: Error | null;
+}
+
+export interface ShareGroupDescription {
+  group_id: string;
+  epoch: number;
+  members: Array<{ member_id: string; member_epoch: number; client_id: string; client_host: string; topics: string[]; assignment: Map<string, number[]> }>;
+}
+
+export type Ordering = 'none' | 'key';
+
+/** What one share group runs with: the broker's defaults overlaid with the group's configs. */
+export interface QueueSettings {
+  record_lock_duration_ms: number;
+  delivery_count_limit: number;
+  records_in_flight_max: number;
+  retry_backoff_ms: number[];
+  auto_offset_reset: 'earliest' | 'latest';
+  /** Dead letters go here instead of `<topic>.<group>.dlq` ('' = that default). */
+  dead_letter_topic: string;
+  ordering: Ordering;
+}
+
+/** Per share group, since the broker started. */
+export interface QueueCounters {
+  /** Records handed out again after a release, a lock timeout or a member leaving. */
+  redeliveries: number;
+  dead_lettered: number;
+  expired: number;
+}
+
+/** The records of a share partition's window by state, and their highest delivery count. */
+export interface QueueCensus {
+  available: number;
+  acquired: number;
+  acknowledged: number;
+  dead_lettering: number;
+  archived: number;
+  redelivering: number;
+  delivery_count_max: number;
+}
+
+export interface QueuePartitionStats {
+  topic: string;
+  partition: number;
+  start_offset: number;
+  end_offset: number;
+  high_watermark: number;
+  in_flight: number;
+  /** Records that may be handed out now or after their retry backoff, never-delivered ones included. */
+  available: number;
+  dead_letters_pending: number;
+  /** With `detail`: the window's records per state and their delivery counts. */
+  census?: QueueCensus;
+}
+
+export interface QueueStats {
+  group_id: string;
+  members: number;
+  topics: string[];
+  in_flight: number;
+  available: number;
+  counters: QueueCounters;
+  partitions: QueuePartitionStats[];
+}
+
+// ------------------------------------------------------------------ dead letters, delays, traffic
+
+export interface RedriveRequest {
+  topic: string;
+  /** Only these dead letters; null: every one the topic holds now. */
+  offsets: Array<{ partition: number; offset: number }> | null;
+  /** Send to this topic instead of each letter's origin. */
+  to?: string;
+}
+
+export interface RedriveOutcome {
+  selected: number;
+  redriven: number;
+  skipped_already_redriven: number;
+}
+
+export interface DelayedStatus {
+  pending: number;
+  counters: { scheduled: number; delivered: number; dropped: number };
+  /** How late recent deliveries were, in arrival order (a bounded ring). */
+  lateness_ms: readonly number[];
+  index_bytes: number;
+  delay_max_ms: number;
+}
+
+export interface PartitionTraffic {
+  readonly topic: string;
+  readonly partition: number;
+  messages_in: number;
+  bytes_in: number;
+  messages_out: number;
+  bytes_out: number;
+}
+
+export interface TrafficTotals {
+  messages_in: number;
+  bytes_in: number;
+  messages_out: number;
+  bytes_out: number;
+}
+
+/** Called with durations as they happen, by an exporter that keeps histograms. */
+export interface StatsObserver {
+  request(api: string, duration_ms: number): void;
+}
+
+/** Dead letters one redrive may name. */
+export const REDRIVE_OFFSETS_MAX = 10_000;

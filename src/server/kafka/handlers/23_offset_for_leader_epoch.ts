@@ -1,0 +1,23 @@
+// OffsetForLeaderEpoch 0-4: where a leader epoch ends in a partition's log on its leader; followers
+// ask it before fetching, to cut what diverges (on a single node: one epoch, 0).
+import { OFFSET_FOR_LEADER_EPOCH } from '../../../protocol/kafka/messages/23_offset_for_leader_epoch.ts';
+import { kafka_handler } from '../handler.ts';
+import { kafka_error_code } from '../error_map.ts';
+
+export const offset_for_leader_epoch_handler = kafka_handler(OFFSET_FOR_LEADER_EPOCH, 0, 4, (request, ctx) => ({
+  throttle_time_ms: 0,
+  topics: request.topics.map((topic) => ({
+    topic: topic.topic,
+    partitions: topic.partitions.map((partition) => {
+      const row = { error_code: 0, partition: partition.partition, leader_epoch: -1, end_offset: -1 };
+      try {
+        const end = ctx.core.partitions.end_offset_for_epoch(topic.topic, partition.partition, partition.leader_epoch, partition.current_leader_epoch);
+        row.leader_epoch = end.epoch;
+        row.end_offset = end.end_offset;
+      } catch (error) {
+        row.error_code = kafka_error_code(error);
+      }
+      return row;
+    }),
+  })),
+}));

@@ -1,0 +1,96 @@
+// The single-node metadata store: topics (name, id, partition count, configs), the cluster id,
+// share-group configs and the producer-id allocator, kept in one JSON file in the data directory
+// (broker-metadata.json) and replaced atomically. Records are replaced, never changed in place,
+// so a reader holding one sees it as it was.
+import path from 'node:path';
+import { type FileIO, read_whole_file, replace_file_atomically } from '../storage/index.ts';
+import { type MetadataStore, new_uuid } from '../core/metadata_store.ts';
+import type { GroupConfigs, TopicRecord } from '../core/types.ts';
+
+export interface MetadataState {
+  version: 1;
+  cluster_id: string;
+  topics: TopicRecord[];
+  /** Producer ids below this may have been handed out. */
+  producer_id_block_end: number;
+  /** Share-group configs by group id (absent in files written before they existed). */
+  group_configs?: Record<string, GroupConfigs>;
+}
+
+const FILE_NAME = 'broker-metadata.json';
+
+export class LocalMetadataStore implements MetadataStore {
+  private chain: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly io: FileIO,
+    private readonly file: string,
+    private state: MetadataState,
+  ) {}
+
+  /** Reads the file (a new state when there is none) and writes it back, so the cluster id is kept. */
+  static async open(io: FileIO, data_dir: string): Promise<LocalMetadataStore> {
+    const file = path.join(data_dir, FILE_NAME);
+    const bytes = await read_whole_file(io, file);
+    let state: MetadataState;
+    if (bytes === null) state = { version: 1, cluster_id: new_uuid(), topics: [], producer_id_block_end: 0 };
+    else state = JSON.parse(bytes.toString('utf8')) as MetadataState;
+    if (state.version !== 1) throw new Error(`${file}: unknown metadata version ${String(state.version)}`);
+    const store = new LocalMetadataStore(io, file, state);
+    await store.save();
+    return store;
+  }
+
+  get cluster_id(): string {
+    return this.state.cluster_id;
+  }
+
+  topics(): readonly TopicRecord[] {
+    return this.state.topics;
+  }
+
+  topic(name: string): TopicRecord | undefined {
+    return this.state.topics.find((t) => t.name === name);
+  }
+
+  create_topic(record: TopicRecord): Promise<void> {
+    this.state.topics = [...this.state.topics, record];
+    return this.save();
+  }
+
+  delete_topic(name: string): Promise<void> {
+    this.state.topics = this.state.topics.filter((t) => t.name !== name);
+    return this.save();
+  }
+
+  update_topic(name: string, change: (record: TopicRecord) => TopicRecord): Promise<void> {
+    this.state.topics = this.state.topics.map((t) => (t.name === name ? { ...change(t) } : t));
+    return this.save();
+  }
+
+  group_configs(group_id: string): GroupConfigs {
+    return { ...this.state.group_configs?.[group_id] };
+  }
+
+  set_group_configs(group_id: string, configs: GroupConfigs): Promise<void> {
+    const all = { ...this.state.group_configs, [group_id]: configs };
+    if (Object.keys(configs).length === 0) delete all[group_id];
+    this.state.group_configs = all;
+    return this.save();
+  }
+
+  async allocate_producer_ids(count: number): Promise<number> {
+    const start = this.state.producer_id_block_end;
+    this.state.producer_id_block_end = start + count;
+    await this.save();
+    return start;
+  }
+
+  /** Saves a snapshot; saves are serialised so the newest state lands last. */
+  private save(): Promise<void> {
+    const content = Buffer.from(`${JSON.stringify(this.state, null, 1)}\n`, 'utf8');
+    const next = this.chain.then(() => replace_file_atomically(this.io, this.file, content));
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+}
