@@ -6,9 +6,9 @@
 //
 // Every wait is bounded: connects, each request (request_timeout_ms), and every run (time_limit_ms).
 import { performance } from 'node:perf_hooks';
-import type { Value } from '../../../src/protocol/kafka/codec.ts';
 import { ErrorCode } from '../../../src/protocol/kafka/error_codes.ts';
 import { Connection, prepare, type PreparedRequest } from '../../../src/protocol/kafka/client_connection.ts';
+import type { ResponseOf } from '../../../src/protocol/kafka/schema.ts';
 import { PRODUCE } from '../../../src/protocol/kafka/messages/00_produce.ts';
 import { FETCH } from '../../../src/protocol/kafka/messages/01_fetch.ts';
 import { LIST_OFFSETS } from '../../../src/protocol/kafka/messages/02_list_offsets.ts';
@@ -35,9 +35,6 @@ export class KafkaError extends Error {
   }
 }
 
-type Row = Record<string, unknown>;
-const rows = (value: unknown): Row[] => (value ?? []) as Row[];
-
 // ------------------------------------------------------------------ admin
 
 /** Creates a topic (CreateTopics v5); fails on any error, including "already exists". */
@@ -47,9 +44,8 @@ export async function create_topic(connection: Connection, topic: string, partit
     timeout_ms: 30_000,
     validate_only: false,
   });
-  for (const row of rows(response.topics)) {
-    const code = row.error_code as number;
-    if (code !== ErrorCode.NONE) throw new KafkaError(`create topic ${topic}`, code, row.error_message as string | null);
+  for (const row of response.topics) {
+    if (row.error_code !== ErrorCode.NONE) throw new KafkaError(`create topic ${topic}`, row.error_code, row.error_message);
   }
 }
 
@@ -61,11 +57,10 @@ export async function end_offsets(connection: Connection, topic: string, partiti
     topics: [{ name: topic, partitions: Array.from({ length: partitions }, (_, p) => ({ partition_index: p, current_leader_epoch: -1, timestamp: -1 })) }],
   });
   const offsets = new Array<number>(partitions).fill(-1);
-  for (const t of rows(response.topics)) {
-    for (const p of rows(t.partitions)) {
-      const code = p.error_code as number;
-      if (code !== ErrorCode.NONE) throw new KafkaError(`list offsets ${topic}-${p.partition_index as number}`, code);
-      offsets[p.partition_index as number] = p.offset as number;
+  for (const t of response.topics) {
+    for (const p of t.partitions) {
+      if (p.error_code !== ErrorCode.NONE) throw new KafkaError(`list offsets ${topic}-${p.partition_index}`, p.error_code);
+      offsets[p.partition_index] = p.offset;
     }
   }
   if (offsets.includes(-1)) throw new Error(`list offsets ${topic}: some partitions missing from the response`);
@@ -114,7 +109,7 @@ export function build_batch(value: Buffer, count: number, timestamp_ms = Date.no
   return encode_record_batch(records);
 }
 
-export function produce_request(topic: string, batches: ReadonlyArray<{ partition: number; batch: Buffer }>): PreparedRequest {
+export function produce_request(topic: string, batches: ReadonlyArray<{ partition: number; batch: Buffer }>): PreparedRequest<typeof PRODUCE> {
   return prepare(PRODUCE, VERSIONS.produce, {
     transactional_id: null,
     acks: -1,
@@ -124,12 +119,11 @@ export function produce_request(topic: string, batches: ReadonlyArray<{ partitio
 }
 
 /** Checks a Produce response: every partition sent answered, without error. */
-export function check_produce_response(response: Value, topic: string, partitions_sent: number): void {
+export function check_produce_response(response: ResponseOf<typeof PRODUCE>, topic: string, partitions_sent: number): void {
   let answered = 0;
-  for (const t of rows(response.responses)) {
-    for (const p of rows(t.partition_responses)) {
-      const code = p.error_code as number;
-      if (code !== ErrorCode.NONE) throw new KafkaError(`produce ${topic}-${p.index as number}`, code, p.error_message as string | null);
+  for (const t of response.responses) {
+    for (const p of t.partition_responses) {
+      if (p.error_code !== ErrorCode.NONE) throw new KafkaError(`produce ${topic}-${p.index}`, p.error_code, p.error_message);
       answered++;
     }
   }
@@ -223,7 +217,7 @@ export async function publish(run: PublishRun): Promise<PublishOutcome> {
       if (!batch) batch_cache.set(count, (batch = build_batch(value, count, timestamp)));
       return batch;
     };
-    const request_cache = new Map<string, PreparedRequest>();
+    const request_cache = new Map<string, PreparedRequest<typeof PRODUCE>>();
     const request_of = (batches: Array<[number, number]>) => {
       const key = batches.length === 1 ? `${batches[0]![0]}:${batches[0]![1]}` : batches.join(';');
       let request = request_cache.get(key);
@@ -361,13 +355,12 @@ export async function consume(run: ConsumeRun): Promise<ConsumeOutcome> {
       }
       const response = await fetching;
       const received_at = performance.now();
-      if ((response.error_code as number) !== ErrorCode.NONE) throw new KafkaError(`fetch ${run.topic}`, response.error_code as number);
-      for (const t of rows(response.responses)) {
-        for (const p of rows(t.partitions)) {
-          const partition = p.partition_index as number;
-          const code = p.error_code as number;
-          if (code !== ErrorCode.NONE) throw new KafkaError(`fetch ${run.topic}-${partition}`, code);
-          const records = p.records as Buffer | null;
+      if (response.error_code !== ErrorCode.NONE) throw new KafkaError(`fetch ${run.topic}`, response.error_code);
+      for (const t of response.responses) {
+        for (const p of t.partitions) {
+          const partition = p.partition_index;
+          if (p.error_code !== ErrorCode.NONE) throw new KafkaError(`fetch ${run.topic}-${partition}`, p.error_code);
+          const records = p.records;
           if (!records) continue;
           // Whole batches only; a trailing partial batch (Kafka may send one) is fetched again.
           let at = 0;
