@@ -74,6 +74,7 @@ const RATE_S = positive_int('rate-s', args['rate-s'], 3600);
 const PENDING = positive_int('pending', args.pending, 100_000_000);
 const PENDING_BATCH = positive_int('pending-batch', args['pending-batch'], 65_536);
 const PARTS = ['spread', 'rate', 'pending'] as const;
+const PART_NAMES: readonly string[] = PARTS;
 const SKIP = new Set(
   args.skip
     .split(',')
@@ -81,7 +82,7 @@ const SKIP = new Set(
     .filter((s) => s !== ''),
 );
 for (const part of SKIP) {
-  if (!(PARTS as readonly string[]).includes(part)) {
+  if (!PART_NAMES.includes(part)) {
     console.error(`--skip: unknown part ${JSON.stringify(part)} (parts: ${PARTS.join(', ')})\n${USAGE}`);
     process.exit(2);
   }
