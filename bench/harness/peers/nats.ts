@@ -21,30 +21,31 @@ import type { DurabilityClass, SystemUnderTest, Unavailable } from '../types.ts'
 import {
   CONSUMER_ACK_EVERY,
   CONSUMER_PREFETCH,
-  ensure_executable,
-  free_port,
-  stop_server,
-  make_temp_dir,
   next_run_name,
-  package_label,
-  port_accepts,
-  remove_dir,
-  PeerWorkloads,
-  spawn_server,
   unavailable,
-  wait_until_ready,
   type PeerConsumer,
   type PeerProducer,
   type PeerRun,
+} from './adapter.ts';
+import { ensure_executable, package_label } from './install.ts';
+import {
+  free_port,
+  make_temp_dir,
+  port_accepts,
+  remove_dir,
+  spawn_server,
+  stop_server,
+  wait_until_ready,
   type SpawnedServer,
-} from './common.ts';
+} from './server.ts';
+import { PeerWorkloads } from './workloads.ts';
 
 const ID = 'nats-jetstream';
 const LABEL = 'NATS JetStream (file storage)';
 const CONSUMER_NAME = 'bench';
 const REQUEST_TIMEOUT_MS = 30_000;
 const DETAIL_2_9 =
-  'JetStream publish ack after the message is appended to the stream\'s block file with write(2) (flush in place, a ' +
+  "JetStream publish ack after the message is appended to the stream's block file with write(2) (flush in place, a " +
   'single-server stream), not fsynced: nats-server 2.9 fsyncs file-store blocks from a background timer every 60 s ' +
   '(defaultSyncInterval, not configurable before 2.10, which added sync_interval with a 2 min default). An OS crash ' +
   'or power loss can lose up to about a minute of acknowledged messages; a server process crash loses none.';
@@ -79,7 +80,17 @@ export class NatsSystem extends PeerWorkloads implements SystemUnderTest {
     this.dir = dir;
     try {
       this.port = await free_port();
-      const args = ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', path.join(dir, 'jetstream'), '-n', `bench-${process.pid}`];
+      const args = [
+        '-a',
+        '127.0.0.1',
+        '-p',
+        String(this.port),
+        '-js',
+        '-sd',
+        path.join(dir, 'jetstream'),
+        '-n',
+        `bench-${process.pid}`,
+      ];
       this.server = spawn_server(this.server_path, args, { cwd: dir, log_file: path.join(dir, 'nats-server.log') });
       await wait_until_ready(`${this.id} (nats-server)`, this.server, async () => {
         if (!(await port_accepts(this.port))) return false;
@@ -99,7 +110,9 @@ export class NatsSystem extends PeerWorkloads implements SystemUnderTest {
       });
       this.durability_detail = DETAIL_2_9;
       if (!/^2\.9\./.test(this.server_version ?? '')) {
-        this.durability_detail += ` [Written for nats-server 2.9; this server is ${this.server_version ?? 'of unknown version'}: re-check (2.10+ fsyncs every sync_interval, default 2 min).]`;
+        this.durability_detail +=
+          ` [Written for nats-server 2.9; this server is ${this.server_version ?? 'of unknown version'}: ` +
+          're-check (2.10+ fsyncs every sync_interval, default 2 min).]';
       }
     } catch (error) {
       await this.stop();

@@ -13,31 +13,31 @@ import type { DurabilityClass, QueueParams, SystemUnderTest, ThroughputResult, U
 import {
   CONSUMER_ACK_EVERY,
   CONSUMER_PREFETCH,
-  descendant_pids,
-  ensure_executable,
-  free_ports,
-  kill_pid,
-  make_temp_dir,
   next_run_name,
-  package_label,
-  pid_alive,
-  process_name,
-  read_tail,
-  remove_dir,
-  PeerWorkloads,
   QUEUE_PREFETCH,
-  run_queue,
-  spawn_server,
-  stop_server,
-  track_pid,
   unavailable,
-  wait_until_ready,
   type PeerConsumer,
   type PeerProducer,
   type PeerQueueConsumer,
   type QueuePeerRun,
+} from './adapter.ts';
+import { ensure_executable, package_label } from './install.ts';
+import {
+  descendant_pids,
+  free_ports,
+  kill_pid,
+  make_temp_dir,
+  pid_alive,
+  process_name,
+  read_tail,
+  remove_dir,
+  spawn_server,
+  stop_server,
+  track_pid,
+  wait_until_ready,
   type SpawnedServer,
-} from './common.ts';
+} from './server.ts';
+import { PeerWorkloads, run_queue } from './workloads.ts';
 
 const RABBITMQ_SERVER = '/usr/lib/rabbitmq/bin/rabbitmq-server';
 const APT_PACKAGE = 'rabbitmq-server';
@@ -58,9 +58,9 @@ const VARIANTS: Record<QueueKind, Variant> = {
     label: 'RabbitMQ quorum queue',
     durability: 'fsync',
     durability_detail:
-      'Publisher confirm after the message is committed to the quorum queue\'s Raft log, which Ra writes to its shared WAL and ' +
-      'fsyncs (fdatasync) before it counts an entry as written; single node, so the quorum is this one replica. Ra batches ' +
-      'the WAL fsync across all queues (group commit).',
+      "Publisher confirm after the message is committed to the quorum queue's Raft log, which Ra writes to its " +
+      'shared WAL and fsyncs (fdatasync) before it counts an entry as written; single node, so the quorum is this ' +
+      'one replica. Ra batches the WAL fsync across all queues (group commit).',
     queue_arguments: { 'x-queue-type': 'quorum' },
   },
   classic: {
@@ -68,11 +68,12 @@ const VARIANTS: Record<QueueKind, Variant> = {
     label: 'RabbitMQ classic durable queue',
     durability: 'fsync',
     durability_detail:
-      'Publisher confirm for a persistent message on a durable classic queue (3.10, queue index v1, the 3.10 default) is sent ' +
-      'only after the message is fsynced, but fsyncs are batched: the queue fsyncs its index journal (where messages under ' +
-      '4096 B are embedded) when its mailbox runs empty, or every 200 ms under constant load, and the message store (larger ' +
-      'messages) every 25 ms, so under load a confirm can wait up to a few hundred ms (group commit with a delay). A message ' +
-      'in the message store that a consumer acknowledges before it was written is confirmed without being written.',
+      'Publisher confirm for a persistent message on a durable classic queue (3.10, queue index v1, the 3.10 ' +
+      'default) is sent only after the message is fsynced, but fsyncs are batched: the queue fsyncs its index ' +
+      'journal (where messages under 4096 B are embedded) when its mailbox runs empty, or every 200 ms under ' +
+      'constant load, and the message store (larger messages) every 25 ms, so under load a confirm can wait up to ' +
+      'a few hundred ms (group commit with a delay). A message in the message store that a consumer acknowledges ' +
+      'before it was written is confirmed without being written.',
     queue_arguments: { 'x-queue-type': 'classic', 'x-queue-version': 1 },
   },
 };
@@ -131,56 +132,20 @@ export class RabbitMQSystem extends PeerWorkloads implements SystemUnderTest {
       node_counter++;
       const node_name = `bench${process.pid}x${node_counter}@localhost`;
       this.node_log = path.join(dir, 'log', `${node_name}.log`);
-      const mnesia = path.join(dir, 'mnesia');
-      const logs = path.join(dir, 'log');
-      fs.mkdirSync(mnesia, { recursive: true });
-      fs.mkdirSync(logs, { recursive: true });
-      const config = path.join(dir, 'rabbitmq.conf');
-      fs.writeFileSync(
-        config,
-        [
-          `listeners.tcp.default = 127.0.0.1:${amqp_port}`,
-          'disk_free_limit.absolute = 50MB',
-          'log.console = false',
-          'log.file.level = warning',
-          '',
-        ].join('\n'),
-      );
-      const plugins = path.join(dir, 'enabled_plugins');
-      fs.writeFileSync(plugins, '[].\n'); // no plugins: management and everything else stay off
-      const env_file = path.join(dir, 'rabbitmq-env.conf');
-      fs.writeFileSync(env_file, ''); // instead of /etc/rabbitmq/rabbitmq-env.conf
-
+      const files = write_node_files(dir, amqp_port!);
       // Our own epmd, loopback only, on a private port: the node registers there and nowhere else.
       this.epmd = spawn_server(this.epmd_path, ['-address', '127.0.0.1', '-port', String(epmd_port)], {
         cwd: dir,
-        log_file: path.join(logs, 'epmd.log'),
+        log_file: path.join(files.logs, 'epmd.log'),
       });
-
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        HOME: dir,
-        RABBITMQ_CONF_ENV_FILE: env_file,
-        RABBITMQ_MNESIA_BASE: mnesia,
-        RABBITMQ_LOG_BASE: logs,
-        RABBITMQ_NODENAME: node_name,
-        RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
-        RABBITMQ_NODE_PORT: String(amqp_port),
-        RABBITMQ_DIST_PORT: String(dist_port),
-        RABBITMQ_CONFIG_FILE: config,
-        RABBITMQ_ADVANCED_CONFIG_FILE: path.join(dir, 'advanced.config'),
-        RABBITMQ_ENABLED_PLUGINS_FILE: plugins,
-        RABBITMQ_PLUGINS_EXPAND_DIR: path.join(dir, 'plugins-expand'),
-        RABBITMQ_PID_FILE: path.join(dir, 'rabbitmq.pid'),
-        RABBITMQ_FEATURE_FLAGS_FILE: path.join(dir, 'feature_flags'),
-        // Erlang distribution listens on loopback only.
-        RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: '-kernel inet_dist_use_interface {127,0,0,1}',
-        ERL_EPMD_ADDRESS: '127.0.0.1',
-        ERL_EPMD_PORT: String(epmd_port),
-      };
+      const env = node_env(files, node_name, { amqp: amqp_port!, dist: dist_port!, epmd: epmd_port! });
       // The packaged /usr/sbin/rabbitmq-server wrapper switches to the rabbitmq user when run as root;
       // the script under /usr/lib/rabbitmq/bin runs the node as the current user, which is what we want.
-      this.server = spawn_server(this.server_path, [], { cwd: dir, env, log_file: path.join(logs, 'stdout.log') });
+      this.server = spawn_server(this.server_path, [], {
+        cwd: dir,
+        env,
+        log_file: path.join(files.logs, 'stdout.log'),
+      });
       const url = this.url();
       await wait_until_ready(`${this.id} (rabbitmq-server)`, this.server, async () => {
         try {
@@ -199,7 +164,9 @@ export class RabbitMQSystem extends PeerWorkloads implements SystemUnderTest {
     } catch (error) {
       const log = this.node_log ? read_tail(this.node_log) : '';
       await this.stop();
-      throw log ? new Error(`${error instanceof Error ? error.message : String(error)}\nnode log tail:\n${log}`) : error;
+      throw log
+        ? new Error(`${error instanceof Error ? error.message : String(error)}\nnode log tail:\n${log}`)
+        : error;
     }
   }
 
@@ -291,7 +258,12 @@ class RabbitRun implements QueuePeerRun {
     this.admin.on('error', () => undefined);
     const channel = await this.admin.createChannel();
     for (const queue of this.queues) {
-      await channel.assertQueue(queue, { durable: true, autoDelete: false, exclusive: false, arguments: this.queue_arguments });
+      await channel.assertQueue(queue, {
+        durable: true,
+        autoDelete: false,
+        exclusive: false,
+        arguments: this.queue_arguments,
+      });
     }
     await channel.close();
   }
@@ -456,4 +428,67 @@ class RabbitQueueConsumer extends RabbitChannelHolder implements PeerQueueConsum
       await this.connection.close().catch(() => undefined);
     }
   }
+}
+
+/** The node's own directories and files under `dir`: nothing is read from /etc/rabbitmq. */
+interface NodeFiles {
+  dir: string;
+  mnesia: string;
+  logs: string;
+  config: string;
+  plugins: string;
+  env_file: string;
+}
+
+function write_node_files(dir: string, amqp_port: number): NodeFiles {
+  const mnesia = path.join(dir, 'mnesia');
+  const logs = path.join(dir, 'log');
+  fs.mkdirSync(mnesia, { recursive: true });
+  fs.mkdirSync(logs, { recursive: true });
+  const config = path.join(dir, 'rabbitmq.conf');
+  fs.writeFileSync(
+    config,
+    [
+      `listeners.tcp.default = 127.0.0.1:${amqp_port}`,
+      'disk_free_limit.absolute = 50MB',
+      'log.console = false',
+      'log.file.level = warning',
+      '',
+    ].join('\n'),
+  );
+  const plugins = path.join(dir, 'enabled_plugins');
+  fs.writeFileSync(plugins, '[].\n'); // no plugins: management and everything else stay off
+  const env_file = path.join(dir, 'rabbitmq-env.conf');
+  fs.writeFileSync(env_file, ''); // instead of /etc/rabbitmq/rabbitmq-env.conf
+  return { dir, mnesia, logs, config, plugins, env_file };
+}
+
+/** The server's environment: its files, node name and ports, everything on loopback. */
+function node_env(
+  files: NodeFiles,
+  node_name: string,
+  ports: { amqp: number; dist: number; epmd: number },
+): NodeJS.ProcessEnv {
+  const { dir } = files;
+  return {
+    ...process.env,
+    HOME: dir,
+    RABBITMQ_CONF_ENV_FILE: files.env_file,
+    RABBITMQ_MNESIA_BASE: files.mnesia,
+    RABBITMQ_LOG_BASE: files.logs,
+    RABBITMQ_NODENAME: node_name,
+    RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
+    RABBITMQ_NODE_PORT: String(ports.amqp),
+    RABBITMQ_DIST_PORT: String(ports.dist),
+    RABBITMQ_CONFIG_FILE: files.config,
+    RABBITMQ_ADVANCED_CONFIG_FILE: path.join(dir, 'advanced.config'),
+    RABBITMQ_ENABLED_PLUGINS_FILE: files.plugins,
+    RABBITMQ_PLUGINS_EXPAND_DIR: path.join(dir, 'plugins-expand'),
+    RABBITMQ_PID_FILE: path.join(dir, 'rabbitmq.pid'),
+    RABBITMQ_FEATURE_FLAGS_FILE: path.join(dir, 'feature_flags'),
+    // Erlang distribution listens on loopback only.
+    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS: '-kernel inet_dist_use_interface {127,0,0,1}',
+    ERL_EPMD_ADDRESS: '127.0.0.1',
+    ERL_EPMD_PORT: String(ports.epmd),
+  };
 }

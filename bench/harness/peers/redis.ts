@@ -14,22 +14,23 @@ import { Redis } from 'ioredis';
 import type { DurabilityClass, SystemUnderTest, Unavailable } from '../types.ts';
 import {
   CONSUMER_PREFETCH,
-  ensure_executable,
-  free_port,
-  stop_server,
-  make_temp_dir,
   next_run_name,
-  package_label,
-  remove_dir,
-  PeerWorkloads,
-  spawn_server,
   unavailable,
-  wait_until_ready,
   type PeerConsumer,
   type PeerProducer,
   type PeerRun,
+} from './adapter.ts';
+import { ensure_executable, package_label } from './install.ts';
+import {
+  free_port,
+  make_temp_dir,
+  remove_dir,
+  spawn_server,
+  stop_server,
+  wait_until_ready,
   type SpawnedServer,
-} from './common.ts';
+} from './server.ts';
+import { PeerWorkloads } from './workloads.ts';
 
 type FsyncPolicy = 'always' | 'everysec';
 
@@ -46,26 +47,27 @@ const VARIANTS: Record<FsyncPolicy, Variant> = {
     label: 'Redis Streams (AOF, appendfsync always)',
     durability: 'fsync',
     durability_detail:
-      'XADD reply after the command is written to the append-only file and fdatasync()ed: Redis 7.0 flushes the AOF ' +
-      'buffer (write + fdatasync) in beforeSleep, before it writes any pending replies, once per event-loop iteration, so ' +
-      'all commands of that iteration (pipelines, all clients) share one fsync (group commit).',
+      'XADD reply after the command is written to the append-only file and fdatasync()ed: Redis 7.0 flushes the ' +
+      'AOF buffer (write + fdatasync) in beforeSleep, before it writes any pending replies, once per event-loop ' +
+      'iteration, so all commands of that iteration (pipelines, all clients) share one fsync (group commit).',
   },
   everysec: {
     id: 'redis-everysec',
     label: 'Redis Streams (AOF, appendfsync everysec)',
     durability: 'periodic',
     durability_detail:
-      'XADD reply after the command is applied in memory and (normally) written to the AOF with write(2); a background ' +
-      'thread fdatasync()s the AOF about once per second, and while that fsync is still running Redis may postpone the ' +
-      'write itself for up to 2 s. An OS crash or power loss can lose about 1-2 s of acknowledged messages; a process ' +
-      'crash can lose what was not yet written.',
+      'XADD reply after the command is applied in memory and (normally) written to the AOF with write(2); a ' +
+      'background thread fdatasync()s the AOF about once per second, and while that fsync is still running Redis ' +
+      'may postpone the write itself for up to 2 s. An OS crash or power loss can lose about 1-2 s of ' +
+      'acknowledged messages; a process crash can lose what was not yet written.',
   },
 };
 
 export async function redis_systems(): Promise<Array<SystemUnderTest | Unavailable>> {
   const server = await ensure_executable('redis-server', 'redis-server');
   const policies: FsyncPolicy[] = ['always', 'everysec'];
-  if ('reason' in server) return policies.map((policy) => unavailable(VARIANTS[policy].id, VARIANTS[policy].label, server.reason));
+  if ('reason' in server)
+    return policies.map((policy) => unavailable(VARIANTS[policy].id, VARIANTS[policy].label, server.reason));
   return policies.map((policy) => new RedisSystem(policy, server.path));
 }
 
@@ -131,7 +133,10 @@ export class RedisSystem extends PeerWorkloads implements SystemUnderTest {
           '',
         ].join('\n'),
       );
-      this.server = spawn_server(this.server_path, [config], { cwd: dir, log_file: path.join(dir, 'redis-stdout.log') });
+      this.server = spawn_server(this.server_path, [config], {
+        cwd: dir,
+        log_file: path.join(dir, 'redis-stdout.log'),
+      });
       await wait_until_ready(`${this.id} (redis-server)`, this.server, async () => {
         const client = new Redis({ ...CLIENT_OPTIONS, port: this.port });
         client.on('error', () => undefined);
@@ -147,7 +152,9 @@ export class RedisSystem extends PeerWorkloads implements SystemUnderTest {
         }
       });
       if (!/^7\./.test(this.server_version ?? '')) {
-        this.durability_detail = `${VARIANTS[this.policy].durability_detail} [Written for Redis 7.0; this server is ${this.server_version ?? 'of unknown version'}: re-check.]`;
+        this.durability_detail =
+          `${VARIANTS[this.policy].durability_detail} [Written for Redis 7.0; ` +
+          `this server is ${this.server_version ?? 'of unknown version'}: re-check.]`;
       }
     } catch (error) {
       await this.stop();
@@ -258,7 +265,18 @@ class RedisConsumer implements PeerConsumer {
   async subscribe(dests: number[], on_message: (payload: Uint8Array) => void): Promise<void> {
     if (this.loop) throw new Error('a Redis consumer subscribes once');
     const keys = dests.map((dest) => this.keys[dest]!);
-    const args: Array<string | number> = ['GROUP', GROUP, this.name, 'COUNT', CONSUMER_PREFETCH, 'BLOCK', BLOCK_MS, 'STREAMS', ...keys, ...keys.map(() => '>')];
+    const args: Array<string | number> = [
+      'GROUP',
+      GROUP,
+      this.name,
+      'COUNT',
+      CONSUMER_PREFETCH,
+      'BLOCK',
+      BLOCK_MS,
+      'STREAMS',
+      ...keys,
+      ...keys.map(() => '>'),
+    ];
     this.loop = (async () => {
       // Bounded: it ends when close() sets stopped, on an error, or after a day at the latest.
       const give_up_at = performance.now() + 24 * 3600_000;
@@ -303,6 +321,7 @@ class RedisConsumer implements PeerConsumer {
     } catch {
       this.client.disconnect();
     }
-    if (this.failure_seen !== undefined) throw this.failure_seen instanceof Error ? this.failure_seen : new Error(String(this.failure_seen));
+    if (this.failure_seen !== undefined)
+      throw this.failure_seen instanceof Error ? this.failure_seen : new Error(String(this.failure_seen));
   }
 }

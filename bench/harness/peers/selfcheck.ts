@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LatencyResult, SystemUnderTest, ThroughputResult } from '../types.ts';
-import { pid_alive } from './common.ts';
+import { pid_alive } from './server.ts';
 import { peer_systems, split_available } from './index.ts';
 
 const { values } = parseArgs({
@@ -28,7 +28,10 @@ const LATENCY_DURATION_MS = 2000;
 function throughput_line(name: string, r: ThroughputResult): string {
   const rate = r.elapsed_ms > 0 ? (r.messages * 1000) / r.elapsed_ms : 0;
   const mbps = r.elapsed_ms > 0 ? r.bytes / 1000 / r.elapsed_ms : 0;
-  return `  ${name.padEnd(16)} ${String(r.messages).padStart(7)} msgs  ${r.elapsed_ms.toFixed(0).padStart(7)} ms  ${rate.toFixed(0).padStart(8)} msg/s  ${mbps.toFixed(2).padStart(6)} MB/s${r.truncated ? '  (truncated)' : ''}`;
+  return (
+    `  ${name.padEnd(16)} ${String(r.messages).padStart(7)} msgs  ${r.elapsed_ms.toFixed(0).padStart(7)} ms  ` +
+    `${rate.toFixed(0).padStart(8)} msg/s  ${mbps.toFixed(2).padStart(6)} MB/s${r.truncated ? '  (truncated)' : ''}`
+  );
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -40,7 +43,11 @@ function percentile(sorted: Float64Array, p: number): number {
 function latency_line(r: LatencyResult): string {
   const sorted = Float64Array.from(r.samples_ms).sort();
   const f = (v: number) => v.toFixed(2);
-  return `  ${'latency'.padEnd(16)} sent ${r.sent}, received ${r.received}; ms p50 ${f(percentile(sorted, 50))}  p90 ${f(percentile(sorted, 90))}  p99 ${f(percentile(sorted, 99))}  max ${f(sorted[sorted.length - 1] ?? NaN)}`;
+  return (
+    `  ${'latency'.padEnd(16)} sent ${r.sent}, received ${r.received}; ` +
+    `ms p50 ${f(percentile(sorted, 50))}  p90 ${f(percentile(sorted, 90))}  p99 ${f(percentile(sorted, 99))}  ` +
+    `max ${f(sorted[sorted.length - 1] ?? NaN)}`
+  );
 }
 
 function pid_line(system: SystemUnderTest): string {
@@ -61,7 +68,13 @@ async function check(system: SystemUnderTest, workdir: string): Promise<boolean>
   console.log(`\n== ${system.id}: ${system.label}`);
   console.log(`  client: ${system.client}`);
   console.log(`  durability: ${system.durability} — ${system.durability_detail}`);
-  const params = { messages: MESSAGES, payload_bytes: PAYLOAD, partitions: 1, producers: 1, time_limit_ms: TIME_LIMIT_MS };
+  const params = {
+    messages: MESSAGES,
+    payload_bytes: PAYLOAD,
+    partitions: 1,
+    producers: 1,
+    time_limit_ms: TIME_LIMIT_MS,
+  };
   const none = () => undefined;
   let ok = true;
   const t0 = performance.now();
@@ -71,7 +84,11 @@ async function check(system: SystemUnderTest, workdir: string): Promise<boolean>
     console.log(pid_line(system));
     console.log(throughput_line('publish', await system.publish(params, none)));
     console.log(throughput_line('publish_consume', await system.publish_consume(params, none)));
-    console.log(latency_line(await system.latency({ rate_per_s: LATENCY_RATE, duration_ms: LATENCY_DURATION_MS, payload_bytes: PAYLOAD })));
+    console.log(
+      latency_line(
+        await system.latency({ rate_per_s: LATENCY_RATE, duration_ms: LATENCY_DURATION_MS, payload_bytes: PAYLOAD }),
+      ),
+    );
     console.log(throughput_line('drain', await system.drain(params, none)));
   } catch (error) {
     ok = false;
@@ -87,7 +104,10 @@ async function check(system: SystemUnderTest, workdir: string): Promise<boolean>
 }
 
 async function main(): Promise<number> {
-  const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
+  const only = values.only
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const workdir = values.workdir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-peers-'));
   const systems = await peer_systems(only);
   const { available, unavailable } = split_available(systems);

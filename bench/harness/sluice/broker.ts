@@ -68,7 +68,10 @@ export class BrokerProcess {
     let port: number;
     try {
       port = await new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`sluice not ready within ${READY_TIMEOUT_MS} ms:\n${output.text}`)), READY_TIMEOUT_MS);
+        const timer = setTimeout(
+          () => reject(new Error(`sluice not ready within ${READY_TIMEOUT_MS} ms:\n${output.text}`)),
+          READY_TIMEOUT_MS,
+        );
         const check = () => {
           const match = /ready kafka=[^:\s]+:(\d+)/.exec(output.text);
           if (match) {
@@ -83,7 +86,9 @@ export class BrokerProcess {
         });
         void exited.then(() => {
           clearTimeout(timer);
-          reject(new Error(`sluice exited with ${child.exitCode ?? child.signalCode} before it was ready:\n${output.text}`));
+          reject(
+            new Error(`sluice exited with ${child.exitCode ?? child.signalCode} before it was ready:\n${output.text}`),
+          );
         });
       });
     } catch (error) {

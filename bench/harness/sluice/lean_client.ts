@@ -6,21 +6,27 @@
 //
 // Every wait is bounded: connects, each request (request_timeout_ms), and every run (time_limit_ms).
 import { performance } from 'node:perf_hooks';
-import type { Value } from '../../../src/protocol/kafka/codec.ts';
 import { ErrorCode } from '../../../src/protocol/kafka/error_codes.ts';
 import { Connection, prepare, type PreparedRequest } from '../../../src/protocol/kafka/client_connection.ts';
+import type { ResponseOf } from '../../../src/protocol/kafka/schema.ts';
 import { PRODUCE } from '../../../src/protocol/kafka/messages/00_produce.ts';
 import { FETCH } from '../../../src/protocol/kafka/messages/01_fetch.ts';
 import { LIST_OFFSETS } from '../../../src/protocol/kafka/messages/02_list_offsets.ts';
 import { CREATE_TOPICS } from '../../../src/protocol/kafka/messages/19_create_topics.ts';
 import { encode_record_batch, type BatchRecord } from '../../../src/protocol/record_batch.ts';
-import { ATTRIBUTE_CONTROL, BATCH_HEADER_BYTES, batch_attributes, batch_last_offset, batch_records_count, batch_size_at } from '../../../src/format/batch_layout.ts';
+import {
+  ATTRIBUTE_CONTROL,
+  BATCH_HEADER_BYTES,
+  batch_attributes,
+  batch_last_offset,
+  batch_records_count,
+  batch_size_at,
+} from '../../../src/format/batch_layout.ts';
 import { varint_size } from '../../../src/format/record_reader.ts';
 
 export { Connection, prepare, type PreparedRequest };
 
 export const VERSIONS = { produce: 9, fetch: 12, list_offsets: 5, create_topics: 5 } as const;
-
 
 const ERROR_NAMES = new Map<number, string>(Object.entries(ErrorCode).map(([name, code]) => [code, name]));
 
@@ -35,9 +41,6 @@ export class KafkaError extends Error {
   }
 }
 
-type Row = Record<string, unknown>;
-const rows = (value: unknown): Row[] => (value ?? []) as Row[];
-
 // ------------------------------------------------------------------ admin
 
 /** Creates a topic (CreateTopics v5); fails on any error, including "already exists". */
@@ -47,9 +50,9 @@ export async function create_topic(connection: Connection, topic: string, partit
     timeout_ms: 30_000,
     validate_only: false,
   });
-  for (const row of rows(response.topics)) {
-    const code = row.error_code as number;
-    if (code !== ErrorCode.NONE) throw new KafkaError(`create topic ${topic}`, code, row.error_message as string | null);
+  for (const row of response.topics) {
+    if (row.error_code !== ErrorCode.NONE)
+      throw new KafkaError(`create topic ${topic}`, row.error_code, row.error_message);
   }
 }
 
@@ -58,14 +61,23 @@ export async function end_offsets(connection: Connection, topic: string, partiti
   const response = await connection.call(LIST_OFFSETS, VERSIONS.list_offsets, {
     replica_id: -1,
     isolation_level: 0,
-    topics: [{ name: topic, partitions: Array.from({ length: partitions }, (_, p) => ({ partition_index: p, current_leader_epoch: -1, timestamp: -1 })) }],
+    topics: [
+      {
+        name: topic,
+        partitions: Array.from({ length: partitions }, (_, p) => ({
+          partition_index: p,
+          current_leader_epoch: -1,
+          timestamp: -1,
+        })),
+      },
+    ],
   });
   const offsets = new Array<number>(partitions).fill(-1);
-  for (const t of rows(response.topics)) {
-    for (const p of rows(t.partitions)) {
-      const code = p.error_code as number;
-      if (code !== ErrorCode.NONE) throw new KafkaError(`list offsets ${topic}-${p.partition_index as number}`, code);
-      offsets[p.partition_index as number] = p.offset as number;
+  for (const t of response.topics) {
+    for (const p of t.partitions) {
+      if (p.error_code !== ErrorCode.NONE)
+        throw new KafkaError(`list offsets ${topic}-${p.partition_index}`, p.error_code);
+      offsets[p.partition_index] = p.offset;
     }
   }
   if (offsets.includes(-1)) throw new Error(`list offsets ${topic}: some partitions missing from the response`);
@@ -85,7 +97,12 @@ export interface ProduceOptions {
   request_bytes_max?: number;
 }
 
-export const PRODUCE_DEFAULTS: Required<ProduceOptions> = { batch_messages_max: 1000, batch_bytes_max: 16 * 1024, max_in_flight: 16, request_bytes_max: 1024 * 1024 };
+export const PRODUCE_DEFAULTS: Required<ProduceOptions> = {
+  batch_messages_max: 1000,
+  batch_bytes_max: 16 * 1024,
+  max_in_flight: 16,
+  request_bytes_max: 1024 * 1024,
+};
 
 /** Size of one record in a batch with a null key, no headers and a value of `payload_bytes`. */
 function record_bytes(payload_bytes: number, offset_delta: number): number {
@@ -114,26 +131,36 @@ export function build_batch(value: Buffer, count: number, timestamp_ms = Date.no
   return encode_record_batch(records);
 }
 
-export function produce_request(topic: string, batches: ReadonlyArray<{ partition: number; batch: Buffer }>): PreparedRequest {
+export function produce_request(
+  topic: string,
+  batches: ReadonlyArray<{ partition: number; batch: Buffer }>,
+): PreparedRequest<typeof PRODUCE> {
   return prepare(PRODUCE, VERSIONS.produce, {
     transactional_id: null,
     acks: -1,
     timeout_ms: 30_000,
-    topic_data: [{ name: topic, partition_data: batches.map(({ partition, batch }) => ({ index: partition, records: batch })) }],
+    topic_data: [
+      { name: topic, partition_data: batches.map(({ partition, batch }) => ({ index: partition, records: batch })) },
+    ],
   });
 }
 
 /** Checks a Produce response: every partition sent answered, without error. */
-export function check_produce_response(response: Value, topic: string, partitions_sent: number): void {
+export function check_produce_response(
+  response: ResponseOf<typeof PRODUCE>,
+  topic: string,
+  partitions_sent: number,
+): void {
   let answered = 0;
-  for (const t of rows(response.responses)) {
-    for (const p of rows(t.partition_responses)) {
-      const code = p.error_code as number;
-      if (code !== ErrorCode.NONE) throw new KafkaError(`produce ${topic}-${p.index as number}`, code, p.error_message as string | null);
+  for (const t of response.responses) {
+    for (const p of t.partition_responses) {
+      if (p.error_code !== ErrorCode.NONE)
+        throw new KafkaError(`produce ${topic}-${p.index}`, p.error_code, p.error_message);
       answered++;
     }
   }
-  if (answered !== partitions_sent) throw new Error(`produce ${topic}: ${answered} partitions answered, ${partitions_sent} sent`);
+  if (answered !== partitions_sent)
+    throw new Error(`produce ${topic}: ${answered} partitions answered, ${partitions_sent} sent`);
 }
 
 export interface PublishRun {
@@ -204,6 +231,48 @@ class RequestPlan {
 const REQUEST_CACHE_MAX = 1024;
 
 /**
+ * One run's batches (by message count, all with the same timestamp) and prepared Produce requests
+ * (by their batches), each built once.
+ */
+class ProduceCache {
+  private readonly batches = new Map<number, Buffer>();
+  private readonly requests = new Map<string, PreparedRequest<typeof PRODUCE>>();
+  private readonly timestamp = Date.now();
+
+  constructor(
+    private readonly topic: string,
+    private readonly value: Buffer,
+  ) {}
+
+  batch_of(count: number): Buffer {
+    let batch = this.batches.get(count);
+    if (!batch) this.batches.set(count, (batch = build_batch(this.value, count, this.timestamp)));
+    return batch;
+  }
+
+  request_of(batches: Array<[number, number]>): PreparedRequest<typeof PRODUCE> {
+    const key = batches.length === 1 ? `${batches[0]![0]}:${batches[0]![1]}` : batches.join(';');
+    let request = this.requests.get(key);
+    if (!request) {
+      request = produce_request(
+        this.topic,
+        batches.map(([partition, count]) => ({ partition, batch: this.batch_of(count) })),
+      );
+      if (this.requests.size < REQUEST_CACHE_MAX) this.requests.set(key, request);
+    }
+    return request;
+  }
+}
+
+/** What the connections of one publish() share while it runs. */
+interface PublishState {
+  acknowledged: number;
+  /** Set once the time limit passed: no new requests. */
+  stopped: boolean;
+  deadline: number;
+}
+
+/**
  * Publishes `messages` copies of one payload and resolves when every request is acknowledged (or
  * the time limit stops new requests; those in flight are still awaited). The topic must exist.
  * Batches (one per distinct message count) are built before the clock starts, all with the same
@@ -214,79 +283,85 @@ export async function publish(run: PublishRun): Promise<PublishOutcome> {
   const per_batch = messages_per_batch(run.payload_bytes, options);
   const value = Buffer.alloc(run.payload_bytes, 0x61);
   const shares = split(run.messages, run.producers);
-  const connections = await Promise.all(shares.map(() => Connection.connect(run.host, run.port, { max_in_flight: options.max_in_flight })));
+  const connections = await Promise.all(
+    shares.map(() => Connection.connect(run.host, run.port, { max_in_flight: options.max_in_flight })),
+  );
   try {
-    const timestamp = Date.now();
-    const batch_cache = new Map<number, Buffer>();
-    const batch_of = (count: number) => {
-      let batch = batch_cache.get(count);
-      if (!batch) batch_cache.set(count, (batch = build_batch(value, count, timestamp)));
-      return batch;
-    };
-    const request_cache = new Map<string, PreparedRequest>();
-    const request_of = (batches: Array<[number, number]>) => {
-      const key = batches.length === 1 ? `${batches[0]![0]}:${batches[0]![1]}` : batches.join(';');
-      let request = request_cache.get(key);
-      if (!request) {
-        request = produce_request(run.topic, batches.map(([partition, count]) => ({ partition, batch: batch_of(count) })));
-        if (request_cache.size < REQUEST_CACHE_MAX) request_cache.set(key, request);
-      }
-      return request;
-    };
-    const plans = shares.map((share) => new RequestPlan(share, run.partitions, per_batch, (count) => batch_of(count).length, options.request_bytes_max));
+    const cache = new ProduceCache(run.topic, value);
+    const batch_bytes = (count: number) => cache.batch_of(count).length;
+    const plans = shares.map(
+      (share) => new RequestPlan(share, run.partitions, per_batch, batch_bytes, options.request_bytes_max),
+    );
     // Build the batches of full size and of each partition's remainder before timing.
-    for (const share of shares) for (const count of split(share, run.partitions)) if (count > 0) batch_of(count % per_batch || per_batch);
+    for (const share of shares)
+      for (const count of split(share, run.partitions)) if (count > 0) cache.batch_of(count % per_batch || per_batch);
 
-    let acknowledged = 0;
-    let stopped = false;
+    const state: PublishState = { acknowledged: 0, stopped: false, deadline: 0 };
     run.on_start?.();
     const started = performance.now();
-    const deadline = started + run.time_limit_ms;
-    const limit = setTimeout(() => (stopped = true), run.time_limit_ms);
-    const produce_share = (connection: Connection, plan: RequestPlan) =>
-      new Promise<void>((resolve, reject) => {
-        let in_flight = 0;
-        let failed = false;
-        const pump = () => {
-          if (failed) return;
-          if (!stopped && performance.now() > deadline) stopped = true;
-          while (in_flight < options.max_in_flight && plan.unsent > 0 && !stopped) {
-            const batches = plan.next();
-            let count = 0;
-            for (const [, n] of batches) count += n;
-            in_flight++;
-            connection.request(request_of(batches)).then(
-              (response) => {
-                try {
-                  check_produce_response(response, run.topic, batches.length);
-                } catch (error) {
-                  failed = true;
-                  return reject(error);
-                }
-                in_flight--;
-                acknowledged += count;
-                run.progress?.(acknowledged);
-                pump();
-              },
-              (error: Error) => {
-                failed = true;
-                reject(error);
-              },
-            );
-          }
-          if (in_flight === 0 && (plan.unsent === 0 || stopped)) resolve();
-        };
-        pump();
-      });
+    state.deadline = started + run.time_limit_ms;
+    const limit = setTimeout(() => (state.stopped = true), run.time_limit_ms);
     try {
-      await Promise.all(connections.map((connection, i) => produce_share(connection, plans[i]!)));
+      const sharing = connections.map((connection, i) =>
+        produce_share(connection, plans[i]!, cache, state, run, options.max_in_flight),
+      );
+      await Promise.all(sharing);
     } finally {
       clearTimeout(limit);
     }
+    const acknowledged = state.acknowledged;
     return { acknowledged, elapsed_ms: performance.now() - started, truncated: acknowledged < run.messages };
   } finally {
     for (const connection of connections) connection.close();
   }
+}
+
+/**
+ * One connection's share of a publish(): the plan's requests, `max_in_flight` outstanding, until
+ * all are acknowledged or the time limit stops new ones.
+ */
+function produce_share(
+  connection: Connection,
+  plan: RequestPlan,
+  cache: ProduceCache,
+  state: PublishState,
+  run: PublishRun,
+  max_in_flight: number,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let in_flight = 0;
+    let failed = false;
+    const pump = () => {
+      if (failed) return;
+      if (!state.stopped && performance.now() > state.deadline) state.stopped = true;
+      while (in_flight < max_in_flight && plan.unsent > 0 && !state.stopped) {
+        const batches = plan.next();
+        let count = 0;
+        for (const [, n] of batches) count += n;
+        in_flight++;
+        connection.request(cache.request_of(batches)).then(
+          (response) => {
+            try {
+              check_produce_response(response, run.topic, batches.length);
+            } catch (error) {
+              failed = true;
+              return reject(error);
+            }
+            in_flight--;
+            state.acknowledged += count;
+            run.progress?.(state.acknowledged);
+            pump();
+          },
+          (error: Error) => {
+            failed = true;
+            reject(error);
+          },
+        );
+      }
+      if (in_flight === 0 && (plan.unsent === 0 || state.stopped)) resolve();
+    };
+    pump();
+  });
 }
 
 /** `total` split into `parts` near-equal shares. */
@@ -349,7 +424,14 @@ export async function consume(run: ConsumeRun): Promise<ConsumeOutcome> {
         topics: [
           {
             topic: run.topic,
-            partitions: offsets.map((fetch_offset, partition) => ({ partition, current_leader_epoch: -1, fetch_offset, last_fetched_epoch: -1, log_start_offset: -1, partition_max_bytes: run.partition_max_bytes ?? 1024 * 1024 })),
+            partitions: offsets.map((fetch_offset, partition) => ({
+              partition,
+              current_leader_epoch: -1,
+              fetch_offset,
+              last_fetched_epoch: -1,
+              log_start_offset: -1,
+              partition_max_bytes: run.partition_max_bytes ?? 1024 * 1024,
+            })),
           },
         ],
         forgotten_topics_data: [],
@@ -361,13 +443,12 @@ export async function consume(run: ConsumeRun): Promise<ConsumeOutcome> {
       }
       const response = await fetching;
       const received_at = performance.now();
-      if ((response.error_code as number) !== ErrorCode.NONE) throw new KafkaError(`fetch ${run.topic}`, response.error_code as number);
-      for (const t of rows(response.responses)) {
-        for (const p of rows(t.partitions)) {
-          const partition = p.partition_index as number;
-          const code = p.error_code as number;
-          if (code !== ErrorCode.NONE) throw new KafkaError(`fetch ${run.topic}-${partition}`, code);
-          const records = p.records as Buffer | null;
+      if (response.error_code !== ErrorCode.NONE) throw new KafkaError(`fetch ${run.topic}`, response.error_code);
+      for (const t of response.responses) {
+        for (const p of t.partitions) {
+          const partition = p.partition_index;
+          if (p.error_code !== ErrorCode.NONE) throw new KafkaError(`fetch ${run.topic}-${partition}`, p.error_code);
+          const records = p.records;
           if (!records) continue;
           // Whole batches only; a trailing partial batch (Kafka may send one) is fetched again.
           let at = 0;

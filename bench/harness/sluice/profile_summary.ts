@@ -52,7 +52,8 @@ export function summarize(file: string, top = 25): string {
   const table = (title: string, map: Map<string, number>) => {
     lines.push(`  ${title} (ms, % of non-idle):`);
     const sorted = [...map].filter(([name]) => name !== '(idle)' && name !== '(root)').sort((a, b) => b[1] - a[1]);
-    for (const [name, us] of sorted.slice(0, top)) lines.push(`    ${(us / 1000).toFixed(0).padStart(7)}  ${((100 * us) / busy).toFixed(1).padStart(5)}%  ${name}`);
+    for (const [name, us] of sorted.slice(0, top))
+      lines.push(`    ${(us / 1000).toFixed(0).padStart(7)}  ${((100 * us) / busy).toFixed(1).padStart(5)}%  ${name}`);
   };
   table('self time', self);
   table('total time', total);
@@ -60,6 +61,9 @@ export function summarize(file: string, top = 25): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '25' } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    options: { top: { type: 'string', default: '25' } },
+    allowPositionals: true,
+  });
   for (const file of positionals) console.log(summarize(file, Number(values.top)));
 }
