@@ -78,7 +78,13 @@ interface Exception {
  * Violations allowed for now, each with the reason. An exception matching no violation is itself
  * reported, so the list shrinks as the tree is brought into line.
  */
-const EXCEPTIONS: Exception[] = [];
+const EXCEPTIONS: Exception[] = [
+  {
+    path: 'src/cluster/etcd_store.ts',
+    rule: 'clock',
+    reason: 'gRPC call deadlines are wall-clock times by definition; a simulated clock has no say over etcd',
+  },
+];
 
 // ---- Reading the sources ------------------------------------------------------------------------
 
@@ -373,7 +379,8 @@ function check_layers(sources: readonly Source[]): Violation[] {
   const unknown = new Set<string>();
   for (const source of sources) {
     const from = part_of(source.path);
-    if (from === undefined) continue;
+    // Tests beside the code may build what they test with anything (a broker from the composition root).
+    if (from === undefined || TEST_FILE.test(source.path)) continue;
     const allowed = Object.hasOwn(LAYERS, from) ? LAYERS[from]! : undefined;
     if (allowed === undefined) {
       const message = `${part_label(from)} is not in the layer table: add it with the parts it may import`;

@@ -19,13 +19,13 @@ import { partitions_api } from './apis/partitions_api.ts';
 import { shares_api } from './apis/shares_api.ts';
 import { topics_api } from './apis/topics_api.ts';
 import { Coordinators } from './coordinators.ts';
-import { DELAYED_TOPIC, type DelayedSettings } from './delayed/delayed_delivery.ts';
-import type { GroupSettings } from './group_coordinator.ts';
+import { DELAYED_TOPIC } from './delayed/delayed_delivery.ts';
+import type { BrokerSettings } from './broker_settings.ts';
+import type { CoreInternals } from './apis/internals.ts';
 import { OFFSETS_TOPIC } from './offset_store.ts';
 import { OverflowGuard } from './overflow.ts';
 import { ProducePath } from './produce_path.ts';
 import { ProducerStates } from './producer_states.ts';
-import type { ShareGroupSettings } from './queues/share_coordinator.ts';
 import { SHARE_STATE_TOPIC } from './queues/share_state_store.ts';
 import { BrokerStats } from './stats.ts';
 import { TopicManager } from './topics.ts';
@@ -40,14 +40,6 @@ export const INTERNAL_TOPICS: readonly InternalTopic[] = [
   { name: SHARE_STATE_TOPIC, configs: { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) } },
 ];
 
-export interface BrokerSettings {
-  auto_create_topics: boolean;
-  default_partitions: number;
-  groups: GroupSettings;
-  share_groups: ShareGroupSettings;
-  delayed: DelayedSettings;
-}
-
 /** What the composition root hands the core. */
 export interface BrokerParts {
   node_id: number;
@@ -61,7 +53,7 @@ export interface BrokerParts {
   settings: BrokerSettings;
 }
 
-export class Broker implements Core {
+export class Broker implements Core, CoreInternals {
   readonly node_id: number;
   readonly clock: Clock;
   readonly logger: Logger;

@@ -12,7 +12,8 @@ import type { PartitionLog } from '../storage/index.ts';
 import { DELAYED_TOPIC, DelayedDelivery, type DelayedSettings } from './delayed/delayed_delivery.ts';
 import { GroupCoordinator, type GroupSettings } from './group_coordinator.ts';
 import { OFFSETS_TOPIC, OffsetStore } from './offset_store.ts';
-import { ShareCoordinator, type ShareGroupSettings } from './queues/share_coordinator.ts';
+import { ShareCoordinator } from './queues/share_coordinator.ts';
+import { type ShareGroupSettings } from './queues/group_config.ts';
 import { SHARE_STATE_TOPIC, ShareStateStore } from './queues/share_state_store.ts';
 import type { AppendRecords, TopicManager } from './topics.ts';
 

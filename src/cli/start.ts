@@ -10,7 +10,7 @@ import { start_heap_growth } from './heap_growth.ts';
 import { console_handler } from '../server/http/console_static.ts';
 import type { DurabilityPolicy } from '../storage/index.ts';
 import { CredentialStore, read_users_file } from '../broker/credentials.ts';
-import { SHARE_GROUP_SETTINGS_DEFAULT, type ShareGroupSettings } from '../broker/queues/share_coordinator.ts';
+import { SHARE_GROUP_SETTINGS_DEFAULT, type ShareGroupSettings } from '../broker/queues/group_config.ts';
 
 export interface StartFlags {
   data?: string;

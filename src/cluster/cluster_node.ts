@@ -12,7 +12,8 @@ import { Membership } from './membership.ts';
 import { Controller, cancelled_reassignment } from './controller.ts';
 import { ProduceForwarder } from './produce_forwarder.ts';
 import { RemotePartitions } from './remote_partitions.ts';
-import { REPLICA_SETTINGS_DEFAULT, ReplicaManager, type ReplicaHost, type ReplicaSettings } from './replica_manager.ts';
+import { ReplicaManager } from './replica_manager.ts';
+import { REPLICA_SETTINGS_DEFAULT, type ReplicaHost, type ReplicaSettings } from './replica.ts';
 import { type BrokerRegistration, type ClusterTopic, type ClusterView, type PartitionState, assign_replicas, empty_view, partition_key } from './model.ts';
 
 export interface ClusterOptions {

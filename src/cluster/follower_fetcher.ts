@@ -12,7 +12,7 @@ import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import type { Logger, PartitionLog } from '../storage/index.ts';
 import { BATCH_HEADER_BYTES, OFFSET_LEADER_EPOCH, batch_base_offset, batch_size_at } from '../format/batch_layout.ts';
 import type { BrokerRegistration } from './model.ts';
-import type { Replica, ReplicaHost, ReplicaSettings } from './replica_manager.ts';
+import type { Replica, ReplicaHost, ReplicaSettings } from './replica.ts';
 
 const OFFSET_FOR_LEADER_EPOCH_VERSION = 4;
 /** Pause after a failed round (leader unreachable, errors) before the next. */

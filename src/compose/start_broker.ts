@@ -3,10 +3,11 @@
 // storage, the metadata store and the placement (a single node, or a cluster member on etcd), the
 // broker core, and the front ends (the Kafka listener, the HTTP admin API). Used by `sluice start`
 // and by tests and applications that embed a broker.
-import { Broker, type BrokerSettings } from '../broker/broker.ts';
+import { Broker } from '../broker/broker.ts';
+import type { BrokerSettings } from '../broker/broker_settings.ts';
 import { DELAYED_SETTINGS_DEFAULT, type DelayedSettings } from '../broker/delayed/delayed_delivery.ts';
 import { GROUP_SETTINGS_DEFAULT, type GroupSettings } from '../broker/group_coordinator.ts';
-import { SHARE_GROUP_SETTINGS_DEFAULT, type ShareGroupSettings } from '../broker/queues/share_coordinator.ts';
+import { SHARE_GROUP_SETTINGS_DEFAULT, type ShareGroupSettings } from '../broker/queues/group_config.ts';
 import { TopicManager } from '../broker/topics.ts';
 import { ClusterNode, type ClusterOptions } from '../cluster/cluster_node.ts';
 import { ClusterPlacement } from '../cluster/cluster_placement.ts';

@@ -1,12 +1,12 @@
 // The core API's view of where things are (ClusterApi), delayed delivery's status (DelayedApi) and
 // dead-letter redrive (DeadLettersApi).
 import type { ClusterApi, DeadLettersApi, DelayedApi } from '../../core/api.ts';
-import type { Broker } from '../broker.ts';
+import type { CoreInternals } from './internals.ts';
 import { OFFSETS_TOPIC } from '../offset_store.ts';
 import { redrive_dead_letters, type RedriveDeps } from '../queues/redrive.ts';
 import { SHARE_STATE_TOPIC } from '../queues/share_state_store.ts';
 
-export function cluster_api(broker: Broker): ClusterApi {
+export function cluster_api(broker: CoreInternals): ClusterApi {
   const { topic_index: topics, placement } = broker;
   return {
     clustered: placement.clustered,
@@ -22,7 +22,7 @@ export function cluster_api(broker: Broker): ClusterApi {
   };
 }
 
-export function delayed_api(broker: Broker): DelayedApi {
+export function delayed_api(broker: CoreInternals): DelayedApi {
   return {
     get is_host() {
       return broker.coordinators.delayed_host !== null;
@@ -40,7 +40,7 @@ export function delayed_api(broker: Broker): DelayedApi {
   };
 }
 
-export function dead_letters_api(broker: Broker): DeadLettersApi {
+export function dead_letters_api(broker: CoreInternals): DeadLettersApi {
   const deps: RedriveDeps = {
     topics: broker.topic_index,
     clock: broker.clock,

@@ -2,10 +2,10 @@
 // offsets by the offset store, lag from both. Every call needs this broker to coordinate groups
 // now, else it answers not_coordinator.
 import type { GroupsApi } from '../../core/api.ts';
-import type { Broker } from '../broker.ts';
+import type { CoreInternals } from './internals.ts';
 import { committed_lag } from '../group_lag.ts';
 
-export function groups_api(broker: Broker): GroupsApi {
+export function groups_api(broker: CoreInternals): GroupsApi {
   const coordinators = broker.coordinators;
   const lag_now = (group_id: string) =>
     committed_lag(coordinators.offsets, broker.topic_index, (topic, partition) => broker.partition_reader_now(topic, partition).high_watermark, group_id);

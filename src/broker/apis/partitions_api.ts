@@ -3,10 +3,10 @@
 // answer; a partition led elsewhere is refused with not_leader_or_follower, as clients expect.
 import type { PartitionsApi } from '../../core/api.ts';
 import { BrokerError } from '../../core/errors.ts';
-import type { Broker } from '../broker.ts';
+import type { CoreInternals } from './internals.ts';
 import { read_records } from '../log_reader.ts';
 
-export function partitions_api(broker: Broker): PartitionsApi {
+export function partitions_api(broker: CoreInternals): PartitionsApi {
   const { topic_index: topics, placement } = broker;
   return {
     produce: (topic, partition, records, acks) => broker.produce_path.produce(topic, partition, records, acks),

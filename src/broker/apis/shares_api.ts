@@ -4,10 +4,10 @@
 import type { SharesApi } from '../../core/api.ts';
 import { BrokerError } from '../../core/errors.ts';
 import type { GroupConfigs } from '../../core/types.ts';
-import type { Broker } from '../broker.ts';
+import type { CoreInternals } from './internals.ts';
 import { group_config_default, group_config_names, validate_group_configs } from '../queues/group_config.ts';
 
-export function shares_api(broker: Broker): SharesApi {
+export function shares_api(broker: CoreInternals): SharesApi {
   const coordinators = broker.coordinators;
   const now = () => broker.clock.now_ms();
   return {

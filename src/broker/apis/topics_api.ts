@@ -1,14 +1,14 @@
 // The core API's topics (core/api.ts TopicsApi) over the broker's topic index.
 import type { TopicsApi } from '../../core/api.ts';
 import type { ConfigEntry, TopicRecord } from '../../core/types.ts';
-import type { Broker } from '../broker.ts';
+import type { CoreInternals } from './internals.ts';
 import { config_default, config_names } from '../topic_config.ts';
 
 export function config_entries_of(topic: TopicRecord): ConfigEntry[] {
   return config_names().map((name) => ({ name, value: topic.configs[name] ?? config_default(name) ?? '', is_set: topic.configs[name] !== undefined }));
 }
 
-export function topics_api(broker: Broker): TopicsApi {
+export function topics_api(broker: CoreInternals): TopicsApi {
   const index = broker.topic_index;
   return {
     get: (name) => index.get(name),

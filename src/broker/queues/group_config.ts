@@ -3,8 +3,27 @@
 // where Kafka has the setting; Sluice's under `sluice.share.*`. A group without a setting uses the
 // broker's `shareGroups` default.
 import { BrokerError } from '../../core/errors.ts';
-import type { ShareGroupSettings } from './share_coordinator.ts';
+import { SHARE_PARTITION_SETTINGS_DEFAULT, type SharePartitionSettings } from './share_partition.ts';
 import type { GroupConfigs, Ordering, QueueSettings } from '../../core/types.ts';
+
+/** The broker-wide defaults of share groups (the config file's shareGroups); groups override them. */
+export interface ShareGroupSettings {
+  session_timeout_ms: number;
+  heartbeat_interval_ms: number;
+  /** Where a group starts reading a partition it has no state for. */
+  auto_offset_reset: 'earliest' | 'latest';
+  /** How often locks, members and dead letters are looked after. */
+  tick_ms: number;
+  partition: SharePartitionSettings;
+}
+
+export const SHARE_GROUP_SETTINGS_DEFAULT: ShareGroupSettings = {
+  session_timeout_ms: 45_000,
+  heartbeat_interval_ms: 5_000,
+  auto_offset_reset: 'earliest',
+  tick_ms: 100,
+  partition: SHARE_PARTITION_SETTINGS_DEFAULT,
+};
 
 interface Entry {
   validate(value: string): string | null;

@@ -10,33 +10,15 @@ import type { PartitionReader } from '../../core/partition_reader.ts';
 import { BrokerError } from '../../core/errors.ts';
 import type { AppendRecords, TopicManager } from '../topics.ts';
 import { dead_letter_records, dead_letter_topic_name, read_records_at } from './dead_letters.ts';
-import { SHARE_PARTITION_SETTINGS_DEFAULT, SharePartition, type SharePartitionSettings } from './share_partition.ts';
+import { SharePartition } from './share_partition.ts';
 import type { AcquiredRange, OffsetRange } from '../../core/types.ts';
 import { AckError } from '../../core/errors.ts';
 import type { ShareStateStore, ShareStateWrite } from './share_state_store.ts';
 import { ReadAhead } from './read_ahead.ts';
-import { group_settings_of } from './group_config.ts';
+import { group_settings_of, type ShareGroupSettings } from './group_config.ts';
 import { type GroupConfigs } from '../../core/types.ts';
 import { batch_last_offset } from '../../format/batch_layout.ts';
 import type { QueueSettings, AcknowledgeBatch, FetchedPartition, HeartbeatRequest, HeartbeatResult, QueueCounters, QueuePartitionStats, QueueStats, TopicPartition } from '../../core/types.ts';
-
-export interface ShareGroupSettings {
-  session_timeout_ms: number;
-  heartbeat_interval_ms: number;
-  /** Where a group starts reading a partition it has no state for. */
-  auto_offset_reset: 'earliest' | 'latest';
-  /** How often locks, members and dead letters are looked after. */
-  tick_ms: number;
-  partition: SharePartitionSettings;
-}
-
-export const SHARE_GROUP_SETTINGS_DEFAULT: ShareGroupSettings = {
-  session_timeout_ms: 45_000,
-  heartbeat_interval_ms: 5_000,
-  auto_offset_reset: 'earliest',
-  tick_ms: 100,
-  partition: SHARE_PARTITION_SETTINGS_DEFAULT,
-};
 
 /** Records one fetch may acquire across its partitions, whatever the client asks. */
 export const FETCH_RECORDS_MAX = 10_000;

@@ -1,0 +1,28 @@
+// What the core API's objects (topics_api.ts, partitions_api.ts, ...) use of the broker core: the
+// Broker class provides it (broker.ts); the API objects see only this, so they import nothing
+// back from the class that builds them.
+import type { Clock } from '../../core/clock.ts';
+import type { MetadataStore } from '../../core/metadata_store.ts';
+import type { PartitionReader } from '../../core/partition_reader.ts';
+import type { Placement } from '../../core/placement.ts';
+import type { Storage } from '../../storage/index.ts';
+import type { BrokerSettings } from '../broker_settings.ts';
+import type { Coordinators } from '../coordinators.ts';
+import type { ProducePath } from '../produce_path.ts';
+import type { TopicManager } from '../topics.ts';
+
+export interface CoreInternals {
+  readonly clock: Clock;
+  readonly storage: Storage;
+  readonly metadata: MetadataStore;
+  readonly placement: Placement;
+  readonly settings: BrokerSettings;
+  readonly topic_index: TopicManager;
+  readonly coordinators: Coordinators;
+  readonly produce_path: ProducePath;
+  partition_reader(topic: string, partition: number): Promise<PartitionReader>;
+  partition_reader_now(topic: string, partition: number): PartitionReader;
+  ensure_topic(name: string, allow_auto_create: boolean): Promise<void>;
+  allocate_producer_id(): Promise<number>;
+  produce_anywhere(topic: string, partition: number, records: Buffer): Promise<number>;
+}

@@ -1,0 +1,12 @@
+// The broker core's settings, resolved from defaults by the composition root.
+import type { DelayedSettings } from './delayed/delayed_delivery.ts';
+import type { GroupSettings } from './group_coordinator.ts';
+import type { ShareGroupSettings } from './queues/group_config.ts';
+
+export interface BrokerSettings {
+  auto_create_topics: boolean;
+  default_partitions: number;
+  groups: GroupSettings;
+  share_groups: ShareGroupSettings;
+  delayed: DelayedSettings;
+}

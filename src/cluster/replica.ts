@@ -1,0 +1,54 @@
+// One replica this broker holds and the role it plays for it, its settings, and what the broker
+// core provides replication (ReplicaHost): shared by the replica manager and the follower fetchers.
+import type { PartitionLog } from '../storage/index.ts';
+import type { LeaderState } from './leader_state.ts';
+import type { PartitionState } from './model.ts';
+
+export type Role = 'leader' | 'follower' | 'none';
+
+export interface Replica {
+  topic: string;
+  partition: number;
+  name: string;
+  log: PartitionLog;
+  state: PartitionState;
+  mod_revision: string;
+  role: Role;
+  /** The leader epoch this broker acts in for the partition. */
+  epoch: number;
+  leader: LeaderState | null;
+  /** A follower must ask the leader where its log diverges before fetching. */
+  needs_truncation: boolean;
+  /**
+   * A truncation under way (it spans several awaits): a new role starts only after it, so no
+   * epoch is assigned at, and no append lands past, an end that is about to move.
+   */
+  truncating: Promise<void> | null;
+}
+
+export interface ReplicaSettings {
+  /** A follower that has not caught up for this long leaves the ISR. */
+  replica_lag_time_max_ms: number;
+  replica_fetch_wait_ms: number;
+  replica_fetch_bytes_max: number;
+}
+
+export const REPLICA_SETTINGS_DEFAULT: ReplicaSettings = {
+  replica_lag_time_max_ms: 10_000,
+  replica_fetch_wait_ms: 500,
+  replica_fetch_bytes_max: 8 * 1024 * 1024,
+};
+
+/** What the broker core provides: its logs, and hooks into producer state and coordinators. */
+export interface ReplicaHost {
+  /** The local log of a partition, created when missing. */
+  ensure_log(topic: string, partition: number): Promise<PartitionLog>;
+  /** The end this log has made durable under the storage policy (the leader's share of the HW). */
+  durable_end(log: PartitionLog): number;
+  min_insync_replicas(topic: string): number;
+  on_role(replica: Replica): void;
+  on_replicated(log: PartitionLog, batches: Buffer): void;
+  on_truncated(log: PartitionLog, end: number): void;
+  /** Deletes a local replica this broker no longer holds. */
+  drop_log(log: PartitionLog): Promise<void>;
+}
