@@ -15,6 +15,7 @@ import {
   batch_size_at,
 } from '../format/batch_layout.ts';
 import { PartitionProducers, last_sequence_of } from './producer_state.ts';
+import { rethrow_invariant } from '../core/invariants.ts';
 
 const PRODUCER_STATE_FILE = 'producer-state.json';
 const SCAN_READ_BYTES = 1024 * 1024;
@@ -41,7 +42,7 @@ export class ProducerStates {
   async open(): Promise<void> {
     const bytes = await read_whole_file(this.io, path.join(this.data_dir, PRODUCER_STATE_FILE));
     this.snapshot = bytes ? (JSON.parse(bytes.toString('utf8')) as Snapshot) : {};
-    this.timer = setInterval(() => void this.save().catch(() => undefined), PRODUCER_STATE_INTERVAL_MS);
+    this.timer = setInterval(() => void this.save().catch(rethrow_invariant), PRODUCER_STATE_INTERVAL_MS);
     this.timer.unref();
   }
 
@@ -104,7 +105,10 @@ export class ProducerStates {
       await replace_file_atomically(this.io, path.join(this.data_dir, PRODUCER_STATE_FILE), Buffer.from(JSON.stringify(snapshot)));
     };
     const next = this.saves.then(save);
-    this.saves = next.catch((error: unknown) => this.logger.warn({ error: String(error) }, 'could not save producer state'));
+    this.saves = next.catch((error: unknown) => {
+      rethrow_invariant(error);
+      this.logger.warn({ error: String(error) }, 'could not save producer state');
+    });
     return next;
   }
 

@@ -7,6 +7,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { start_broker } from '../compose/start_broker.ts';
 import { start_heap_growth } from './heap_growth.ts';
+import { stop_on_uncaught_errors } from '../core/invariants.ts';
 import { console_handler } from '../server/http/console_static.ts';
 import type { DurabilityPolicy } from '../storage/index.ts';
 import { CredentialStore, read_users_file } from '../broker/credentials.ts';
@@ -198,6 +199,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
     logger.warn({ http: `${http.host}:${http.port}` }, 'the HTTP admin API has no authentication: with SASL on the Kafka listener, keep it on a loopback address');
   }
   start_heap_growth();
+  stop_on_uncaught_errors(logger);
   const running = await start_broker({
     data_dir: path.resolve(settings.data),
     node_id,

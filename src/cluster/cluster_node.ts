@@ -15,6 +15,7 @@ import { RemotePartitions } from './remote_partitions.ts';
 import { ReplicaManager } from './replica_manager.ts';
 import { REPLICA_SETTINGS_DEFAULT, type ReplicaHost, type ReplicaSettings } from './replica.ts';
 import { type BrokerRegistration, type ClusterTopic, type ClusterView, type PartitionState, assign_replicas, empty_view, partition_key } from './model.ts';
+import { rethrow_invariant } from '../core/invariants.ts';
 
 export interface ClusterOptions {
   /** etcd endpoints, e.g. http://127.0.0.1:2379. */
@@ -157,6 +158,7 @@ export class ClusterNode {
           for (const listener of this.view_listeners) listener();
         } while (this.refresh_again && !this.closed);
       } catch (error) {
+        rethrow_invariant(error);
         if (!this.closed) this.logger.warn({ error: String(error) }, 'could not read the cluster view from etcd');
       } finally {
         this.refreshing = null;

@@ -10,6 +10,7 @@ import type { Clock, Logger } from '../core/clock.ts';
 import type { EtcdStore } from './etcd_store.ts';
 import type { Membership } from './membership.ts';
 import type { ClusterView, PartitionState } from './model.ts';
+import { rethrow_invariant } from '../core/invariants.ts';
 
 export const UNCLEAN_ELECTION_CONFIG = 'unclean.leader.election.enable';
 
@@ -55,6 +56,7 @@ export class Controller {
           current = await refresh();
         }
       } catch (error) {
+        rethrow_invariant(error);
         this.logger.warn({ error: String(error) }, 'controller round failed; retrying on the next view');
       } finally {
         this.running = null;

@@ -11,6 +11,7 @@ import { OFFSET_FOR_LEADER_EPOCH } from '../protocol/kafka/messages/23_offset_fo
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import type { Logger, PartitionLog } from '../storage/index.ts';
 import { BATCH_HEADER_BYTES, OFFSET_LEADER_EPOCH, batch_base_offset, batch_size_at } from '../format/batch_layout.ts';
+import { invariant, rethrow_invariant } from '../core/invariants.ts';
 import type { BrokerRegistration } from './model.ts';
 import type { Replica, ReplicaHost, ReplicaSettings } from './replica.ts';
 
@@ -73,6 +74,7 @@ export class FollowerFetcher {
         try {
           await this.round();
         } catch (error) {
+          rethrow_invariant(error);
           if (!this.closed) this.logger.info({ leader: this.leader_id, error: String(error) }, 'replica fetch failed; retrying');
           this.drop_connection();
           await sleep(RETRY_BACKOFF_MS);
@@ -172,6 +174,7 @@ export class FollowerFetcher {
   }
 
   private async append(replica: Replica, batches: Buffer): Promise<void> {
+    invariant(batch_base_offset(batches, 0) === replica.log.next_offset, () => `${replica.name}: a copied batch at ${batch_base_offset(batches, 0)} does not continue the log at ${replica.log.next_offset}`);
     // Kept as is, not copied: a response frame belongs to this fetch alone, and a replicated
     // append does not write into the buffer.
     const appended = replica.log.append(batches, { replicated: true, local_ack: true });

@@ -4,6 +4,7 @@
 // record is on every in-sync replica.
 import type { AppendResult, PartitionLog } from '../storage/index.ts';
 import { BrokerError } from '../core/errors.ts';
+import { invariant } from '../core/invariants.ts';
 
 export interface FollowerProgress {
   fetch_offset: number;
@@ -74,7 +75,7 @@ export class LeaderState {
   wait(result: AppendResult): Promise<AppendResult> {
     // A write that completes after leadership ended is answered as the waiting ones were.
     if (this.closed_with) return Promise.reject(this.closed_with);
-    if (this.log.high_watermark > result.last_offset) return Promise.resolve(result);
+    if (this.log.high_watermark > result.last_offset) return Promise.resolve(result); // at or below the high watermark
     if (this.waiters.length - this.head >= ACK_WAITERS_MAX) {
       return Promise.reject(new BrokerError('request_timed_out', `${this.log.name}: too many appends waiting for the in-sync replicas`));
     }
@@ -95,7 +96,10 @@ export class LeaderState {
       clearTimeout(waiter.timer);
       const error = refuse?.() ?? null;
       if (error) waiter.reject(error);
-      else waiter.resolve(waiter.result);
+      else {
+        invariant(waiter.last_offset < this.log.high_watermark, () => `${this.log.name}: offset ${waiter.last_offset} acknowledged above the high watermark ${this.log.high_watermark}`);
+        waiter.resolve(waiter.result);
+      }
     }
     if (this.head === this.waiters.length) {
       this.waiters = [];

@@ -8,6 +8,7 @@ import type { Clock } from '../core/clock.ts';
 import { type ClusterView, partition_key } from './model.ts';
 import { PeerConnections } from './peer_connections.ts';
 import type { PeerDialer } from './peer_dialer.ts';
+import { rethrow_invariant } from '../core/invariants.ts';
 
 const PRODUCE_VERSION = 9;
 /** A forwarded append gives up after this long without an acknowledgement. */
@@ -57,6 +58,7 @@ export class ProduceForwarder {
         last = `error ${row.error_code}${row.error_message ? `: ${row.error_message}` : ''}`;
         if (!RETRIABLE.has(row.error_code)) break;
       } catch (error) {
+        rethrow_invariant(error);
         last = String(error);
         this.peers.drop(leader);
       }

@@ -18,6 +18,7 @@ import { type ClusterView, partition_key } from './model.ts';
 import { PeerConnections } from './peer_connections.ts';
 import type { PeerDialer } from './peer_dialer.ts';
 import { PEER_FETCH_VERSION, peer_fetch_request } from './fetch_request.ts';
+import { rethrow_invariant } from '../core/invariants.ts';
 
 const LIST_OFFSETS_VERSION = 6;
 /** How long a watching Fetch waits on the leader for the high watermark to move. */
@@ -229,6 +230,7 @@ export class RemotePartitions {
         if (failing) this.logger.info({ leader }, 'watching remote partitions again');
         failing = false;
       } catch (error) {
+        rethrow_invariant(error);
         if (this.closed) continue;
         if (!failing) this.logger.warn({ leader, error: String(error) }, 'watching remote partitions failed; retrying');
         failing = true;
@@ -287,6 +289,7 @@ export class RemotePartitions {
           if (!RETRIABLE.has(row.error_code as number)) return row;
           last = `error ${row.error_code as number}`;
         } catch (error) {
+          rethrow_invariant(error);
           last = String(error);
           if (!(error instanceof RetriableError)) this.reads.drop(leader);
         }

@@ -11,6 +11,7 @@ import type { EtcdStore } from './etcd_store.ts';
 import type { Membership } from './membership.ts';
 import { type ClusterView, type PartitionState } from './model.ts';
 import { LeaderState } from './leader_state.ts';
+import { invariant, rethrow_invariant } from '../core/invariants.ts';
 import { type Replica, type ReplicaHost, type ReplicaSettings, type Role } from './replica.ts';
 import { FollowerFetcher } from './follower_fetcher.ts';
 
@@ -101,6 +102,7 @@ export class ReplicaManager {
     this.leave_role(replica);
     await replica.truncating;
     const { log, state } = replica;
+    invariant(state.leader_epoch >= replica.epoch && state.leader_epoch >= log.epochs.latest_epoch, () => `${replica.name}: leader epoch ${state.leader_epoch} is older than ${Math.max(replica.epoch, log.epochs.latest_epoch)}`);
     // The epoch begins where this log ends; recorded before any append of the epoch.
     await log.epochs.assign(state.leader_epoch, log.next_offset);
     log.leader_epoch = state.leader_epoch;
@@ -118,6 +120,7 @@ export class ReplicaManager {
   }
 
   private become_follower(replica: Replica): void {
+    invariant(replica.state.leader_epoch >= replica.epoch, () => `${replica.name}: following epoch ${replica.state.leader_epoch} after ${replica.epoch}`);
     this.leave_role(replica);
     replica.role = 'follower';
     replica.epoch = replica.state.leader_epoch;
@@ -256,6 +259,7 @@ export class ReplicaManager {
     try {
       written = this.membership.valid && (await this.store.update_partition(replica.topic, replica.partition, next, replica.mod_revision));
     } catch (error) {
+      rethrow_invariant(error);
       this.logger.warn({ partition: replica.name, error: String(error) }, 'could not write the ISR');
     }
     if (written && replica.leader === leader) {

@@ -160,6 +160,11 @@ export function assert(condition: unknown, message: string): asserts condition {
   if (!condition) throw new AssertionError(message);
 }
 
+/** For catch blocks that log a failure and go on: a broken invariant is thrown on (it must stop the process). */
+export function rethrow_assertion(error: unknown): void {
+  if (error instanceof AssertionError) throw error;
+}
+
 export function os_error_code(error: unknown): string | undefined {
   if (typeof error === 'object' && error !== null && 'code' in error) {
     const code = (error as { code: unknown }).code;

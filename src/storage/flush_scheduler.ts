@@ -8,6 +8,7 @@ import type { HandleCache } from './handle_cache.ts';
 import type { DurabilityPolicy } from './config.ts';
 import { os_error_code } from './errors.ts';
 import { run_bounded } from './concurrency.ts';
+import { rethrow_assertion } from './errors.ts';
 
 export interface FlushWork {
   files: string[];
@@ -45,7 +46,7 @@ export class FlushScheduler {
     if (this.policy.kind === 'interval') {
       // One round per tick: under load the timer joins the queued round instead of piling up.
       this.timer = setInterval(() => {
-        if (this.dirty.size > 0) void this.request_round().catch(() => undefined);
+        if (this.dirty.size > 0) void this.request_round().catch(rethrow_assertion);
       }, this.policy.interval_ms);
       this.timer.unref();
     }
@@ -58,7 +59,7 @@ export class FlushScheduler {
 
   mark_dirty(target: FlushTarget): void {
     this.dirty.add(target);
-    if (this.policy.kind === 'fsync') void this.request_round().catch(() => undefined);
+    if (this.policy.kind === 'fsync') void this.request_round().catch(rethrow_assertion);
   }
 
   /**

@@ -9,13 +9,10 @@
 // mode the high watermark follows flushed_offset (policy fsync) or written_offset (otherwise), so a
 // reader never sees a record whose append has not been acknowledged.
 import path from 'node:path';
-import type { FileIO } from './file_io.ts';
-import type { HandleCache } from './handle_cache.ts';
-import type { FlushScheduler, FlushTarget, FlushWork } from './flush_scheduler.ts';
-import type { TailCache, TailWindow } from './tail_cache.ts';
-import type { IndexCache } from './index_cache.ts';
-import type { Clock, Logger } from './clock.ts';
-import type { LogConfig, StorageConfig } from './config.ts';
+import type { FlushTarget, FlushWork } from './flush_scheduler.ts';
+import type { TailWindow } from './tail_cache.ts';
+import type { LogConfig } from './config.ts';
+import type { LogContext } from './log_context.ts';
 import { write_all } from './file_util.ts';
 import { RELATIVE_OFFSET_MAX, check_batch, stamp_batch, stamp_log_append_time } from './batch.ts';
 import { BATCH_HEADER_BYTES, batch_base_offset, batch_last_offset_delta, batch_max_timestamp, batch_size_at } from '../format/batch_layout.ts';
@@ -33,22 +30,11 @@ import {
   assert,
   os_error_code,
 } from './errors.ts';
-import { Segment } from './segment.ts';
+import type { Segment } from './segment.ts';
+import { SegmentFiles } from './segment_files.ts';
 import { LeaderEpochCache } from './leader_epochs.ts';
-import { find_offset_by_time, load_saved_indexes, read_segment, save_indexes, scan_segment } from './segment_io.ts';
 
-export interface LogContext {
-  io: FileIO;
-  handles: HandleCache;
-  flusher: FlushScheduler;
-  tail_cache: TailCache;
-  index_cache: IndexCache;
-  clock: Clock;
-  logger: Logger;
-  storage: StorageConfig;
-  /** Makes the current log start offsets durable (delete-records, retention). */
-  persist_log_start(): Promise<void>;
-}
+export type { LogContext } from './log_context.ts';
 
 export interface AppendOptions {
   /** Leader epoch stamped into every batch; defaults to the log's current epoch. */
@@ -114,7 +100,7 @@ type LogState = 'open' | 'closing' | 'closed' | 'offline';
 export class PartitionLog implements FlushTarget {
   readonly dir: string;
   config: LogConfig;
-  private segments: Segment[] = [];
+  private readonly files: SegmentFiles;
   private state: LogState = 'open';
   private offline_reason = '';
 
@@ -171,6 +157,7 @@ export class PartitionLog implements FlushTarget {
     this.config = config;
     this.tail = ctx.tail_cache.window();
     this.epochs = new LeaderEpochCache(ctx.io, this.dir);
+    this.files = new SegmentFiles(ctx, name, this.dir, () => this.config.index_interval_bytes);
   }
 
   // ---------------------------------------------------------------- opening and recovery
@@ -186,100 +173,20 @@ export class PartitionLog implements FlushTarget {
     checkpoints: { recovery_point: number; log_start_offset: number | undefined; clean_shutdown: boolean },
   ): Promise<PartitionLog> {
     const log = new PartitionLog(ctx, name, config);
-    await log.load_segments(checkpoints.log_start_offset);
-    await log.recover(checkpoints.recovery_point, checkpoints.clean_shutdown);
+    log.log_start_offset = await log.files.load(checkpoints.log_start_offset);
+    const end = await log.files.recover(checkpoints.recovery_point, checkpoints.clean_shutdown);
+    log.next_offset = log.written_offset = log.flushed_offset = end;
+    log.log_start_offset = Math.min(log.log_start_offset, end);
+    log.high_watermark = end;
     await log.epochs.load(log.next_offset);
     return log;
   }
 
-  private async load_segments(log_start_checkpoint: number | undefined): Promise<void> {
-    const { io } = this.ctx;
-    const names = await io.readdir(this.dir);
-    const bases: number[] = [];
-    const stems = new Set<string>();
-    for (const name of names) {
-      if (name.endsWith('.tmp')) await io.unlink(path.join(this.dir, name));
-      const match = /^(\d{20})\.log$/.exec(name);
-      if (match) {
-        bases.push(Number(match[1]));
-        stems.add(match[1]!);
-      }
-    }
-    for (const name of names) {
-      const match = /^(\d{20})\.(index|timeindex)$/.exec(name);
-      if (match && !stems.has(match[1]!)) await io.unlink(path.join(this.dir, name));
-    }
-    bases.sort((a, b) => a - b);
-    const now = this.ctx.clock.now_ms();
-    for (const base of bases) {
-      const segment = new Segment(this.dir, base, 0, now);
-      const stat = await io.stat(segment.log_path);
-      segment.size_bytes = segment.assigned_bytes = stat?.size ?? 0;
-      segment.file_durable = true;
-      this.segments.push(segment);
-    }
-    this.log_start_offset = log_start_checkpoint ?? (this.segments[0]?.base_offset ?? 0);
-    // Segments wholly below the log start were deleted by delete-records or retention before a crash.
-    while (this.segments.length > 1 && this.segments[1]!.base_offset <= this.log_start_offset) {
-      await this.remove_segment_files(this.segments.shift()!);
-    }
-    if (this.segments.length === 0) {
-      const segment = new Segment(this.dir, this.log_start_offset, 0, now);
-      segment.reset_indexes();
-      this.segments.push(segment);
-    }
-    for (let i = 0; i + 1 < this.segments.length; i++) this.segments[i]!.end_offset = this.segments[i + 1]!.base_offset;
-  }
-
-  private async recover(recovery_point: number, clean_shutdown: boolean): Promise<void> {
-    const { io, handles } = this.ctx;
-    const first = this.segments.findIndex((_segment, i) => i === this.segments.length - 1 || this.segments[i + 1]!.base_offset > recovery_point);
-    for (let i = first; i < this.segments.length; i++) {
-      const segment = this.segments[i]!;
-      const is_last = i === this.segments.length - 1;
-      let trusted_prefix = false;
-      if (clean_shutdown && is_last && segment.size_bytes > 0) {
-        // After a clean shutdown the saved indexes are exact; resume the scan at the last entry.
-        trusted_prefix = await load_saved_indexes(io, handles, segment);
-        if (trusted_prefix) {
-          const index = segment.index!;
-          const resume = index.count === 0 ? 0 : index.position_at(index.count - 1);
-          segment.end_offset = index.count === 0 ? segment.base_offset : segment.base_offset + index.relative_offset_at(index.count - 1);
-          index.truncate_to_position(resume);
-          segment.time_index!.truncate_to_offset(segment.end_offset - segment.base_offset + 1);
-          segment.size_bytes = resume;
-        }
-      }
-      if (!trusted_prefix) {
-        segment.reset_indexes();
-        segment.size_bytes = 0;
-        segment.end_offset = segment.base_offset;
-      }
-      const file_exists = (await io.stat(segment.log_path)) !== null;
-      const stop = file_exists ? await scan_segment(io, handles, segment, this.config.index_interval_bytes) : null;
-      segment.assigned_bytes = segment.size_bytes;
-      if (stop !== null) {
-        this.ctx.logger.warn(
-          { partition: this.name, segment: segment.base_offset, position: stop.position, why: stop.why },
-          'truncating log tail that failed recovery checks',
-        );
-        await handles.with_handle(segment.log_path, (fd) => io.ftruncate(fd, stop.position));
-        for (const dropped of this.segments.splice(i + 1)) await this.remove_segment_files(dropped);
-      }
-      if (file_exists) await handles.with_handle(segment.log_path, (fd) => io.fdatasync(fd));
-      if (!is_last && stop === null) await this.seal(segment);
-      if (stop !== null) break;
-    }
-    const last = this.active;
-    this.next_offset = this.written_offset = this.flushed_offset = last.end_offset;
-    this.log_start_offset = Math.min(this.log_start_offset, this.next_offset);
-    this.high_watermark = this.next_offset;
-  }
 
   // ---------------------------------------------------------------- the append path
 
   get active(): Segment {
-    return this.segments[this.segments.length - 1]!;
+    return this.files.active;
   }
 
   /**
@@ -314,7 +221,7 @@ export class PartitionLog implements FlushTarget {
       throw new BackpressureError(this.name, this.pending_bytes, this.ctx.storage.pending_bytes_max);
     }
     const now_ms = this.ctx.clock.now_ms();
-    if (this.should_roll(records.length, span, now_ms)) this.roll(now_ms);
+    if (this.should_roll(records.length, span, now_ms)) this.files.roll(this.next_offset, now_ms);
     const epoch = options.leader_epoch ?? this.leader_epoch;
     const log_append_time = this.config.timestamp_type === 'log_append';
     const base_offset = this.next_offset;
@@ -363,15 +270,6 @@ export class PartitionLog implements FlushTarget {
     );
   }
 
-  private roll(now_ms: number): void {
-    const segment = new Segment(this.dir, this.next_offset, 0, now_ms);
-    segment.reset_indexes();
-    const previous = this.active;
-    this.segments.push(segment);
-    // A segment with nothing left to write can be sealed now; otherwise its last write seals it.
-    if (previous.assigned_bytes === previous.size_bytes) void this.seal_quietly(previous);
-  }
-
   /** Starts the next write if none is running: every queued append of one segment, up to the limits. */
   private pump(): void {
     if (this.writing || this.queue_head >= this.queue.length) return;
@@ -393,8 +291,12 @@ export class PartitionLog implements FlushTarget {
     const position = group[0]!.position;
     assert(position === segment.size_bytes, `write at ${position} but segment ${segment.base_offset} ends at ${segment.size_bytes}`);
     const buffers = group.map((item) => item.buffer);
+    // Paired with the read-back below: what lands at `position` is the batch the index will name.
+    assert(batch_base_offset(buffers[0]!, 0) === group[0]!.base_offset, `${this.name}: a write's first batch is not the one queued`);
+    let head: Buffer;
     try {
       await handles.with_handle(segment.log_path, (fd) => write_all(io, fd, buffers, position), true);
+      head = await this.files.read_back(segment, position);
     } catch (error) {
       await this.fail_writes(segment, position, error);
       this.writing = false;
@@ -402,6 +304,7 @@ export class PartitionLog implements FlushTarget {
       this.notify_drained();
       return;
     }
+    assert(head.equals(buffers[0]!.subarray(0, head.length)), `${this.name}: segment ${segment.base_offset} at ${position} does not hold the batch just written`);
     this.queue_head += group.length;
     if (this.queue_head === this.queue.length) {
       this.queue = [];
@@ -416,14 +319,14 @@ export class PartitionLog implements FlushTarget {
     if (this.policy_kind === 'fsync') {
       for (const item of group) this.ack_waiters.push({ last_offset: item.last_offset, result: item.result, resolve: item.resolve, reject: item.reject });
     } else {
-      for (const item of group) item.resolve(item.result);
       this.advance_local_high_watermark(this.written_offset);
+      for (const item of group) this.acknowledge(item);
     }
     this.ctx.flusher.mark_dirty(this);
     this.notify_progress();
     this.writing = false;
     const still_used = this.queue_head < this.queue.length && this.queue[this.queue_head]!.segment === segment;
-    if (segment !== this.active && !still_used) void this.seal_quietly(segment);
+    if (segment !== this.active && !still_used) void this.files.seal_quietly(segment);
     this.pump();
     this.notify_drained();
   }
@@ -469,17 +372,9 @@ export class PartitionLog implements FlushTarget {
     }
     this.next_offset = failed[0]!.base_offset;
     assert(this.next_offset === segment.end_offset, 'rolled-back offsets must resume at the segment end');
-    while (this.active !== segment) {
-      const dropped = this.segments.pop()!;
-      assert(dropped.is_empty, 'only unwritten segments are dropped after a failed write');
-      await this.remove_segment_files(dropped);
-    }
+    await this.files.drop_after(segment);
     segment.assigned_bytes = segment.size_bytes;
-    if (!segment.indexes_loaded) {
-      const { io: file_io, handles: cache } = this.ctx;
-      if (!(await load_saved_indexes(file_io, cache, segment))) await this.rebuild_indexes(segment);
-    }
-    this.ctx.index_cache.forget(segment); // active again: its indexes must stay in memory
+    await this.files.reload_active_indexes(segment); // active again: its indexes must stay in memory
     for (const item of failed) item.reject(error);
   }
 
@@ -519,22 +414,7 @@ export class PartitionLog implements FlushTarget {
     await this.drain_writes();
     await this.ctx.flusher.flush_all();
     if (offset >= this.written_offset) return this.written_offset;
-    const { io, handles } = this.ctx;
-    const index = this.segment_index_of(Math.max(offset, this.log_start_offset));
-    for (const dropped of this.segments.splice(index + 1)) await this.remove_segment_files(dropped);
-    const segment = this.active;
-    this.ctx.index_cache.forget(segment); // active again: its indexes stay in memory
-    segment.reset_indexes();
-    segment.size_bytes = 0;
-    segment.end_offset = segment.base_offset;
-    const stop = await scan_segment(io, handles, segment, this.config.index_interval_bytes, offset);
-    assert(stop === null, `${this.name}: segment ${segment.base_offset} failed its checks while truncating: ${stop?.why}`);
-    await handles.with_handle(segment.log_path, async (fd) => {
-      await io.ftruncate(fd, segment.size_bytes);
-      await io.fdatasync(fd);
-    }, true);
-    segment.assigned_bytes = segment.size_bytes;
-    const end = segment.end_offset;
+    const end = await this.files.cut_to(Math.max(offset, this.log_start_offset), offset);
     this.next_offset = this.written_offset = end;
     this.flushed_offset = Math.min(this.flushed_offset, end);
     this.high_watermark = Math.min(this.high_watermark, end);
@@ -561,19 +441,16 @@ export class PartitionLog implements FlushTarget {
       this.go_offline(`fsync failed: ${os_error_code(error) ?? String(error)}`);
       return;
     }
-    if (work.dirs.length > 0) for (const segment of this.segments) segment.file_durable = true;
+    if (work.dirs.length > 0) for (const segment of this.files.list) segment.file_durable = true;
     const offset = (work as LogFlushWork).offset;
     if (offset <= this.flushed_offset) return;
     this.flushed_offset = offset;
-    while (this.ack_head < this.ack_waiters.length && this.ack_waiters[this.ack_head]!.last_offset < offset) {
-      const waiter = this.ack_waiters[this.ack_head++]!;
-      waiter.resolve(waiter.result);
-    }
+    if (this.policy_kind === 'fsync') this.advance_local_high_watermark(offset);
+    while (this.ack_head < this.ack_waiters.length && this.ack_waiters[this.ack_head]!.last_offset < offset) this.acknowledge(this.ack_waiters[this.ack_head++]!);
     if (this.ack_head === this.ack_waiters.length) {
       this.ack_waiters = [];
       this.ack_head = 0;
     }
-    if (this.policy_kind === 'fsync') this.advance_local_high_watermark(offset);
     this.notify_progress();
   }
 
@@ -587,6 +464,12 @@ export class PartitionLog implements FlushTarget {
     for (const listener of this.progress_listeners) listener();
   }
 
+  /** An append's durability holds: where the log keeps its own high watermark, readers see it already. */
+  private acknowledge(waiter: AckWaiter): void {
+    assert(this.high_watermark_mode === 'external' || waiter.last_offset < this.high_watermark, `${this.name}: offset ${waiter.last_offset} acknowledged above the high watermark ${this.high_watermark}`);
+    waiter.resolve(waiter.result);
+  }
+
   private advance_local_high_watermark(offset: number): void {
     if (this.high_watermark_mode === 'local') this.move_high_watermark(offset);
   }
@@ -595,6 +478,7 @@ export class PartitionLog implements FlushTarget {
   set_high_watermark(offset: number): void {
     assert(this.high_watermark_mode === 'external', 'set_high_watermark needs high_watermark_mode external');
     assert(offset <= this.written_offset, `high watermark ${offset} beyond written end ${this.written_offset}`);
+    assert(offset >= this.high_watermark, `${this.name}: the high watermark may not go back from ${this.high_watermark} to ${offset}`);
     this.move_high_watermark(offset);
   }
 
@@ -625,7 +509,7 @@ export class PartitionLog implements FlushTarget {
       throw new OffsetOutOfRangeError(this.name, offset, this.log_start_offset, limit);
     }
     let batches: Buffer[] = [];
-    if (offset < limit) batches = this.tail.read(offset, bytes_max, limit) ?? (await this.read_files(offset, bytes_max, limit));
+    if (offset < limit) batches = this.tail.read(offset, bytes_max, limit) ?? (await this.files.read(offset, bytes_max, limit));
     let bytes = 0;
     for (const batch of batches) bytes += batch.length;
     return {
@@ -637,76 +521,14 @@ export class PartitionLog implements FlushTarget {
     };
   }
 
-  private async read_files(offset: number, bytes_max: number, limit: number): Promise<Buffer[]> {
-    const { io, handles } = this.ctx;
-    for (let i = this.segment_index_of(offset); i < this.segments.length; i++) {
-      const segment = this.segments[i]!;
-      await this.ensure_indexes(segment);
-      const batches = await read_segment(io, handles, segment, offset, this.config.index_interval_bytes, {
-        bytes_max,
-        offset_limit: limit,
-        verify_crc: this.ctx.storage.verify_reads,
-        partition: this.name,
-      });
-      if (batches.length > 0 || segment.end_offset >= limit) return batches;
-    }
-    return [];
-  }
-
-  /** Index of the last segment whose base offset is <= `offset`. */
-  private segment_index_of(offset: number): number {
-    let low = 0;
-    let high = this.segments.length - 1;
-    while (low < high) {
-      const middle = (low + high + 1) >>> 1;
-      if (this.segments[middle]!.base_offset <= offset) low = middle;
-      else high = middle - 1;
-    }
-    return low;
-  }
-
-  /** Loads a closed segment's indexes from their files, or rebuilds them by scanning. */
-  private async ensure_indexes(segment: Segment): Promise<void> {
-    if (segment === this.active) return;
-    if (!segment.indexes_loaded) {
-      const { io, handles } = this.ctx;
-      if (!(await load_saved_indexes(io, handles, segment))) await this.rebuild_indexes(segment);
-    }
-    this.ctx.index_cache.touch(segment);
-  }
-
-  private async rebuild_indexes(segment: Segment): Promise<void> {
-    const { io, handles, logger } = this.ctx;
-    logger.warn({ partition: this.name, segment: segment.base_offset }, 'index files missing or damaged; rebuilding');
-    const size_bytes = segment.size_bytes;
-    segment.reset_indexes();
-    segment.size_bytes = 0;
-    segment.end_offset = segment.base_offset;
-    const stop = await scan_segment(io, handles, segment, this.config.index_interval_bytes);
-    if (stop !== null) {
-      // A closed segment is never truncated here: reads past the damage report corrupt data.
-      logger.error({ partition: this.name, segment: segment.base_offset, ...stop }, 'closed segment has damaged batches');
-      segment.size_bytes = size_bytes;
-    }
-    segment.assigned_bytes = segment.size_bytes;
-    await this.seal(segment);
-  }
-
   /**
    * The first offset whose record timestamp is >= `timestamp_ms`, below the high watermark; null
    * when no such record exists. Exact for uncompressed batches, batch-granular for compressed ones.
    */
   async offset_for_timestamp(timestamp_ms: number): Promise<{ offset: number; timestamp_ms: number } | null> {
     if (this.state === 'offline') throw new PartitionOfflineError(this.name, this.offline_reason);
-    const { io, handles } = this.ctx;
-    for (const segment of [...this.segments]) {
-      if (segment.end_offset <= this.log_start_offset || segment.base_offset >= this.high_watermark) continue;
-      await this.ensure_indexes(segment);
-      if (segment.max_timestamp_ms < timestamp_ms) continue;
-      const offset = await find_offset_by_time(io, handles, segment, timestamp_ms, this.high_watermark, this.name);
-      if (offset !== null) return { offset: Math.max(offset, this.log_start_offset), timestamp_ms };
-    }
-    return null;
+    const offset = await this.files.offset_for_timestamp(timestamp_ms, this.log_start_offset, this.high_watermark);
+    return offset === null ? null : { offset, timestamp_ms };
   }
 
   // ---------------------------------------------------------------- retention and deletion
@@ -720,7 +542,7 @@ export class PartitionLog implements FlushTarget {
     if (offset <= this.log_start_offset) return this.log_start_offset;
     this.log_start_offset = offset;
     await this.ctx.persist_log_start();
-    await this.delete_segments_below_log_start();
+    await this.files.delete_below(this.log_start_offset);
     return this.log_start_offset;
   }
 
@@ -728,14 +550,14 @@ export class PartitionLog implements FlushTarget {
   async enforce_retention(now_ms: number): Promise<number> {
     if (this.state !== 'open') return 0;
     const { retention_ms, retention_bytes } = this.config;
-    let total_bytes = 0;
-    for (const segment of this.segments) total_bytes += segment.size_bytes;
+    const segments = this.files.list;
+    let total_bytes = this.files.size_bytes;
     let new_start = this.log_start_offset;
-    for (let i = 0; i < this.segments.length - 1; i++) {
-      const segment = this.segments[i]!;
-      const next = this.segments[i + 1]!;
+    for (let i = 0; i < segments.length - 1; i++) {
+      const segment = segments[i]!;
+      const next = segments[i + 1]!;
       if (next.base_offset > this.high_watermark) break;
-      await this.ensure_indexes(segment);
+      await this.files.ensure_indexes(segment);
       const expired = retention_ms >= 0 && segment.max_timestamp_ms >= 0 && segment.max_timestamp_ms < now_ms - retention_ms;
       const oversized = retention_bytes >= 0 && total_bytes - segment.size_bytes >= retention_bytes;
       if (!expired && !oversized) break;
@@ -743,53 +565,11 @@ export class PartitionLog implements FlushTarget {
       new_start = next.base_offset;
     }
     if (new_start <= this.log_start_offset) return 0;
-    const before = this.segments.length;
+    const before = this.files.count;
     this.log_start_offset = new_start;
     await this.ctx.persist_log_start();
-    await this.delete_segments_below_log_start();
-    return before - this.segments.length;
-  }
-
-  private async delete_segments_below_log_start(): Promise<void> {
-    while (this.segments.length > 1 && this.segments[1]!.base_offset <= this.log_start_offset) {
-      const segment = this.segments.shift()!;
-      await this.remove_segment_files(segment);
-    }
-  }
-
-  private async remove_segment_files(segment: Segment): Promise<void> {
-    const { io, handles } = this.ctx;
-    segment.deleted = true;
-    this.ctx.index_cache.forget(segment);
-    await handles.forget(segment.log_path);
-    for (const file of [segment.log_path, segment.index_path, segment.time_index_path]) {
-      try {
-        await io.unlink(file);
-      } catch (error) {
-        if (os_error_code(error) !== 'ENOENT') throw error;
-      }
-    }
-  }
-
-  // ---------------------------------------------------------------- sealing and closing
-
-  /** Saves a segment's indexes once it no longer takes appends, and hands them to the index cache. */
-  private async seal(segment: Segment): Promise<void> {
-    if (segment.deleted || !segment.indexes_loaded) return;
-    const size_at_save = segment.size_bytes;
-    await save_indexes(this.ctx.io, segment);
-    // A failed write can make a sealed segment active again; entries added meanwhile are unsaved.
-    if (segment.size_bytes === size_at_save) segment.indexes_saved = true;
-    if (segment !== this.active) this.ctx.index_cache.touch(segment);
-  }
-
-  private async seal_quietly(segment: Segment): Promise<void> {
-    try {
-      await this.seal(segment);
-    } catch (error) {
-      // Index files are rebuilt by recovery when missing; losing one costs a scan, not data.
-      this.ctx.logger.warn({ partition: this.name, segment: segment.base_offset, error: String(error) }, 'could not save index files');
-    }
+    await this.files.delete_below(this.log_start_offset);
+    return before - this.files.count;
   }
 
   /** Stops appends, writes and syncs everything queued, saves the active segment's indexes. */
@@ -800,11 +580,12 @@ export class PartitionLog implements FlushTarget {
     await this.drain_writes();
     if (!was_offline) {
       await this.ctx.flusher.flush_all();
-      if (this.active.indexes_loaded && !this.active.indexes_saved) await this.seal_quietly(this.active);
+      await this.files.close();
+    } else {
+      this.files.forget_indexes();
     }
     this.state = was_offline ? 'offline' : 'closed';
     this.tail.clear();
-    for (const segment of this.segments) this.ctx.index_cache.forget(segment);
     await this.ctx.handles.forget_prefix(this.dir + path.sep);
   }
 
@@ -813,17 +594,15 @@ export class PartitionLog implements FlushTarget {
   }
 
   get segment_count(): number {
-    return this.segments.length;
+    return this.files.count;
   }
 
   get size_bytes(): number {
-    let total = 0;
-    for (const segment of this.segments) total += segment.size_bytes;
-    return total;
+    return this.files.size_bytes;
   }
 
   /** Base offsets of the segments, oldest first (for tests and admin views). */
   segment_base_offsets(): number[] {
-    return this.segments.map((segment) => segment.base_offset);
+    return this.files.list.map((segment) => segment.base_offset);
   }
 }

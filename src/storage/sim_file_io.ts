@@ -30,6 +30,11 @@ export interface SimFault {
   code: 'EIO' | 'ENOSPC';
   /** For writev: write this many bytes before failing (a torn write). */
   after_bytes?: number;
+  /**
+   * For writev: report success but put the bytes this much further into the file (a misdirected
+   * write: a lying disk that only reading back notices). `code` is then not raised.
+   */
+  misdirect_bytes?: number;
   /** How many matching calls fail; 1 when absent. */
   times?: number;
 }
@@ -200,6 +205,12 @@ export class SimFileIO implements FileIO {
     for (const buffer of buffers) total += buffer.length;
     let allowed = total;
     let error: Error | null = null;
+    if (fault?.misdirect_bytes !== undefined) {
+      this.write_bytes(file, buffers, position + fault.misdirect_bytes, total);
+      this.writes++;
+      this.bytes_written += total;
+      return total;
+    }
     if (fault) {
       allowed = Math.min(total, fault.after_bytes ?? 0);
       error = os_error(fault.code, `writev ${name} (injected)`);

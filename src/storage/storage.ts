@@ -18,7 +18,7 @@ import { IndexCache } from './index_cache.ts';
 import { CheckpointFile } from './checkpoint.ts';
 import { type Clock, type Logger, SILENT_LOGGER, SYSTEM_CLOCK } from './clock.ts';
 import { LOG_CONFIG_DEFAULT, type LogConfig, type StorageConfig } from './config.ts';
-import { InvalidArgumentError, LogClosedError, PartitionExistsError, UnknownPartitionError, assert } from './errors.ts';
+import { InvalidArgumentError, LogClosedError, PartitionExistsError, UnknownPartitionError, assert, rethrow_assertion } from './errors.ts';
 import { DirectorySync, Semaphore, run_bounded } from './concurrency.ts';
 import { type LogContext, PartitionLog } from './partition_log.ts';
 import { replace_file_atomically } from './file_util.ts';
@@ -137,14 +137,20 @@ export class Storage {
     await this.write_recovery_points();
   }
 
+  /** A background round failed: logged, and retried on the next tick (a broken invariant stops the process). */
+  private log_failure(error: unknown, what: string): void {
+    rethrow_assertion(error);
+    this.logger.warn({ error: String(error) }, what);
+  }
+
   private start_timers(): void {
     this.flusher.start();
-    const checkpoint = setInterval(() => void this.checkpoint().catch((error) => this.logger.warn({ error: String(error) }, 'checkpoint failed')), this.config.checkpoint_interval_ms);
+    const checkpoint = setInterval(() => void this.checkpoint().catch((error) => this.log_failure(error, 'checkpoint failed')), this.config.checkpoint_interval_ms);
     checkpoint.unref();
     this.timers.push(checkpoint);
     if (this.config.retention_check_interval_ms > 0) {
       const retention = setInterval(
-        () => void this.enforce_retention().catch((error) => this.logger.warn({ error: String(error) }, 'retention failed')),
+        () => void this.enforce_retention().catch((error) => this.log_failure(error, 'retention failed')),
         this.config.retention_check_interval_ms,
       );
       retention.unref();

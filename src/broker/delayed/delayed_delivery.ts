@@ -14,6 +14,7 @@ import type { AppendRecords, TopicManager } from '../topics.ts';
 import { due_time_of } from './delay_headers.ts';
 import { DelayIndex, RECORDS_PER_BATCH_MAX, pack, unpack } from './delay_index.ts';
 import { batch_last_offset } from '../../format/batch_layout.ts';
+import { rethrow_invariant } from '../../core/invariants.ts';
 
 export const DELAYED_TOPIC = '__sluice_delayed';
 
@@ -137,7 +138,10 @@ export class DelayedDelivery {
     this.timer = setInterval(() => {
       if (this.running || this.index.size === 0) return;
       this.running = this.deliver_due(this.clock.now_ms())
-        .catch((error: unknown) => this.logger.warn({ error: String(error) }, 'delayed delivery failed; will retry'))
+        .catch((error: unknown) => {
+          rethrow_invariant(error);
+          this.logger.warn({ error: String(error) }, 'delayed delivery failed; will retry');
+        })
         .finally(() => (this.running = null));
     }, this.settings.tick_ms);
     this.timer.unref();
@@ -217,6 +221,7 @@ export class DelayedDelivery {
     try {
       await this.append(target.topic, target.partition, encode_record_batch(target.records));
     } catch (error) {
+      rethrow_invariant(error);
       this.logger.warn({ topic: target.topic, partition: target.partition, error: String(error) }, 'could not deliver delayed records; will retry');
       for (const ref of target.refs) this.index.add(now_ms + RETRY_MS, ref, now_ms);
       return;

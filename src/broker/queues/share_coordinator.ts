@@ -19,6 +19,7 @@ import { group_settings_of, type ShareGroupSettings } from './group_config.ts';
 import { type GroupConfigs } from '../../core/types.ts';
 import { batch_last_offset } from '../../format/batch_layout.ts';
 import type { QueueSettings, AcknowledgeBatch, FetchedPartition, HeartbeatRequest, HeartbeatResult, QueueCounters, QueuePartitionStats, QueueStats, TopicPartition } from '../../core/types.ts';
+import { rethrow_invariant } from '../../core/invariants.ts';
 
 /** Records one fetch may acquire across its partitions, whatever the client asks. */
 export const FETCH_RECORDS_MAX = 10_000;
@@ -117,7 +118,10 @@ export class ShareCoordinator {
 
   start(): void {
     this.timer = setInterval(() => {
-      this.ticking = this.ticking.then(() => this.tick()).catch((error: unknown) => this.deps.logger.warn({ error: String(error) }, 'share group maintenance failed'));
+      this.ticking = this.ticking.then(() => this.tick()).catch((error: unknown) => {
+        rethrow_invariant(error);
+        this.deps.logger.warn({ error: String(error) }, 'share group maintenance failed');
+      });
     }, this.settings.tick_ms);
     this.timer.unref();
   }
@@ -303,12 +307,14 @@ export class ShareCoordinator {
         }
         this.after_change(group, state);
       } catch (error) {
+        rethrow_invariant(error);
         result.error = error as Error;
       }
     }
     try {
       await this.persist();
     } catch (error) {
+      rethrow_invariant(error);
       // Not durable: nothing is handed out; the records go back as they were.
       for (const result of fetched) {
         const state = group.partitions.get(key_of(result.topic, result.partition));
@@ -484,6 +490,7 @@ export class ShareCoordinator {
       state.unreadable = false;
       return true;
     } catch (error) {
+      rethrow_invariant(error);
       if (!state.unreadable) this.deps.logger.warn({ group: group.id, topic: state.topic, partition: state.partition, error: String(error) }, 'share group partition cannot be read now; retrying');
       state.unreadable = true;
       return false;
@@ -529,6 +536,7 @@ export class ShareCoordinator {
       group.counters.dead_lettered += records.length;
       this.mark_dirty(group, state);
     } catch (error) {
+      rethrow_invariant(error);
       state.letters.unshift(...letters);
       this.deps.logger.warn({ group: group.id, topic: state.topic, partition: state.partition, error: String(error) }, 'could not write dead letters; will retry');
     }
