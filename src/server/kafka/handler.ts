@@ -32,24 +32,34 @@ export interface KafkaHandler<A extends ApiSpec = ApiSpec> {
   api: A;
   min_version: number;
   max_version: number;
+  /** What clients should know of how it is served (docs/kafka-compatibility.md lists these). */
+  notes: string;
   /** The response body, or null for a request that gets no response (Produce with acks=0). */
   handle(request: RequestOf<A>, ctx: RequestContext): Promise<ResponseIn<A> | null> | ResponseIn<A> | null;
 }
 
+/** The versions a handler serves (within what its declaration knows) and what to say of them. */
+export interface Served {
+  min: number;
+  max: number;
+  notes: string;
+}
+
 /**
- * A handler serving versions `min`..`max` of `api` (within what its declaration knows). Stored in
- * the handler table as a KafkaHandler of any API; the connection decodes each request with the
- * handler's own API, so the request it is handed is exactly RequestOf<A>.
+ * A handler serving versions `served.min`..`served.max` of `api`. Stored in the handler table as a
+ * KafkaHandler of any API; the connection decodes each request with the handler's own API, so the
+ * request it is handed is exactly RequestOf<A>.
  */
 export function kafka_handler<A extends ApiSpec>(
   api: A,
-  min: number,
-  max: number,
+  served: Served,
   handle: (request: RequestOf<A>, ctx: RequestContext) => Promise<ResponseIn<A> | null> | ResponseIn<A> | null,
 ): KafkaHandler {
   const request = version_bounds(api.request);
   const response = version_bounds(api.response);
-  return { api, min_version: Math.max(min, request.min, response.min), max_version: Math.min(max, request.max, response.max), handle } as KafkaHandler;
+  const min_version = Math.max(served.min, request.min, response.min);
+  const max_version = Math.min(served.max, request.max, response.max);
+  return { api, min_version, max_version, notes: served.notes, handle } as KafkaHandler;
 }
 
 /** Kafka's "not asked for": authorized operations are not computed (no ACLs yet). */

@@ -11,7 +11,7 @@ type PartitionResponse = Row<Row<ResponseIn<typeof PRODUCE>['responses']>['parti
 
 const is_acks = (acks: number): acks is -1 | 0 | 1 => acks === 0 || acks === 1 || acks === -1;
 
-export const produce_handler = kafka_handler(PRODUCE, 3, 10, async (request, ctx) => {
+export const produce_handler = kafka_handler(PRODUCE, { min: 3, max: 10, notes: 'one batch per partition; acks 0, 1, -1; advertised from v0 (see below)' }, async (request, ctx) => {
   const acks = request.acks;
   const responses = await Promise.all(
     request.topic_data.map(async (topic) => {

@@ -107,7 +107,7 @@ function by_topic(wanted: Wanted[], rows: PartitionResponse[]): Array<{ topic: s
   return [...topics].map(([topic, partitions]) => ({ topic, partitions }));
 }
 
-export const fetch_handler = kafka_handler(FETCH, 4, 12, async (request, ctx) => {
+export const fetch_handler = kafka_handler(FETCH, { min: 4, max: 12, notes: "long poll within `max_wait_ms` (at most 30 s) and `min_bytes`; last stable offset = high watermark; no fetch sessions; a replica id marks a follower's fetch (reads to the log end, checks its leader epoch)" }, async (request, ctx) => {
   const clock = ctx.core.clock;
   const wanted = plan(request, ctx);
   const deadline = clock.now_ms() + Math.min(Math.max(0, request.max_wait_ms), FETCH_WAIT_MS_MAX);

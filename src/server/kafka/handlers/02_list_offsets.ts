@@ -33,7 +33,7 @@ async function list_offset(ctx: RequestContext, topic: string, partition: Partit
   return row;
 }
 
-export const list_offsets_handler = kafka_handler(LIST_OFFSETS, 1, 6, async (request, ctx) => {
+export const list_offsets_handler = kafka_handler(LIST_OFFSETS, { min: 1, max: 6, notes: 'earliest (-2), latest (-1), by timestamp' }, async (request, ctx) => {
   const topics = await Promise.all(
     request.topics.map(async (topic) => ({
       name: topic.name,

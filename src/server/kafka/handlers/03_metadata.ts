@@ -45,7 +45,7 @@ async function requested_topic(ctx: RequestContext, entry: { topic_id: string; n
   }
 }
 
-export const metadata_handler = kafka_handler(METADATA, 0, 12, async (request, ctx) => {
+export const metadata_handler = kafka_handler(METADATA, { min: 0, max: 12, notes: 'topic ids from v10; auto-creation when the request and the broker allow it' }, async (request, ctx) => {
   const requested = request.topics;
   const all = requested === null || (ctx.version === 0 && requested.length === 0);
   const allow_auto_create = ctx.version < 4 ? true : request.allow_auto_topic_creation;

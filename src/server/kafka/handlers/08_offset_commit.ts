@@ -10,7 +10,7 @@ import { kafka_error_code } from '../error_map.ts';
 /** Longest metadata string stored with a committed offset. */
 const OFFSET_METADATA_BYTES_MAX = 4096;
 
-export const offset_commit_handler = kafka_handler(OFFSET_COMMIT, 2, 8, async (request, ctx) => {
+export const offset_commit_handler = kafka_handler(OFFSET_COMMIT, { min: 2, max: 8, notes: 'generation -1 on a memberless group is an admin commit' }, async (request, ctx) => {
   const { group_id, topics } = request;
   const answer = (code_of: (topic: string, partition: number) => number) => ({
     throttle_time_ms: 0,

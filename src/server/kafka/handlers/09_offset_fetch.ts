@@ -18,7 +18,7 @@ function committed_partitions(ctx: RequestContext, group_id: string): Array<{ na
   return [...by_topic].map(([name, partition_indexes]) => ({ name, partition_indexes }));
 }
 
-export const offset_fetch_handler = kafka_handler(OFFSET_FETCH, 1, 7, (request, ctx) => {
+export const offset_fetch_handler = kafka_handler(OFFSET_FETCH, { min: 1, max: 7, notes: 'one group per request: the batched form of v8+ is not served' }, (request, ctx) => {
   const { group_id } = request;
   if (!ctx.core.groups.is_coordinator) return { throttle_time_ms: 0, topics: [], error_code: ErrorCode.NOT_COORDINATOR };
   const topics = request.topics ?? committed_partitions(ctx, group_id);

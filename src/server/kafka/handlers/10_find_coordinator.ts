@@ -8,7 +8,7 @@ import { kafka_handler } from '../handler.ts';
 /** key_type 0: a consumer group. */
 const GROUP_KEY_TYPE = 0;
 
-export const find_coordinator_handler = kafka_handler(FIND_COORDINATOR, 0, 4, (request, ctx) => {
+export const find_coordinator_handler = kafka_handler(FIND_COORDINATOR, { min: 0, max: 4, notes: 'group coordinator only (key type 0): in a cluster, the leader of `__consumer_offsets-0`' }, (request, ctx) => {
   const self = { host: ctx.listener.advertised_host, port: ctx.listener.advertised_port };
   const node_id = ctx.core.cluster.coordinator_node('group');
   const found = ctx.core.cluster.brokers(self).find((b) => b.node_id === node_id);

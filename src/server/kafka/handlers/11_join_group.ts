@@ -6,7 +6,7 @@ import { MemberIdRequiredError } from '../../../core/index.ts';
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
-export const join_group_handler = kafka_handler(JOIN_GROUP, 0, 7, async (request, ctx) => {
+export const join_group_handler = kafka_handler(JOIN_GROUP, { min: 0, max: 7, notes: 'MEMBER_ID_REQUIRED from v4; static membership from v5' }, async (request, ctx) => {
   try {
     const result = await ctx.core.groups.join({
       group_id: request.group_id,

@@ -3,7 +3,7 @@ import { HEARTBEAT } from '../../../protocol/kafka/messages/12_heartbeat.ts';
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
-export const heartbeat_handler = kafka_handler(HEARTBEAT, 0, 4, (request, ctx) => {
+export const heartbeat_handler = kafka_handler(HEARTBEAT, { min: 0, max: 4, notes: '' }, (request, ctx) => {
   try {
     ctx.core.groups.heartbeat(request.group_id, request.member_id, request.generation_id, request.group_instance_id);
     return { throttle_time_ms: 0, error_code: 0 };

@@ -5,7 +5,7 @@ import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
-export const leave_group_handler = kafka_handler(LEAVE_GROUP, 0, 4, (request, ctx) => {
+export const leave_group_handler = kafka_handler(LEAVE_GROUP, { min: 0, max: 4, notes: 'batched members from v3' }, (request, ctx) => {
   const { group_id } = request;
   if (!ctx.core.groups.is_coordinator) return { throttle_time_ms: 0, error_code: ErrorCode.NOT_COORDINATOR, members: [] };
   if (ctx.version < 3) {

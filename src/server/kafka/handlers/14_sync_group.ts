@@ -3,7 +3,7 @@ import { SYNC_GROUP } from '../../../protocol/kafka/messages/14_sync_group.ts';
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
-export const sync_group_handler = kafka_handler(SYNC_GROUP, 0, 5, async (request, ctx) => {
+export const sync_group_handler = kafka_handler(SYNC_GROUP, { min: 0, max: 5, notes: '' }, async (request, ctx) => {
   try {
     const assignments = request.assignments.map((a) => ({ member_id: a.member_id, assignment: Buffer.from(a.assignment) }));
     const result = await ctx.core.groups.sync(request.group_id, request.member_id, request.generation_id, request.group_instance_id, assignments);

@@ -5,7 +5,7 @@ import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { NO_AUTHORIZED_OPERATIONS, kafka_handler } from '../handler.ts';
 import { GROUP_STATE_NAMES } from './group_states.ts';
 
-export const describe_groups_handler = kafka_handler(DESCRIBE_GROUPS, 0, 5, (request, ctx) => ({
+export const describe_groups_handler = kafka_handler(DESCRIBE_GROUPS, { min: 0, max: 5, notes: '' }, (request, ctx) => ({
   throttle_time_ms: 0,
   groups: request.groups.map((group_id) => {
     if (!ctx.core.groups.is_coordinator) {

@@ -7,7 +7,7 @@ import { SCRAM_MECHANISMS, ScramServer } from '../../../protocol/sasl/scram.ts';
 import { kafka_handler } from '../handler.ts';
 import { SASL_MECHANISMS } from '../sasl_session.ts';
 
-export const sasl_handshake_handler = kafka_handler(SASL_HANDSHAKE, 0, 1, (request, ctx) => {
+export const sasl_handshake_handler = kafka_handler(SASL_HANDSHAKE, { min: 0, max: 1, notes: 'PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; after v0 the tokens travel as bare frames' }, (request, ctx) => {
   const session = ctx.sasl;
   const { mechanism } = request;
   if (!session.enabled || session.state !== 'handshake') {

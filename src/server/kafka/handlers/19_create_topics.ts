@@ -37,7 +37,7 @@ async function create_topic(ctx: RequestContext, topic: TopicRequest, validate_o
   }
 }
 
-export const create_topics_handler = kafka_handler(CREATE_TOPICS, 0, 7, async (request, ctx) => {
+export const create_topics_handler = kafka_handler(CREATE_TOPICS, { min: 0, max: 7, notes: 'replication factor up to the live brokers (-1: the cluster default; 1 on a single node); no manual assignment; topic ids from v7' }, async (request, ctx) => {
   const topics = [];
   for (const topic of request.topics) topics.push(await create_topic(ctx, topic, request.validate_only));
   return { throttle_time_ms: 0, topics };

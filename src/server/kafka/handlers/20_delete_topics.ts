@@ -8,7 +8,7 @@ import { error_fields } from '../error_map.ts';
 /** Kafka's null topic id. */
 const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
-export const delete_topics_handler = kafka_handler(DELETE_TOPICS, 0, 6, async (request, ctx) => {
+export const delete_topics_handler = kafka_handler(DELETE_TOPICS, { min: 0, max: 6, notes: 'by name or topic id' }, async (request, ctx) => {
   const wanted: Array<{ name: string | null; topic_id: string | null }> =
     ctx.version >= 6 ? request.topics.map((t) => ({ name: t.name, topic_id: t.topic_id })) : request.topic_names.map((name) => ({ name, topic_id: null }));
   const responses = [];

@@ -4,7 +4,7 @@ import { DELETE_RECORDS } from '../../../protocol/kafka/messages/21_delete_recor
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
-export const delete_records_handler = kafka_handler(DELETE_RECORDS, 0, 2, async (request, ctx) => {
+export const delete_records_handler = kafka_handler(DELETE_RECORDS, { min: 0, max: 2, notes: 'moves the log start offset durably' }, async (request, ctx) => {
   const topics = [];
   for (const topic of request.topics) {
     const partitions = [];

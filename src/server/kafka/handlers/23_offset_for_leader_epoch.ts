@@ -4,7 +4,7 @@ import { OFFSET_FOR_LEADER_EPOCH } from '../../../protocol/kafka/messages/23_off
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
-export const offset_for_leader_epoch_handler = kafka_handler(OFFSET_FOR_LEADER_EPOCH, 0, 4, (request, ctx) => ({
+export const offset_for_leader_epoch_handler = kafka_handler(OFFSET_FOR_LEADER_EPOCH, { min: 0, max: 4, notes: 'from the leader epoch cache (a single node has only epoch 0); checks the current leader epoch' }, (request, ctx) => ({
   throttle_time_ms: 0,
   topics: request.topics.map((topic) => ({
     topic: topic.topic,

@@ -39,7 +39,7 @@ function describe(ctx: RequestContext, resource: ResourceRequest): ResourceResul
   return { ...base, configs: config_rows(ctx.core.topics.config_entries(topic), keys, CONFIG_SOURCE_TOPIC) };
 }
 
-export const describe_configs_handler = kafka_handler(DESCRIBE_CONFIGS, 0, 4, (request, ctx) => ({
+export const describe_configs_handler = kafka_handler(DESCRIBE_CONFIGS, { min: 0, max: 4, notes: 'topic and share-group configs with their sources; a BROKER resource is answered with none' }, (request, ctx) => ({
   throttle_time_ms: 0,
   results: request.resources.map((resource) => describe(ctx, resource)),
 }));

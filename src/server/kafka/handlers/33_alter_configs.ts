@@ -4,7 +4,7 @@ import { ALTER_CONFIGS } from '../../../protocol/kafka/messages/33_alter_configs
 import { kafka_handler } from '../handler.ts';
 import { alter_resource, configs_of } from './configs.ts';
 
-export const alter_configs_handler = kafka_handler(ALTER_CONFIGS, 0, 2, async (request, ctx) => {
+export const alter_configs_handler = kafka_handler(ALTER_CONFIGS, { min: 0, max: 2, notes: 'replaces all configs of a topic or a share group; BROKER resources are refused' }, async (request, ctx) => {
   const validate_only = request.validate_only;
   const responses = [];
   for (const resource of request.resources) {

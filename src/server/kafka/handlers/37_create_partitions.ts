@@ -5,7 +5,7 @@ import { BrokerError } from '../../../core/index.ts';
 import { kafka_handler } from '../handler.ts';
 import { error_fields } from '../error_map.ts';
 
-export const create_partitions_handler = kafka_handler(CREATE_PARTITIONS, 0, 3, async (request, ctx) => {
+export const create_partitions_handler = kafka_handler(CREATE_PARTITIONS, { min: 0, max: 3, notes: "new partitions are placed like a new topic's; manual assignments are refused" }, async (request, ctx) => {
   const results = [];
   for (const topic of request.topics) {
     try {

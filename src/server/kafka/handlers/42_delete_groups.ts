@@ -3,7 +3,7 @@ import { DELETE_GROUPS } from '../../../protocol/kafka/messages/42_delete_groups
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
-export const delete_groups_handler = kafka_handler(DELETE_GROUPS, 0, 2, async (request, ctx) => {
+export const delete_groups_handler = kafka_handler(DELETE_GROUPS, { min: 0, max: 2, notes: '' }, async (request, ctx) => {
   const results = [];
   for (const group_id of request.groups_names) {
     try {

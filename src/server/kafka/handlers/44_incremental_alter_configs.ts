@@ -27,7 +27,7 @@ function changes_of(configs: readonly ConfigChange[]): { set: Record<string, str
   return { set, remove };
 }
 
-export const incremental_alter_configs_handler = kafka_handler(INCREMENTAL_ALTER_CONFIGS, 0, 1, async (request, ctx) => {
+export const incremental_alter_configs_handler = kafka_handler(INCREMENTAL_ALTER_CONFIGS, { min: 0, max: 1, notes: 'SET and DELETE' }, async (request, ctx) => {
   const validate_only = request.validate_only;
   const responses = [];
   for (const resource of request.resources) {

@@ -4,7 +4,7 @@ import { ALTER_PARTITION_REASSIGNMENTS } from '../../../protocol/kafka/messages/
 import { kafka_handler } from '../handler.ts';
 import { error_fields } from '../error_map.ts';
 
-export const alter_partition_reassignments_handler = kafka_handler(ALTER_PARTITION_REASSIGNMENTS, 0, 0, async (request, ctx) => {
+export const alter_partition_reassignments_handler = kafka_handler(ALTER_PARTITION_REASSIGNMENTS, { min: 0, max: 0, notes: 'a cluster only; null replicas cancel the reassignment in progress (NO_REASSIGNMENT_IN_PROGRESS when there is none)' }, async (request, ctx) => {
   const responses = [];
   for (const topic of request.topics) {
     const partitions = [];

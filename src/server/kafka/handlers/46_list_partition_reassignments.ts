@@ -3,7 +3,7 @@
 import { LIST_PARTITION_REASSIGNMENTS } from '../../../protocol/kafka/messages/46_list_partition_reassignments.ts';
 import { kafka_handler } from '../handler.ts';
 
-export const list_partition_reassignments_handler = kafka_handler(LIST_PARTITION_REASSIGNMENTS, 0, 0, (request, ctx) => {
+export const list_partition_reassignments_handler = kafka_handler(LIST_PARTITION_REASSIGNMENTS, { min: 0, max: 0, notes: "any broker answers from the cluster's view; partitions not being moved, unknown topics and unknown partitions are left out; a single broker lists nothing" }, (request, ctx) => {
   const asked: Array<{ name: string; partitions: number[] | null }> =
     request.topics === null ? ctx.core.topics.list().map((topic) => ({ name: topic.name, partitions: null })) : request.topics.map((topic) => ({ name: topic.name, partitions: topic.partition_indexes }));
   const topics = [];

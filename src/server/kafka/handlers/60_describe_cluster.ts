@@ -5,7 +5,7 @@ import { NO_AUTHORIZED_OPERATIONS, kafka_handler } from '../handler.ts';
 /** endpoint_type 1: the brokers (not the controllers) answer. */
 const ENDPOINT_BROKERS = 1;
 
-export const describe_cluster_handler = kafka_handler(DESCRIBE_CLUSTER, 0, 1, (_request, ctx) => ({
+export const describe_cluster_handler = kafka_handler(DESCRIBE_CLUSTER, { min: 0, max: 1, notes: 'the registered brokers and the controller' }, (_request, ctx) => ({
   throttle_time_ms: 0,
   error_code: 0,
   error_message: null,

@@ -5,7 +5,7 @@ import { SHARE_GROUP_HEARTBEAT } from '../../../protocol/kafka/messages/76_share
 import { kafka_handler } from '../handler.ts';
 import { top_level_error } from './share_common.ts';
 
-export const share_group_heartbeat_handler = kafka_handler(SHARE_GROUP_HEARTBEAT, 1, 1, (request, ctx) => {
+export const share_group_heartbeat_handler = kafka_handler(SHARE_GROUP_HEARTBEAT, { min: 1, max: 1, notes: 'every member is assigned every partition of its subscribed topics' }, (request, ctx) => {
   const base = { throttle_time_ms: 0, error_code: 0, error_message: null, member_id: request.member_id, member_epoch: -1, heartbeat_interval_ms: 0, assignment: null };
   try {
     const result = ctx.core.shares.heartbeat({

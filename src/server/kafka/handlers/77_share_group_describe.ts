@@ -25,7 +25,7 @@ function describe(ctx: RequestContext, group_id: string) {
   };
 }
 
-export const share_group_describe_handler = kafka_handler(SHARE_GROUP_DESCRIBE, 1, 1, (request, ctx) => ({
+export const share_group_describe_handler = kafka_handler(SHARE_GROUP_DESCRIBE, { min: 1, max: 1, notes: '' }, (request, ctx) => ({
   throttle_time_ms: 0,
   groups: request.group_ids.map((group_id) => describe(ctx, group_id)),
 }));

@@ -74,7 +74,7 @@ function add_fetched(ctx: RequestContext, fetched: FetchedPartition[], rows: Res
   }
 }
 
-export const share_fetch_handler = kafka_handler(SHARE_FETCH, 1, 2, async (request, ctx) => {
+export const share_fetch_handler = kafka_handler(SHARE_FETCH, { min: 1, max: 2, notes: 'share sessions; acknowledgements piggybacked; lock renewal (v2) refused' }, async (request, ctx) => {
   const group_id = request.group_id ?? '';
   const member_id = request.member_id ?? '';
   const lock_ms = ctx.core.shares.record_lock_duration_ms;

@@ -10,7 +10,7 @@ import { acknowledge, key_of, refuse_renewal, resolve_topics, top_level_error } 
 
 type PartitionResponse = Row<Row<ResponseIn<typeof SHARE_ACKNOWLEDGE>['responses']>['partitions']>;
 
-export const share_acknowledge_handler = kafka_handler(SHARE_ACKNOWLEDGE, 1, 2, async (request, ctx) => {
+export const share_acknowledge_handler = kafka_handler(SHARE_ACKNOWLEDGE, { min: 1, max: 2, notes: 'lock renewal (v2) refused' }, async (request, ctx) => {
   const group_id = request.group_id ?? '';
   const member_id = request.member_id ?? '';
   const lock_ms = ctx.core.shares.record_lock_duration_ms;
