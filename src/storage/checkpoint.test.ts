@@ -9,7 +9,7 @@ test('a checkpoint round-trips, and any damage is detected', () => {
   assert.deepEqual(decode_checkpoint(bytes), offsets);
   for (let i = 0; i < bytes.length; i++) {
     const damaged = Buffer.from(bytes);
-    damaged[i] ^= 0x01;
+    damaged[i]! ^= 0x01;
     assert.equal(decode_checkpoint(damaged), null, `flipped bit in byte ${i}`);
   }
   for (let length = 0; length < bytes.length; length++) {

@@ -24,7 +24,7 @@ test('malformed batches are refused with the reason, nothing is written, the log
   const size_before = io.peek(SEGMENT)!.length;
   const cases: Array<[string, Buffer, string]> = [];
   const bad_crc = make_batch('x', 2);
-  bad_crc[bad_crc.length - 1] ^= 0xff;
+  bad_crc[bad_crc.length - 1]! ^= 0xff;
   cases.push(['crc', bad_crc, 'crc']);
   const bad_magic = make_batch('x', 2);
   bad_magic[16] = 1;

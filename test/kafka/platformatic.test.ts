@@ -230,7 +230,7 @@ test('admin: create, list, describe and delete topics', { timeout: TEST_TIMEOUT_
 
     const metadata = await admin.metadata({ topics: ['orders', 'audit'] });
     assert.equal(metadata.brokers.size, 1);
-    const [[node_id, node]] = [...metadata.brokers.entries()];
+    const [node_id, node] = [...metadata.brokers.entries()][0]!;
     assert.equal(`${node!.host}:${node!.port}`, broker.bootstrap);
     const orders = metadata.topics.get('orders')!;
     assert.equal(orders.id, orders_id);

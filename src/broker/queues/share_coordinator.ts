@@ -18,7 +18,9 @@ import { ReadAhead } from './read_ahead.ts';
 import { group_settings_of, type ShareGroupSettings } from './group_config.ts';
 import { type GroupConfigs } from '../../core/types.ts';
 import { batch_last_offset } from '../../format/batch_layout.ts';
-import type { QueueSettings, AcknowledgeBatch, FetchedPartition, HeartbeatRequest, HeartbeatResult, QueueCounters, QueuePartitionStats, QueueStats, TopicPartition } from '../../core/types.ts';
+import type { AcknowledgeBatch, FetchedPartition, HeartbeatRequest, HeartbeatResult, QueueSettings, QueueStats, ShareGroupDescription, TopicPartition } from '../../core/types.ts';
+import { key_of, type Member, type PartitionState, type ShareGroup } from './share_group.ts';
+import { describe_group, partitions_of, queue_stats, type PartitionSummary } from './share_stats.ts';
 import { rethrow_invariant } from '../../core/invariants.ts';
 
 /** Records one fetch may acquire across its partitions, whatever the client asks. */
@@ -31,37 +33,6 @@ const TTL_RETRY_MS = 1_000;
 const TTL_PRUNE_TICKS = 50;
 /** Dead letters written per partition per tick. */
 const DEAD_LETTERS_PER_TICK = 1_000;
-
-interface Member {
-  id: string;
-  epoch: number;
-  topics: string[];
-  last_seen_ms: number;
-  client_id: string;
-  client_host: string;
-}
-
-interface PartitionState {
-  topic: string;
-  partition: number;
-  share: SharePartition;
-  /** Expiry times of the records read so far (records are acquired only once read). */
-  ahead: ReadAhead;
-  /** Dead letters decided and not yet written. */
-  letters: ReturnType<SharePartition['take_dead_letters']>;
-  /** Set while the partition cannot be read (its leader unreachable): warned about once. */
-  unreadable?: boolean;
-}
-
-interface ShareGroup {
-  id: string;
-  /** Shared by the group's partitions and updated in place when its configs change. */
-  settings: QueueSettings;
-  epoch: number;
-  members: Map<string, Member>;
-  partitions: Map<string, PartitionState>;
-  counters: QueueCounters;
-}
 
 export interface ShareCoordinatorDeps {
   topics: TopicManager;
@@ -79,8 +50,6 @@ export interface ShareCoordinatorDeps {
   /** Appends to a partition on its leader (dead letters). */
   append: AppendRecords;
 }
-
-const key_of = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 
 export class ShareCoordinator {
   private readonly groups = new Map<string, ShareGroup>();
@@ -544,53 +513,21 @@ export class ShareCoordinator {
 
   // ------------------------------------------------------------------ describe
 
-  describe(group_id: string): { group_id: string; epoch: number; members: Array<{ member_id: string; member_epoch: number; client_id: string; client_host: string; topics: string[]; assignment: Map<string, number[]> }> } | null {
+  describe(group_id: string): ShareGroupDescription | null {
     const group = this.groups.get(group_id);
-    if (!group) return null;
-    return {
-      group_id,
-      epoch: group.epoch,
-      members: [...group.members.values()].map((m) => ({ member_id: m.id, member_epoch: m.epoch, client_id: m.client_id, client_host: m.client_host, topics: m.topics, assignment: this.assignment(m) })),
-    };
+    return group ? describe_group(group, (member) => this.assignment(member)) : null;
   }
 
   /** Records in flight and waiting per partition of a group (admin and metrics). */
-  partitions_of(group_id: string): Array<{ topic: string; partition: number; start_offset: number; end_offset: number; in_flight: number; dead_letters_pending: number }> {
+  partitions_of(group_id: string): PartitionSummary[] {
     const group = this.groups.get(group_id);
-    if (!group) return [];
-    return [...group.partitions.values()].map((s) => ({ topic: s.topic, partition: s.partition, start_offset: s.share.start_offset, end_offset: s.share.end_offset, in_flight: s.share.in_flight, dead_letters_pending: s.letters.length }));
+    return group ? partitions_of(group) : [];
   }
 
   /** What a group's queues hold and what it has done (admin views and metrics); `detail` walks each window. */
   queue_stats(group_id: string, options: { detail?: boolean } = {}): QueueStats | null {
     const group = this.groups.get(group_id);
-    if (!group) return null;
-    const topics = new Set<string>();
-    for (const member of group.members.values()) for (const topic of member.topics) topics.add(topic);
-    const partitions: QueuePartitionStats[] = [];
-    let in_flight = 0;
-    let available = 0;
-    for (const state of group.partitions.values()) {
-      topics.add(state.topic);
-      const topic = this.deps.topics.get(state.topic);
-      const high_watermark = topic && state.partition < topic.partitions ? this.deps.reader_now(state.topic, state.partition).high_watermark : state.share.end_offset;
-      const stats: QueuePartitionStats = {
-        topic: state.topic,
-        partition: state.partition,
-        start_offset: state.share.start_offset,
-        end_offset: state.share.end_offset,
-        high_watermark,
-        in_flight: state.share.in_flight,
-        available: state.share.available_in_window + Math.max(0, high_watermark - state.share.end_offset),
-        dead_letters_pending: state.letters.length,
-      };
-      if (options.detail) stats.census = state.share.census();
-      in_flight += stats.in_flight;
-      available += stats.available;
-      partitions.push(stats);
-    }
-    partitions.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
-    return { group_id, members: group.members.size, topics: [...topics].sort(), in_flight, available, counters: { ...group.counters }, partitions };
+    return group ? queue_stats(group, this.deps, options.detail ?? false) : null;
   }
 
   /** New configs of a group take effect at once (its partitions share its settings object). */

@@ -14,6 +14,92 @@ export interface MetricsSources {
   connections(): number;
 }
 
+/** What the metric builders below share: the registry, the core, and a once-per-scrape memo. */
+interface MetricContext {
+  registers: Registry[];
+  core: Core;
+  per_scrape<T>(compute: () => T): () => T;
+}
+
+function traffic_metrics({ registers, core, per_scrape }: MetricContext): void {
+  // Counters of deleted topics are dropped before traffic is read.
+  const prune_traffic = per_scrape(() => core.stats.prune());
+  const traffic = (name: string, help: string, pick: (t: PartitionTraffic) => number) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['topic', 'partition'],
+      registers,
+      collect() {
+        prune_traffic();
+        this.reset();
+        for (const t of core.stats.traffic()) {
+          const value = pick(t);
+          if (value > 0) this.inc({ topic: t.topic, partition: String(t.partition) }, value);
+        }
+      },
+    });
+  traffic('sluice_messages_in_total', 'Messages accepted from producers', (t) => t.messages_in);
+  traffic('sluice_bytes_in_total', 'Record batch bytes accepted from producers', (t) => t.bytes_in);
+  traffic('sluice_messages_out_total', 'Messages handed to consumers (Fetch counts whole batches, ShareFetch acquired records)', (t) => t.messages_out);
+  traffic('sluice_bytes_out_total', 'Record batch bytes handed to consumers', (t) => t.bytes_out);
+}
+
+function lag_metric({ registers, core }: MetricContext): void {
+  new Gauge({
+    name: 'sluice_consumer_group_lag',
+    help: 'High watermark minus committed offset, per consumer group and partition',
+    labelNames: ['group', 'topic', 'partition'],
+    registers,
+    collect() {
+      this.reset();
+      if (!core.groups.is_coordinator) return; // in a cluster, the coordinator reports lag
+      for (const group of core.groups.ids_with_offsets()) {
+        for (const l of core.groups.lag_now(group)) this.set({ group, topic: l.topic, partition: String(l.partition) }, l.lag);
+      }
+    },
+  });
+}
+
+function queue_metrics({ registers, core, per_scrape }: MetricContext): void {
+  // One look at every share group per scrape, shared by the queue metrics below.
+  const queues = per_scrape(() => (core.shares.is_coordinator ? core.shares.group_ids().flatMap((id) => core.shares.queue_stats(id) ?? []) : []));
+  const queue_gauge = (name: string, help: string, pick: (q: QueueStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['group'],
+      registers,
+      collect() {
+        this.reset();
+        for (const q of queues()) this.set({ group: q.group_id }, pick(q));
+      },
+    });
+  const queue_counter = (name: string, help: string, pick: (q: QueueStats) => number) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['group'],
+      registers,
+      collect() {
+        this.reset();
+        for (const q of queues()) if (pick(q) > 0) this.inc({ group: q.group_id }, pick(q));
+      },
+    });
+  queue_gauge('sluice_queue_in_flight', 'Records acquired by share-group consumers and not yet settled', (q) => q.in_flight);
+  queue_gauge('sluice_queue_available', 'Records a share group may hand out now or after their retry backoff', (q) => q.available);
+  queue_counter('sluice_queue_redeliveries_total', 'Records handed out again (released, lock timed out, consumer gone)', (q) => q.counters.redeliveries);
+  queue_counter('sluice_queue_dead_lettered_total', 'Records written to a dead-letter topic', (q) => q.counters.dead_lettered);
+  queue_counter('sluice_queue_expired_total', 'Records whose time to live ran out before they were settled', (q) => q.counters.expired);
+}
+
+function broker_metrics({ registers, core }: MetricContext, connections: () => number): void {
+  new Gauge({ name: 'sluice_delayed_pending', help: 'Delayed records waiting for their due time', registers, collect() { this.set(core.delayed.is_host ? core.delayed.status().pending : 0); } });
+  new Counter({ name: 'sluice_delayed_delivered_total', help: 'Delayed records appended to their topics', registers, collect() { this.reset(); if (core.delayed.is_host) this.inc(core.delayed.status().counters.delivered); } });
+  new Gauge({ name: 'sluice_connections', help: 'Kafka client connections open', registers, collect() { this.set(connections()); } });
+  new Gauge({ name: 'sluice_partitions_offline', help: 'Partitions taken offline by a failed write or fsync', registers, collect() { this.set(core.partitions.offline().length); } });
+}
+
 export class BrokerMetrics {
   readonly registry = new Registry();
   private readonly request_children = new Map<string, { observe(value: number): void }>();
@@ -24,108 +110,26 @@ export class BrokerMetrics {
 
   constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
-    const { core } = sources;
     collectDefaultMetrics({ register: this.registry });
-
     this.request_seconds = new Histogram({ name: 'sluice_request_duration_seconds', help: 'Kafka requests by API, from decoded request to response (long polls included)', labelNames: ['api'], buckets: REQUEST_BUCKETS_SECONDS, registers });
     this.fsync_seconds = new Histogram({ name: 'sluice_fsync_duration_seconds', help: 'Group-commit flush rounds (the parallel fdatasyncs an acknowledgement waits for)', buckets: FSYNC_BUCKETS_SECONDS, registers });
+    const context: MetricContext = { registers, core: sources.core, per_scrape: (compute) => this.per_scrape(compute) };
+    traffic_metrics(context);
+    lag_metric(context);
+    queue_metrics(context);
+    broker_metrics(context, sources.connections);
+  }
 
-    const per_scrape = <T>(compute: () => T): (() => T) => {
-      let computed_at = -1;
-      let value: T;
-      return () => {
-        if (computed_at !== this.scrape) {
-          value = compute();
-          computed_at = this.scrape;
-        }
-        return value;
-      };
+  private per_scrape<T>(compute: () => T): () => T {
+    let computed_at = -1;
+    let value: T;
+    return () => {
+      if (computed_at !== this.scrape) {
+        value = compute();
+        computed_at = this.scrape;
+      }
+      return value;
     };
-
-    // Counters of deleted topics are dropped before traffic is read.
-    const prune_traffic = per_scrape(() => core.stats.prune());
-    const traffic = (name: string, help: string, pick: (t: PartitionTraffic) => number) =>
-      new Counter({
-        name,
-        help,
-        labelNames: ['topic', 'partition'],
-        registers,
-        collect() {
-          prune_traffic();
-          this.reset();
-          for (const t of core.stats.traffic()) {
-            const value = pick(t);
-            if (value > 0) this.inc({ topic: t.topic, partition: String(t.partition) }, value);
-          }
-        },
-      });
-    traffic('sluice_messages_in_total', 'Messages accepted from producers', (t) => t.messages_in);
-    traffic('sluice_bytes_in_total', 'Record batch bytes accepted from producers', (t) => t.bytes_in);
-    traffic('sluice_messages_out_total', 'Messages handed to consumers (Fetch counts whole batches, ShareFetch acquired records)', (t) => t.messages_out);
-    traffic('sluice_bytes_out_total', 'Record batch bytes handed to consumers', (t) => t.bytes_out);
-
-    new Gauge({
-      name: 'sluice_consumer_group_lag',
-      help: 'High watermark minus committed offset, per consumer group and partition',
-      labelNames: ['group', 'topic', 'partition'],
-      registers,
-      collect() {
-        this.reset();
-        if (!core.groups.is_coordinator) return; // in a cluster, the coordinator reports lag
-        for (const group of core.groups.ids_with_offsets()) {
-          for (const l of core.groups.lag_now(group)) this.set({ group, topic: l.topic, partition: String(l.partition) }, l.lag);
-        }
-      },
-    });
-
-    // One look at every share group per scrape, shared by the queue metrics below.
-    const queues = per_scrape(() => (core.shares.is_coordinator ? core.shares.group_ids().flatMap((id) => core.shares.queue_stats(id) ?? []) : []));
-    const queue_gauge = (name: string, help: string, pick: (q: QueueStats) => number) =>
-      new Gauge({
-        name,
-        help,
-        labelNames: ['group'],
-        registers,
-        collect() {
-          this.reset();
-          for (const q of queues()) this.set({ group: q.group_id }, pick(q));
-        },
-      });
-    const queue_counter = (name: string, help: string, pick: (q: QueueStats) => number) =>
-      new Counter({
-        name,
-        help,
-        labelNames: ['group'],
-        registers,
-        collect() {
-          this.reset();
-          for (const q of queues()) if (pick(q) > 0) this.inc({ group: q.group_id }, pick(q));
-        },
-      });
-    queue_gauge('sluice_queue_in_flight', 'Records acquired by share-group consumers and not yet settled', (q) => q.in_flight);
-    queue_gauge('sluice_queue_available', 'Records a share group may hand out now or after their retry backoff', (q) => q.available);
-    queue_counter('sluice_queue_redeliveries_total', 'Records handed out again (released, lock timed out, consumer gone)', (q) => q.counters.redeliveries);
-    queue_counter('sluice_queue_dead_lettered_total', 'Records written to a dead-letter topic', (q) => q.counters.dead_lettered);
-    queue_counter('sluice_queue_expired_total', 'Records whose time to live ran out before they were settled', (q) => q.counters.expired);
-
-    new Gauge({ name: 'sluice_delayed_pending', help: 'Delayed records waiting for their due time', registers, collect() { this.set(core.delayed.is_host ? core.delayed.status().pending : 0); } });
-    new Counter({ name: 'sluice_delayed_delivered_total', help: 'Delayed records appended to their topics', registers, collect() { this.reset(); if (core.delayed.is_host) this.inc(core.delayed.status().counters.delivered); } });
-    new Gauge({
-      name: 'sluice_connections',
-      help: 'Kafka client connections open',
-      registers,
-      collect() {
-        this.set(sources.connections());
-      },
-    });
-    new Gauge({
-      name: 'sluice_partitions_offline',
-      help: 'Partitions taken offline by a failed write or fsync',
-      registers,
-      collect() {
-        this.set(core.partitions.offline().length);
-      },
-    });
   }
 
   /** Starts feeding the histograms from the broker's hooks. */

@@ -1,0 +1,38 @@
+// A share group as the share coordinator keeps it: its members, its settings and counters, and per
+// partition the share-partition state machine with what was read ahead and the dead letters due.
+import type { QueueCounters, QueueSettings } from '../../core/types.ts';
+import type { ReadAhead } from './read_ahead.ts';
+import type { SharePartition } from './share_partition.ts';
+
+export interface Member {
+  id: string;
+  epoch: number;
+  topics: string[];
+  last_seen_ms: number;
+  client_id: string;
+  client_host: string;
+}
+
+export interface PartitionState {
+  topic: string;
+  partition: number;
+  share: SharePartition;
+  /** Expiry times of the records read so far (records are acquired only once read). */
+  ahead: ReadAhead;
+  /** Dead letters decided and not yet written. */
+  letters: ReturnType<SharePartition['take_dead_letters']>;
+  /** Set while the partition cannot be read (its leader unreachable): warned about once. */
+  unreadable?: boolean;
+}
+
+export interface ShareGroup {
+  id: string;
+  /** Shared by the group's partitions and updated in place when its configs change. */
+  settings: QueueSettings;
+  epoch: number;
+  members: Map<string, Member>;
+  partitions: Map<string, PartitionState>;
+  counters: QueueCounters;
+}
+
+export const key_of = (topic: string, partition: number) => `${topic}\u0000${partition}`;
