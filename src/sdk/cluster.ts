@@ -2,9 +2,15 @@
 // versions, cached metadata (brokers, topics, partition leaders), routing to leaders and retries
 // with exponential backoff. Works against Sluice and any Kafka-compatible broker.
 import { Connection, prepare } from '../protocol/kafka/client_connection.ts';
-import { ConnectionError, KafkaProtocolError, SluiceError, UnsupportedApiError, check_code, is_retriable } from './errors.ts';
+import {
+  ConnectionError,
+  KafkaProtocolError,
+  SluiceError,
+  UnsupportedApiError,
+  check_code,
+  is_retriable,
+} from './errors.ts';
 import type { ApiSpec, RequestIn, ResponseOf } from '../protocol/kafka/schema.ts';
-import type { Value } from '../protocol/kafka/codec.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { API_VERSIONS } from '../protocol/kafka/messages/18_api_versions.ts';
 import { METADATA } from '../protocol/kafka/messages/03_metadata.ts';
@@ -29,6 +35,13 @@ export interface ClusterOptions {
   /** SASL login for every broker connection. */
   sasl?: SaslOptions | null;
 }
+
+/** Errors after which the cached topics are dropped before a retry: leaders moved or topics changed. */
+const TOPICS_STALE_CODES = new Set<number>([
+  ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  ErrorCode.LEADER_NOT_AVAILABLE,
+  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+]);
 
 export const RETRY_DEFAULT: RetryOptions = { retries: 5, initial_retry_ms: 100, max_retry_ms: 5_000 };
 
@@ -66,30 +79,48 @@ export class BrokerConnection {
     const range = this.ranges.get(api.api_key);
     const version = range ? Math.min(max, range.max) : -1;
     if (!range || version < Math.max(min, range.min)) {
-      throw new UnsupportedApiError(`broker ${this.address.host}:${this.address.port} supports no version of ${api.name} in ${min}-${max}`);
+      throw new UnsupportedApiError(
+        `broker ${this.address.host}:${this.address.port} supports no version of ${api.name} in ${min}-${max}`,
+      );
     }
     return version;
   }
 
   /** Sends `body` with the best common version in `min`..`max`; `body` may depend on the version. */
-  send<A extends ApiSpec>(api: A, min: number, max: number, body: RequestIn<A> | ((version: number) => RequestIn<A>)): Promise<{ version: number; response: ResponseOf<A> }> {
+  send<A extends ApiSpec>(
+    api: A,
+    min: number,
+    max: number,
+    body: RequestIn<A> | ((version: number) => RequestIn<A>),
+  ): Promise<{ version: number; response: ResponseOf<A> }> {
     const version = this.version(api, min, max);
     const value = typeof body === 'function' ? body(version) : body;
     return this.connection.call(api, version, value).then(
       (response) => ({ version, response }),
       (error: unknown) => {
-        throw error instanceof SluiceError ? error : new ConnectionError(`${api.name} to ${this.address.host}:${this.address.port} failed: ${String(error)}`, { cause: error });
+        throw error instanceof SluiceError
+          ? error
+          : new ConnectionError(`${api.name} to ${this.address.host}:${this.address.port} failed: ${String(error)}`, {
+              cause: error,
+            });
       },
     );
   }
 
   /** Like send(), for a request the broker does not answer (Produce with acks 0). */
-  send_without_response<A extends ApiSpec>(api: A, min: number, max: number, body: RequestIn<A>): Promise<{ version: number }> {
+  send_without_response<A extends ApiSpec>(
+    api: A,
+    min: number,
+    max: number,
+    body: RequestIn<A>,
+  ): Promise<{ version: number }> {
     const version = this.version(api, min, max);
     return this.connection.send_only(prepare(api, version, body)).then(
       () => ({ version }),
       (error: unknown) => {
-        throw new ConnectionError(`${api.name} to ${this.address.host}:${this.address.port} failed: ${String(error)}`, { cause: error });
+        throw new ConnectionError(`${api.name} to ${this.address.host}:${this.address.port} failed: ${String(error)}`, {
+          cause: error,
+        });
       },
     );
   }
@@ -102,7 +133,9 @@ export class BrokerConnection {
 function parse_broker(text: string): { host: string; port: number } {
   const at = text.lastIndexOf(':');
   const port = Number(text.slice(at + 1));
-  if (at <= 0 || !Number.isInteger(port)) throw new SluiceError(`broker address ${JSON.stringify(text)} is not HOST:PORT`, false);
+  if (at <= 0 || !Number.isInteger(port)) {
+    throw new SluiceError(`broker address ${JSON.stringify(text)} is not HOST:PORT`, false);
+  }
   return { host: text.slice(0, at), port };
 }
 
@@ -130,11 +163,15 @@ export class Cluster {
 
   private async open(address: BrokerAddress): Promise<BrokerConnection> {
     const connection = await this.connect(address).catch((error: unknown) => {
-      throw new ConnectionError(`cannot connect to ${address.host}:${address.port}: ${String(error)}`, { cause: error });
+      throw new ConnectionError(`cannot connect to ${address.host}:${address.port}: ${String(error)}`, {
+        cause: error,
+      });
     });
     // ApiVersions v3 first; a broker that does not know it answers UNSUPPORTED_VERSION in v0 form.
-    let response = await connection.call(API_VERSIONS, 3, { client_software_name: 'sluice-sdk', client_software_version: '0.1.0' }).catch(() => null);
-    if (!response || (response.error_code as number) === ErrorCode.UNSUPPORTED_VERSION) {
+    let response = await connection
+      .call(API_VERSIONS, 3, { client_software_name: 'sluice-sdk', client_software_version: '0.1.0' })
+      .catch(() => null);
+    if (!response || response.error_code === ErrorCode.UNSUPPORTED_VERSION) {
       if (response === null || connection.is_closed) {
         connection.close();
         return this.open_v0(address);
@@ -150,11 +187,16 @@ export class Cluster {
   }
 
   /** Reads the broker's API ranges and authenticates when SASL is configured. */
-  private async ready(address: BrokerAddress, connection: Connection, api_versions: Value, context: string): Promise<BrokerConnection> {
+  private async ready(
+    address: BrokerAddress,
+    connection: Connection,
+    api_versions: ResponseOf<typeof API_VERSIONS>,
+    context: string,
+  ): Promise<BrokerConnection> {
     try {
-      check_code(api_versions.error_code as number, context);
+      check_code(api_versions.error_code, context);
       const ranges = new Map<number, { min: number; max: number }>();
-      for (const key of api_versions.api_keys as Array<{ api_key: number; min_version: number; max_version: number }>) {
+      for (const key of api_versions.api_keys) {
         ranges.set(key.api_key, { min: key.min_version, max: key.max_version });
       }
       if (this.options.sasl) await authenticate(connection, ranges, this.options.sasl);
@@ -171,7 +213,10 @@ export class Cluster {
     const current = this.bootstrap_connection && (await this.bootstrap_connection.catch(() => null));
     if (current && !current.closed) return current;
     let last: unknown = null;
-    const candidates = [...this.options.brokers.map(parse_broker).map((b) => ({ node_id: -1, ...b })), ...this.brokers.values()];
+    const candidates = [
+      ...this.options.brokers.map(parse_broker).map((b) => ({ node_id: -1, ...b })),
+      ...this.brokers.values(),
+    ];
     for (const address of candidates) {
       try {
         this.bootstrap_connection = this.open(address);
@@ -181,7 +226,9 @@ export class Cluster {
       }
     }
     this.bootstrap_connection = null;
-    throw last instanceof SluiceError ? last : new ConnectionError(`no broker reachable (${this.options.brokers.join(', ')})`, { cause: last });
+    throw last instanceof SluiceError
+      ? last
+      : new ConnectionError(`no broker reachable (${this.options.brokers.join(', ')})`, { cause: last });
   }
 
   /** The connection to broker `node_id` (opened on first use, reopened after a failure). */
@@ -197,7 +244,12 @@ export class Cluster {
     if (!address) {
       await this.refresh_metadata();
       address = this.brokers.get(node_id);
-      if (!address) throw new KafkaProtocolError(ErrorCode.LEADER_NOT_AVAILABLE, `broker ${node_id} is not in the cluster metadata`);
+      if (!address) {
+        throw new KafkaProtocolError(
+          ErrorCode.LEADER_NOT_AVAILABLE,
+          `broker ${node_id} is not in the cluster metadata`,
+        );
+      }
     }
     const opening = this.open(address);
     this.connections.set(node_id, opening);
@@ -217,15 +269,17 @@ export class Cluster {
       include_cluster_authorized_operations: false,
     });
     this.brokers = new Map();
-    for (const broker of response.brokers as Array<{ node_id: number; host: string; port: number }>) {
+    for (const broker of response.brokers) {
       this.brokers.set(broker.node_id, { node_id: broker.node_id, host: broker.host, port: broker.port });
     }
-    this.cluster_id = (response.cluster_id as string | null) ?? null;
-    this.controller_id = response.controller_id as number;
+    this.cluster_id = response.cluster_id;
+    this.controller_id = response.controller_id;
     const errors = new Map<string, number>();
-    for (const topic of response.topics as Array<Record<string, unknown>>) {
-      const name = topic.name as string;
-      const code = topic.error_code as number;
+    for (const topic of response.topics) {
+      const name = topic.name;
+      // Null only for a topic asked for by id (v12+); this client asks by name.
+      if (name === null) continue;
+      const code = topic.error_code;
       if (code !== ErrorCode.NONE) {
         errors.set(name, code);
         this.topics.delete(name);
@@ -233,15 +287,15 @@ export class Cluster {
       }
       this.topics.set(name, {
         name,
-        topic_id: (topic.topic_id as string | undefined) ?? '',
-        is_internal: Boolean(topic.is_internal),
-        partitions: (topic.partitions as Array<Record<string, unknown>>)
+        topic_id: topic.topic_id,
+        is_internal: topic.is_internal,
+        partitions: topic.partitions
           .map((p) => ({
-            partition: p.partition_index as number,
-            leader: p.leader_id as number,
-            leader_epoch: (p.leader_epoch as number | undefined) ?? -1,
-            replicas: p.replica_nodes as number[],
-            isr: p.isr_nodes as number[],
+            partition: p.partition_index,
+            leader: p.leader_id,
+            leader_epoch: p.leader_epoch,
+            replicas: p.replica_nodes,
+            isr: p.isr_nodes,
           }))
           .sort((a, b) => a.partition - b.partition),
       });
@@ -277,7 +331,7 @@ export class Cluster {
         return await work(attempt);
       } catch (error) {
         if (!is_retriable(error) || attempt >= retries || this.closed) throw error;
-        if (error instanceof KafkaProtocolError && [ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.LEADER_NOT_AVAILABLE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION].includes(error.code as never)) {
+        if (error instanceof KafkaProtocolError && TOPICS_STALE_CODES.has(error.code)) {
           this.topics.clear(); // leaders moved or topics changed: fetch them again
         }
         const backoff = Math.min(max_retry_ms, initial_retry_ms * 2 ** attempt);

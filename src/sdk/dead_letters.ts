@@ -2,13 +2,15 @@
 // (`<topic>.<group>.dlq`), what they hold, and redrive: copying dead letters back to their origin
 // topic (or another), with key, value, timestamp and original headers, each recorded in the audit
 // topic `sluice.dlq.audit` so that a dead letter is never redriven twice. `read_topic` reads a topic
-// from its start to its end as of the call (a broadcast read, no group).
-import type { Cluster } from './cluster.ts';
+// from its start to its end as of the call (a broadcast read, no group). The admin client's
+// methods for them (admin.ts) call these with its request plumbing (admin_requests.ts).
 import { Consumer } from './consumer.ts';
 import { Producer } from './producer.ts';
-import type { KafkaMessage } from './records.ts';
+import type { IHeaders, KafkaMessage } from './records.ts';
 import { SluiceError } from './errors.ts';
-import type { Admin } from './admin.ts';
+import type { AdminRequests } from './admin_requests.ts';
+import { list_topics } from './admin_topics.ts';
+import { fetch_topic_offsets } from './admin_offsets.ts';
 import {
   DLQ_AUDIT_TOPIC,
   DLQ_HEADERS,
@@ -76,12 +78,19 @@ export function header_text(message: KafkaMessage, name: string): string | null 
 }
 
 /** Every message of `topic` from its start to its end as of now, in partition and offset order. */
-export async function read_topic(cluster: Cluster, admin: Admin, topic: string, limit = Infinity, on_read?: (count: number) => void): Promise<ReadMessage[]> {
-  const bounds = await admin.fetchTopicOffsets(topic);
-  const remaining = new Map(bounds.filter((b) => Number(b.high) > Number(b.low)).map((b) => [b.partition, Number(b.high)]));
+export async function read_topic(
+  admin: AdminRequests,
+  topic: string,
+  limit = Infinity,
+  on_read?: (count: number) => void,
+): Promise<ReadMessage[]> {
+  const bounds = await fetch_topic_offsets(admin, topic);
+  const remaining = new Map(
+    bounds.filter((b) => Number(b.high) > Number(b.low)).map((b) => [b.partition, Number(b.high)]),
+  );
   const read: ReadMessage[] = [];
   if (remaining.size === 0 || limit <= 0) return read;
-  const consumer = new Consumer(cluster, { maxWaitTimeInMs: 100 });
+  const consumer = new Consumer(admin.cluster, { maxWaitTimeInMs: 100 });
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
   await new Promise<void>((resolve, reject) => {
@@ -105,11 +114,15 @@ export async function read_topic(cluster: Cluster, admin: Admin, topic: string, 
   return read.sort((a, b) => a.partition - b.partition || a.offset - b.offset);
 }
 
-export async function list_dead_letter_topics(admin: Admin): Promise<DeadLetterTopic[]> {
+export async function list_dead_letter_topics(admin: AdminRequests): Promise<DeadLetterTopic[]> {
   const out: DeadLetterTopic[] = [];
-  for (const topic of (await admin.listTopics()).filter(is_dead_letter_topic_name).sort()) {
-    const offsets = await admin.fetchTopicOffsets(topic);
-    out.push({ topic, ...dead_letter_origin_of(topic), messages: offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0) });
+  for (const topic of (await list_topics(admin)).filter(is_dead_letter_topic_name).sort()) {
+    const offsets = await fetch_topic_offsets(admin, topic);
+    out.push({
+      topic,
+      ...dead_letter_origin_of(topic),
+      messages: offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0),
+    });
   }
   return out;
 }
@@ -122,7 +135,11 @@ export function dead_letter_of(read: ReadMessage): DeadLetter {
     key: m.key,
     value: m.value,
     timestamp: m.timestamp,
-    origin: { topic: header_text(m, DLQ_HEADERS.topic), partition: Number(header_text(m, DLQ_HEADERS.partition)), offset: Number(header_text(m, DLQ_HEADERS.offset)) },
+    origin: {
+      topic: header_text(m, DLQ_HEADERS.topic),
+      partition: Number(header_text(m, DLQ_HEADERS.partition)),
+      offset: Number(header_text(m, DLQ_HEADERS.offset)),
+    },
     group: header_text(m, DLQ_HEADERS.group),
     deliveryCount: Number(header_text(m, DLQ_HEADERS.delivery_count)),
     reason: header_text(m, DLQ_HEADERS.reason),
@@ -130,20 +147,27 @@ export function dead_letter_of(read: ReadMessage): DeadLetter {
   };
 }
 
-export async function redrive_dead_letters(cluster: Cluster, admin: Admin, options: RedriveOptions): Promise<RedriveResult> {
+export async function redrive_dead_letters(admin: AdminRequests, options: RedriveOptions): Promise<RedriveResult> {
   const topic = options.topic;
-  if (!is_dead_letter_topic_name(topic)) throw new SluiceError(`${topic} is not a dead-letter topic (its name ends with ${DLQ_SUFFIX})`, false);
-  const topics = await admin.listTopics();
-  if (options.to !== undefined && !topics.includes(options.to)) throw new SluiceError(`redrive to ${options.to}: the topic does not exist`, false);
-  const wanted = options.offsets === undefined ? null : new Set(options.offsets.map((o) => `${o.partition ?? 0}:${o.offset}`));
-  const letters = (await read_topic(cluster, admin, topic)).filter((l) => wanted === null || wanted.has(`${l.partition}:${l.offset}`));
+  if (!is_dead_letter_topic_name(topic)) {
+    throw new SluiceError(`${topic} is not a dead-letter topic (its name ends with ${DLQ_SUFFIX})`, false);
+  }
+  const topics = await list_topics(admin);
+  if (options.to !== undefined && !topics.includes(options.to)) {
+    throw new SluiceError(`redrive to ${options.to}: the topic does not exist`, false);
+  }
+  const wanted =
+    options.offsets === undefined ? null : new Set(options.offsets.map((o) => `${o.partition ?? 0}:${o.offset}`));
+  const letters = (await read_topic(admin, topic)).filter(
+    (l) => wanted === null || wanted.has(`${l.partition}:${l.offset}`),
+  );
   if (wanted !== null && letters.length < wanted.size) {
     const found = new Set(letters.map((l) => `${l.partition}:${l.offset}`));
     throw new SluiceError(`not in ${topic}: ${[...wanted].filter((k) => !found.has(k)).join(', ')}`, false);
   }
-  const done = topics.includes(DLQ_AUDIT_TOPIC) ? await redriven_before(cluster, admin, topic) : new Set<string>();
+  const done = topics.includes(DLQ_AUDIT_TOPIC) ? await redriven_before(admin, topic) : new Set<string>();
   const todo = letters.filter((l) => !done.has(`${l.partition}:${l.offset}`));
-  const producer = new Producer(cluster, { allowAutoTopicCreation: true });
+  const producer = new Producer(admin.cluster, { allowAutoTopicCreation: true });
   await producer.connect();
   let sent = 0;
   try {
@@ -151,13 +175,27 @@ export async function redrive_dead_letters(cluster: Cluster, admin: Admin, optio
       const chunk = todo.slice(i, i + SEND_CHUNK);
       const targets = chunk.map((l) => options.to ?? header_text(l.message, DLQ_HEADERS.topic));
       const missing = targets.findIndex((t) => !t);
-      if (missing >= 0) throw new SluiceError(`${topic} ${chunk[missing]!.partition}:${chunk[missing]!.offset} has no ${DLQ_HEADERS.topic} header; redrive it with "to"`, false);
-      const results = await Promise.all(chunk.map((l, j) => producer.send({ topic: targets[j]!, messages: [redriven(topic, l)] })));
+      if (missing >= 0) {
+        const letter = chunk[missing]!;
+        const where = `${topic} ${letter.partition}:${letter.offset}`;
+        throw new SluiceError(`${where} has no ${DLQ_HEADERS.topic} header; redrive it with "to"`, false);
+      }
+      const results = await Promise.all(
+        chunk.map((l, j) => producer.send({ topic: targets[j]!, messages: [redriven(topic, l)] })),
+      );
       await producer.send({
         topic: DLQ_AUDIT_TOPIC,
         messages: chunk.map((l, j) => ({
           key: audit_key({ dlq: topic, partition: l.partition, offset: l.offset }),
-          value: encode_audit({ dlq: topic, partition: l.partition, offset: l.offset, to: targets[j]!, to_partition: results[j]![0]!.partition, to_offset: Number(results[j]![0]!.baseOffset), time_ms: Date.now() }),
+          value: encode_audit({
+            dlq: topic,
+            partition: l.partition,
+            offset: l.offset,
+            to: targets[j]!,
+            to_partition: results[j]![0]!.partition,
+            to_offset: Number(results[j]![0]!.baseOffset),
+            time_ms: Date.now(),
+          }),
         })),
       });
       sent += chunk.length;
@@ -171,18 +209,18 @@ export async function redrive_dead_letters(cluster: Cluster, admin: Admin, optio
 
 /** The original message again: dead-letter headers dropped, where it came from added. */
 function redriven(topic: string, letter: ReadMessage) {
-  const headers: Record<string, Buffer | Buffer[]> = {};
+  const headers: IHeaders = {};
   for (const [name, value] of Object.entries(letter.message.headers ?? {})) {
-    if (keeps_header_on_redrive(name) && value !== undefined) headers[name] = value as Buffer;
+    if (keeps_header_on_redrive(name) && value !== undefined) headers[name] = value;
   }
   headers[REDRIVEN_FROM_HEADER] = Buffer.from(redriven_from(topic, letter.partition, letter.offset));
   return { key: letter.message.key, value: letter.message.value, timestamp: letter.message.timestamp, headers };
 }
 
 /** Dead letters of `topic` already redriven, by "partition:offset", from the audit topic. */
-async function redriven_before(cluster: Cluster, admin: Admin, topic: string): Promise<Set<string>> {
+async function redriven_before(admin: AdminRequests, topic: string): Promise<Set<string>> {
   const done = new Set<string>();
-  for (const entry of await read_topic(cluster, admin, DLQ_AUDIT_TOPIC)) {
+  for (const entry of await read_topic(admin, DLQ_AUDIT_TOPIC)) {
     const record = parse_audit(entry.message.value);
     if (record?.dlq === topic) done.add(`${record.partition}:${record.offset}`);
   }

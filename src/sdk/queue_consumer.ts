@@ -12,8 +12,7 @@ import { FIND_COORDINATOR } from '../protocol/kafka/messages/10_find_coordinator
 import { SHARE_GROUP_HEARTBEAT } from '../protocol/kafka/messages/76_share_group_heartbeat.ts';
 import { SHARE_FETCH } from '../protocol/kafka/messages/78_share_fetch.ts';
 import { SHARE_ACKNOWLEDGE } from '../protocol/kafka/messages/79_share_acknowledge.ts';
-import type { Value } from '../protocol/kafka/codec.ts';
-import type { RequestIn } from '../protocol/kafka/schema.ts';
+import type { RequestIn, ResponseOf, Row } from '../protocol/kafka/schema.ts';
 import { Cluster, type BrokerConnection } from './cluster.ts';
 import { ConnectionError, KafkaProtocolError, SluiceError, check_code } from './errors.ts';
 import { decode_fetched, type KafkaMessage } from './records.ts';
@@ -62,6 +61,20 @@ interface PendingAck {
   delay_ms: number;
 }
 
+/** The topics of a ShareFetch or ShareAcknowledge request (both declare them with one field). */
+type RequestTopic = Row<RequestIn<typeof SHARE_FETCH>['topics']>;
+type ForgottenTopic = Row<RequestIn<typeof SHARE_FETCH>['forgotten_topics_data']>;
+type HeartbeatAssignment = NonNullable<ResponseOf<typeof SHARE_GROUP_HEARTBEAT>['assignment']>;
+
+/** Acknowledgements of consecutive offsets with the same type, reason and delay. */
+interface AckBatch {
+  first_offset: number;
+  last_offset: number;
+  acknowledge_types: number[];
+  sluice_failure_reason: string | null;
+  sluice_release_delay_ms: number;
+}
+
 interface LeaderSession {
   epoch: number;
   /** Partition keys ("topic\0partition") the broker's session holds. */
@@ -97,7 +110,9 @@ export class QueueConsumer {
     private readonly cluster: Cluster,
     private readonly config: QueueConsumerConfig,
   ) {
-    if (typeof config.groupId !== 'string' || config.groupId === '') throw new TypeError('queueConsumer: groupId must be a non-empty string');
+    if (typeof config.groupId !== 'string' || config.groupId === '') {
+      throw new TypeError('queueConsumer: groupId must be a non-empty string');
+    }
     this.group_id = config.groupId;
   }
 
@@ -164,7 +179,7 @@ export class QueueConsumer {
   }
 
   private async heartbeat(epoch: number): Promise<void> {
-    let response: Value;
+    let response: ResponseOf<typeof SHARE_GROUP_HEARTBEAT>;
     try {
       const connection = await this.coordinator();
       ({ response } = await connection.send(SHARE_GROUP_HEARTBEAT, 1, 1, {
@@ -178,9 +193,13 @@ export class QueueConsumer {
       if (error instanceof ConnectionError) await this.forget_coordinator();
       throw error;
     }
-    const code = response.error_code as number;
+    const code = response.error_code;
     if (epoch === -1) return;
-    if (code === ErrorCode.NOT_COORDINATOR || code === ErrorCode.COORDINATOR_NOT_AVAILABLE || code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS) {
+    if (
+      code === ErrorCode.NOT_COORDINATOR ||
+      code === ErrorCode.COORDINATOR_NOT_AVAILABLE ||
+      code === ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
+    ) {
       await this.forget_coordinator(); // it moved (a leader change in a cluster): find it again
       this.heartbeat_ms = ERROR_BACKOFF_MS;
       return;
@@ -190,10 +209,10 @@ export class QueueConsumer {
       this.heartbeat_ms = 0;
       return;
     }
-    check_code(code, `ShareGroupHeartbeat for ${this.group_id}`, response.error_message as string | null);
-    this.member_epoch = response.member_epoch as number;
-    this.heartbeat_ms = Math.max(100, response.heartbeat_interval_ms as number);
-    const assignment = response.assignment as { topic_partitions: Array<{ topic_id: string; partitions: number[] }> } | null;
+    check_code(code, `ShareGroupHeartbeat for ${this.group_id}`, response.error_message);
+    this.member_epoch = response.member_epoch;
+    this.heartbeat_ms = Math.max(100, response.heartbeat_interval_ms);
+    const assignment = response.assignment;
     if (assignment) await this.set_assignment(assignment.topic_partitions);
     if (this.joined) {
       this.joined.resolve();
@@ -201,15 +220,22 @@ export class QueueConsumer {
     }
   }
 
-  private async set_assignment(topic_partitions: Array<{ topic_id: string; partitions: number[] }>): Promise<void> {
+  private async set_assignment(topic_partitions: HeartbeatAssignment['topic_partitions']): Promise<void> {
     const by_id = new Map<string, string>();
-    const unknown = topic_partitions.filter((t) => ![...this.cluster.topics.values()].some((info) => info.topic_id === t.topic_id));
+    const unknown = topic_partitions.filter(
+      (t) => ![...this.cluster.topics.values()].some((info) => info.topic_id === t.topic_id),
+    );
     if (unknown.length > 0) await this.cluster.refresh_metadata(this.topics);
     for (const info of this.cluster.topics.values()) by_id.set(info.topic_id, info.name);
     const assignment = new Map<string, number[]>();
     for (const { topic_id, partitions } of topic_partitions) {
       const name = by_id.get(topic_id);
-      if (name) assignment.set(name, [...partitions].sort((a, b) => a - b));
+      if (name) {
+        assignment.set(
+          name,
+          [...partitions].sort((a, b) => a - b),
+        );
+      }
     }
     this.assignment = assignment;
   }
@@ -218,11 +244,17 @@ export class QueueConsumer {
     if (!this.coordinator_cluster) {
       const { host, port } = await this.cluster.with_retry('FindCoordinator', async () => {
         const connection = await this.cluster.any();
-        const { version, response } = await connection.send(FIND_COORDINATOR, 0, 4, { key: this.group_id, key_type: 0, coordinator_keys: [this.group_id] });
-        const entry = (version >= 4 ? (response.coordinators as Value[])[0] : response) as Value | undefined;
-        if (!entry) throw new KafkaProtocolError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `FindCoordinator for ${this.group_id}`);
-        check_code(entry.error_code as number, `FindCoordinator for ${this.group_id}`, entry.error_message as string | null);
-        return { host: entry.host as string, port: entry.port as number };
+        const { version, response } = await connection.send(FIND_COORDINATOR, 0, 4, {
+          key: this.group_id,
+          key_type: 0,
+          coordinator_keys: [this.group_id],
+        });
+        const entry = version >= 4 ? response.coordinators[0] : response;
+        if (!entry) {
+          throw new KafkaProtocolError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `FindCoordinator for ${this.group_id}`);
+        }
+        check_code(entry.error_code, `FindCoordinator for ${this.group_id}`, entry.error_message);
+        return { host: entry.host, port: entry.port };
       });
       this.coordinator_cluster = new Cluster({ ...this.cluster.options, brokers: [`${host}:${port}`] });
     }
@@ -248,8 +280,14 @@ export class QueueConsumer {
         await run_pool(payloads, concurrency, each_message);
       } catch (error) {
         if (!this.running) break;
-        if (error instanceof KafkaProtocolError && (error.code === ErrorCode.SHARE_SESSION_NOT_FOUND || error.code === ErrorCode.INVALID_SHARE_SESSION_EPOCH)) this.sessions.clear();
-        else if (error instanceof KafkaProtocolError && error.code === ErrorCode.UNKNOWN_MEMBER_ID) this.member_epoch = 0;
+        if (
+          error instanceof KafkaProtocolError &&
+          (error.code === ErrorCode.SHARE_SESSION_NOT_FOUND || error.code === ErrorCode.INVALID_SHARE_SESSION_EPOCH)
+        ) {
+          this.sessions.clear();
+        } else if (error instanceof KafkaProtocolError && error.code === ErrorCode.UNKNOWN_MEMBER_ID) {
+          this.member_epoch = 0;
+        }
         await sleep(ERROR_BACKOFF_MS);
       }
     }
@@ -283,31 +321,36 @@ export class QueueConsumer {
     const added = partitions.filter((p) => !session.partitions.has(key_of(p.topic, p.partition)));
     const forgotten = [...session.partitions].filter((k) => !wanted.has(k)).map(split_key);
     const acks = this.take_acks(wanted);
-    const topics = await this.request_topics([...added, ...acks.keys()].map((k) => (typeof k === 'string' ? split_key(k) : k)), acks);
-    let response: Value;
+    const topics = await this.request_topics(
+      [...added, ...acks.keys()].map((k) => (typeof k === 'string' ? split_key(k) : k)),
+      acks,
+    );
+    let response: ResponseOf<typeof SHARE_FETCH>;
     try {
       ({ response } = await connection.send(SHARE_FETCH, 1, 1, {
-      group_id: this.group_id,
-      member_id: this.memberId,
-      share_session_epoch: session.epoch,
-      max_wait_ms: this.config.maxWaitTimeInMs ?? 500,
-      min_bytes: 1,
-      max_bytes: this.config.maxBytes ?? 16 * 1024 * 1024,
-      max_records: this.config.maxRecords ?? 500,
-      batch_size: this.config.maxRecords ?? 500,
-      topics: topics as unknown as RequestIn<typeof SHARE_FETCH>['topics'],
-      forgotten_topics_data: (await this.forgotten_data(forgotten)) as unknown as RequestIn<typeof SHARE_FETCH>['forgotten_topics_data'],
+        group_id: this.group_id,
+        member_id: this.memberId,
+        share_session_epoch: session.epoch,
+        max_wait_ms: this.config.maxWaitTimeInMs ?? 500,
+        min_bytes: 1,
+        max_bytes: this.config.maxBytes ?? 16 * 1024 * 1024,
+        max_records: this.config.maxRecords ?? 500,
+        batch_size: this.config.maxRecords ?? 500,
+        topics,
+        forgotten_topics_data: await this.forgotten_data(forgotten),
       }));
     } catch (error) {
       if (error instanceof ConnectionError) await this.forget_coordinator();
       this.sessions.delete(COORDINATOR_SESSION);
       throw error;
     }
-    const code = response.error_code as number;
+    const code = response.error_code;
     if (code !== ErrorCode.NONE) {
       this.sessions.delete(COORDINATOR_SESSION);
-      if (code === ErrorCode.NOT_COORDINATOR || code === ErrorCode.COORDINATOR_NOT_AVAILABLE) await this.forget_coordinator();
-      throw new KafkaProtocolError(code, `ShareFetch for ${this.group_id}`, response.error_message as string | null);
+      if (code === ErrorCode.NOT_COORDINATOR || code === ErrorCode.COORDINATOR_NOT_AVAILABLE) {
+        await this.forget_coordinator();
+      }
+      throw new KafkaProtocolError(code, `ShareFetch for ${this.group_id}`, response.error_message);
     }
     session.epoch = session.epoch === 0x7fffffff ? 1 : session.epoch + 1;
     for (const p of added) session.partitions.add(key_of(p.topic, p.partition));
@@ -315,18 +358,18 @@ export class QueueConsumer {
     return this.payloads_of(response);
   }
 
-  private async payloads_of(response: Value): Promise<QueuePayloadWork[]> {
+  private async payloads_of(response: ResponseOf<typeof SHARE_FETCH>): Promise<QueuePayloadWork[]> {
     const names = new Map<string, string>();
     for (const info of this.cluster.topics.values()) names.set(info.topic_id, info.name);
     const work: QueuePayloadWork[] = [];
-    for (const t of response.responses as Value[]) {
-      const topic = names.get(t.topic_id as string);
+    for (const t of response.responses) {
+      const topic = names.get(t.topic_id);
       if (!topic) continue;
-      for (const p of t.partitions as Value[]) {
-        const partition = p.partition_index as number;
-        const acquired = p.acquired_records as Array<{ first_offset: number; last_offset: number; delivery_count: number }>;
+      for (const p of t.partitions) {
+        const partition = p.partition_index;
+        const acquired = p.acquired_records;
         if (acquired.length === 0) continue;
-        const { messages } = await decode_fetched(p.records as Buffer, acquired[0]!.first_offset);
+        const { messages } = await decode_fetched(p.records, acquired[0]!.first_offset);
         for (const message of messages) {
           const offset = Number(message.offset);
           const range = acquired.find((r) => offset >= r.first_offset && offset <= r.last_offset);
@@ -345,7 +388,12 @@ export class QueueConsumer {
       const key = key_of(topic, partition);
       let list = this.acks.get(key);
       if (!list) this.acks.set(key, (list = []));
-      list.push({ offset: Number(message.offset), type, reason: reason === null ? null : reason.slice(0, REASON_CHARS_MAX), delay_ms });
+      list.push({
+        offset: Number(message.offset),
+        type,
+        reason: reason === null ? null : reason.slice(0, REASON_CHARS_MAX),
+        delay_ms,
+      });
     };
     return {
       payload: {
@@ -354,16 +402,20 @@ export class QueueConsumer {
         message,
         deliveryCount: delivery_count,
         ack: () => settle(ACK.accept, null, -1),
-        release: (options) => settle(ACK.release, options?.reason ?? null, Math.max(-1, Math.floor(options?.delayMs ?? -1))),
+        release: (options) =>
+          settle(ACK.release, options?.reason ?? null, Math.max(-1, Math.floor(options?.delayMs ?? -1))),
         reject: (reason) => settle(ACK.reject, reason ?? 'rejected by the consumer', -1),
       },
-      done: (error) => (error === null ? settle(ACK.accept, null, -1) : settle(ACK.release, error instanceof Error ? error.message : String(error), -1)),
+      done: (error) =>
+        error === null
+          ? settle(ACK.accept, null, -1)
+          : settle(ACK.release, error instanceof Error ? error.message : String(error), -1),
     };
   }
 
   /** Pending acknowledgements of these partitions, as protocol batches; removed from the queue. */
-  private take_acks(partitions: Set<string>): Map<string, Value[]> {
-    const out = new Map<string, Value[]>();
+  private take_acks(partitions: Set<string>): Map<string, AckBatch[]> {
+    const out = new Map<string, AckBatch[]>();
     for (const [key, list] of this.acks) {
       if (!partitions.has(key) || list.length === 0) continue;
       this.acks.delete(key);
@@ -372,24 +424,32 @@ export class QueueConsumer {
     return out;
   }
 
-  private async request_topics(partitions: Array<{ topic: string; partition: number }>, acks: Map<string, Value[]>): Promise<Value[]> {
-    const by_topic = new Map<string, Map<number, Value>>();
+  private async request_topics(
+    partitions: Array<{ topic: string; partition: number }>,
+    acks: Map<string, AckBatch[]>,
+  ): Promise<RequestTopic[]> {
+    const by_topic = new Map<string, Map<number, Row<RequestTopic['partitions']>>>();
     for (const { topic, partition } of partitions) {
       if (!by_topic.has(topic)) by_topic.set(topic, new Map());
-      by_topic.get(topic)!.set(partition, { partition_index: partition, acknowledgement_batches: acks.get(key_of(topic, partition)) ?? [] });
+      by_topic.get(topic)!.set(partition, {
+        partition_index: partition,
+        acknowledgement_batches: acks.get(key_of(topic, partition)) ?? [],
+      });
     }
-    const topics: Value[] = [];
-    for (const [topic, entries] of by_topic) topics.push({ topic_id: (await this.cluster.topic(topic)).topic_id, partitions: [...entries.values()] });
+    const topics: RequestTopic[] = [];
+    for (const [topic, entries] of by_topic) {
+      topics.push({ topic_id: (await this.cluster.topic(topic)).topic_id, partitions: [...entries.values()] });
+    }
     return topics;
   }
 
-  private async forgotten_data(partitions: Array<{ topic: string; partition: number }>): Promise<Value[]> {
+  private async forgotten_data(partitions: Array<{ topic: string; partition: number }>): Promise<ForgottenTopic[]> {
     const by_topic = new Map<string, number[]>();
     for (const { topic, partition } of partitions) {
       if (!by_topic.has(topic)) by_topic.set(topic, []);
       by_topic.get(topic)!.push(partition);
     }
-    const out: Value[] = [];
+    const out: ForgottenTopic[] = [];
     for (const [topic, list] of by_topic) {
       const info = this.cluster.topics.get(topic);
       if (info) out.push({ topic_id: info.topic_id, partitions: list });
@@ -404,8 +464,13 @@ export class QueueConsumer {
       if (session.epoch === 0) continue;
       const connection = await this.coordinator();
       const topics = await this.request_topics([...acks.keys()].map(split_key), acks);
-      const { response } = await connection.send(SHARE_ACKNOWLEDGE, 1, 1, { group_id: this.group_id, member_id: this.memberId, share_session_epoch: -1, topics: topics as unknown as RequestIn<typeof SHARE_ACKNOWLEDGE>['topics'] });
-      check_code(response.error_code as number, `ShareAcknowledge for ${this.group_id}`, response.error_message as string | null);
+      const { response } = await connection.send(SHARE_ACKNOWLEDGE, 1, 1, {
+        group_id: this.group_id,
+        member_id: this.memberId,
+        share_session_epoch: -1,
+        topics,
+      });
+      check_code(response.error_code, `ShareAcknowledge for ${this.group_id}`, response.error_message);
     }
     this.sessions.clear();
   }
@@ -421,7 +486,11 @@ interface QueuePayloadWork {
 }
 
 /** Runs handlers with at most `concurrency` at once; each outcome settles its record. */
-async function run_pool(work: QueuePayloadWork[], concurrency: number, handler: QueueRunConfig['eachMessage']): Promise<void> {
+async function run_pool(
+  work: QueuePayloadWork[],
+  concurrency: number,
+  handler: QueueRunConfig['eachMessage'],
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < work.length) {
@@ -438,16 +507,28 @@ async function run_pool(work: QueuePayloadWork[], concurrency: number, handler: 
 }
 
 /** Consecutive offsets with the same type, reason and delay as one batch each. */
-function ack_batches(list: PendingAck[]): Value[] {
+function ack_batches(list: PendingAck[]): AckBatch[] {
   const sorted = [...list].sort((a, b) => a.offset - b.offset);
-  const batches: Value[] = [];
-  let current: (Value & { last_offset: number }) | null = null;
+  const batches: AckBatch[] = [];
+  let current: AckBatch | null = null;
   for (const ack of sorted) {
-    if (current && current.last_offset === ack.offset - 1 && (current.acknowledge_types as number[])[0] === ack.type && current.sluice_failure_reason === ack.reason && current.sluice_release_delay_ms === ack.delay_ms) {
+    if (
+      current &&
+      current.last_offset === ack.offset - 1 &&
+      current.acknowledge_types[0] === ack.type &&
+      current.sluice_failure_reason === ack.reason &&
+      current.sluice_release_delay_ms === ack.delay_ms
+    ) {
       current.last_offset = ack.offset;
       continue;
     }
-    current = { first_offset: ack.offset, last_offset: ack.offset, acknowledge_types: [ack.type], sluice_failure_reason: ack.reason, sluice_release_delay_ms: ack.delay_ms };
+    current = {
+      first_offset: ack.offset,
+      last_offset: ack.offset,
+      acknowledge_types: [ack.type],
+      sluice_failure_reason: ack.reason,
+      sluice_release_delay_ms: ack.delay_ms,
+    };
     batches.push(current);
   }
   return batches;

@@ -1,0 +1,335 @@
+// The consumer's reads: starting positions (a seek, the committed offset, or earliest/latest by
+// ListOffsets), then rounds of one Fetch per partition leader (isolation level read_committed
+// unless `readUncommitted`), decoded into messages and handed to the runner (consumer_runner.ts).
+// While the handlers run, the next round's Fetch is already sent to each leader whose partitions
+// all ended where predicted. Commits are consumer_committer.ts's; which partitions are assigned is
+// decided by consumer.ts and consumer_group.ts.
+import { ConnectionError, KafkaProtocolError, check_code } from './errors.ts';
+import { decode_fetched } from './records.ts';
+import { EARLIEST, LATEST, group_by, key_of, type ConsumerContext, type PartitionState } from './consumer_state.ts';
+import type { OffsetCommitter } from './consumer_committer.ts';
+import { PartitionPool, type OrderedRound, type Runner } from './consumer_runner.ts';
+import type { ResponseOf, Row } from '../protocol/kafka/schema.ts';
+import { ErrorCode } from '../protocol/kafka/error_codes.ts';
+import { FETCH } from '../protocol/kafka/messages/01_fetch.ts';
+import { LIST_OFFSETS } from '../protocol/kafka/messages/02_list_offsets.ts';
+
+/** Fetch and ListOffsets errors cured by fresh metadata. */
+const METADATA_CODES = new Set<number>([
+  ErrorCode.NOT_LEADER_OR_FOLLOWER,
+  ErrorCode.LEADER_NOT_AVAILABLE,
+  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  ErrorCode.UNKNOWN_LEADER_EPOCH,
+  74, // FENCED_LEADER_EPOCH
+  ErrorCode.KAFKA_STORAGE_ERROR,
+  ErrorCode.UNKNOWN_TOPIC_ID,
+]);
+
+type FetchResponse = ResponseOf<typeof FETCH>;
+type FetchedPartition = Row<Row<FetchResponse['responses']>['partitions']>;
+
+/** A partition in a Fetch: its state, the offset asked for and the state's epoch at the time. */
+interface FetchSnapshotEntry {
+  state: PartitionState;
+  offset: number;
+  epoch: number;
+}
+
+/** The Fetch sent to a leader for the next round while the current round's handlers ran. */
+interface Prefetch {
+  snapshot: Map<string, FetchSnapshotEntry>;
+  response: Promise<FetchResponse>;
+}
+
+/** What one fetch round collects across its leaders. */
+interface Round {
+  pool: PartitionPool;
+  ordered: OrderedRound | null;
+  jobs: Array<Promise<void>>;
+  metadata_stale: boolean;
+}
+
+export class Fetcher {
+  /** Per partition leader: the Fetch sent for the next round while the current round's handlers ran. */
+  private prefetched = new Map<number, Prefetch>();
+
+  constructor(
+    private readonly ctx: ConsumerContext,
+    private readonly committer: OffsetCommitter,
+    private readonly runner: Runner,
+  ) {}
+
+  /** Drops the prefetched responses (the assignment changes or the consumer stops). */
+  clear_prefetched(): void {
+    this.prefetched.clear();
+  }
+
+  // ---------------------------------------------------------------- positions
+
+  /** Positions for assigned partitions without one: seek, committed offset, or earliest/latest. */
+  async resolve_positions(): Promise<void> {
+    const ctx = this.ctx;
+    const unknown = [...ctx.assignment.values()].filter((s) => s.position === null);
+    if (unknown.length === 0) return;
+    const epochs = new Map(unknown.map((s) => [s, s.epoch]));
+    const current = (s: PartitionState) =>
+      ctx.assignment.get(s.key) === s && s.epoch === epochs.get(s) && s.position === null;
+    const need_committed = ctx.group_id ? unknown.filter((s) => s.reset === null) : [];
+    if (need_committed.length > 0) {
+      const committed = await this.committer.fetch_committed(need_committed);
+      for (const state of need_committed) {
+        if (!current(state)) continue;
+        const offset = committed.get(state.key) ?? -1;
+        if (offset >= 0) {
+          state.position = offset;
+          state.committed = offset;
+        } else state.reset = ctx.default_reset(state.topic);
+      }
+    }
+    const to_list = unknown.filter((s) => current(s));
+    for (const state of to_list) state.reset ??= ctx.default_reset(state.topic);
+    if (to_list.length === 0) return;
+    const offsets = await this.list_offsets(
+      to_list.map((s) => ({
+        topic: s.topic,
+        partition: s.partition,
+        timestamp: s.reset === 'earliest' ? EARLIEST : LATEST,
+      })),
+    );
+    for (const state of to_list) {
+      const offset = offsets.get(state.key);
+      if (!current(state) || offset === undefined || offset < 0) continue;
+      state.position = offset;
+      state.reset = null;
+      if (state.commit_on_resolve) {
+        state.resolved = offset;
+        state.commit_on_resolve = false;
+      }
+    }
+  }
+
+  private async leader_of(topic: string, partition: number): Promise<number> {
+    const cluster = this.ctx.cluster;
+    let info = cluster.topics.get(topic);
+    if (!info || !info.partitions[partition]) {
+      cluster.topics.delete(topic);
+      info = await cluster.topic(topic);
+    }
+    const leader = info.partitions.find((p) => p.partition === partition)?.leader ?? -1;
+    if (leader < 0) throw new KafkaProtocolError(ErrorCode.LEADER_NOT_AVAILABLE, `partition ${topic}/${partition}`);
+    return leader;
+  }
+
+  /** ListOffsets (by leader): the offset for each timestamp (-2 earliest, -1 latest); -1 when none. */
+  async list_offsets(
+    requests: Array<{ topic: string; partition: number; timestamp: number }>,
+  ): Promise<Map<string, number>> {
+    const cluster = this.ctx.cluster;
+    return cluster.with_retry('ListOffsets', async () => {
+      const out = new Map<string, number>();
+      const with_leaders = await Promise.all(
+        requests.map(async (r) => ({ ...r, leader: await this.leader_of(r.topic, r.partition) })),
+      );
+      await Promise.all(
+        [...group_by(with_leaders, (r) => String(r.leader))].map(async ([leader, list]) => {
+          const connection = await cluster.node(Number(leader));
+          const { response } = await connection.send(LIST_OFFSETS, 1, 6, {
+            replica_id: -1,
+            isolation_level: this.ctx.config.readUncommitted ? 0 : 1,
+            topics: [...group_by(list, (r) => r.topic)].map(([name, parts]) => ({
+              name,
+              partitions: parts.map((r) => ({
+                partition_index: r.partition,
+                current_leader_epoch: -1,
+                timestamp: r.timestamp,
+              })),
+            })),
+            timeout_ms: cluster.options.request_timeout_ms,
+          });
+          for (const topic of response.topics) {
+            for (const partition of topic.partitions) {
+              check_code(partition.error_code, `ListOffsets ${topic.name}/${partition.partition_index}`);
+              out.set(key_of(topic.name, partition.partition_index), partition.offset);
+            }
+          }
+        }),
+      );
+      return out;
+    });
+  }
+
+  // ---------------------------------------------------------------- fetching
+
+  /** One round: a Fetch per leader, the fetched partitions handed to the handlers, all awaited. */
+  async fetch_round(): Promise<void> {
+    const ctx = this.ctx;
+    const run = ctx.run_config!;
+    // Prefetches of the previous round that no longer match what this round fetches are dropped.
+    const prefetched = this.prefetched;
+    this.prefetched = new Map();
+    const fetchable = [...ctx.assignment.values()].filter((s) => s.position !== null && !ctx.is_paused(s));
+    if (fetchable.length === 0) {
+      await ctx.wakeup.wait(ctx.config.maxWaitTimeInMs);
+      return;
+    }
+    const by_leader = new Map<number, PartitionState[]>();
+    for (const state of fetchable) {
+      const leader = await this.leader_of(state.topic, state.partition);
+      const list = by_leader.get(leader);
+      if (list) list.push(state);
+      else by_leader.set(leader, [state]);
+    }
+    const round: Round = {
+      // Partitions handed to the handlers, at most partitionsConsumedConcurrently at once.
+      pool: new PartitionPool(run.partitionsConsumedConcurrently),
+      ordered: run.ordered ? this.runner.ordered_round(run) : null,
+      jobs: [],
+      metadata_stale: false,
+    };
+    const fetches = [...by_leader].map(([leader, states]) => this.fetch_from(leader, states, prefetched, round));
+    const fetch_results = await Promise.allSettled(fetches);
+    if (round.ordered) round.jobs.push(round.ordered.finish());
+    const job_results = await Promise.allSettled(round.jobs);
+    const failure = [...fetch_results, ...job_results].find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure) {
+      if (failure.reason instanceof ConnectionError) ctx.cluster.topics.clear();
+      throw failure.reason;
+    }
+    if (round.metadata_stale) await ctx.wakeup.wait(ctx.cluster.options.retry.initial_retry_ms);
+  }
+
+  /** The Fetch of one leader's partitions (or its prefetch), handed over partition by partition. */
+  private async fetch_from(
+    leader: number,
+    states: PartitionState[],
+    prefetched: Map<number, Prefetch>,
+    round: Round,
+  ): Promise<void> {
+    const ctx = this.ctx;
+    const snapshot = new Map(states.map((s) => [s.key, { state: s, offset: s.position!, epoch: s.epoch }]));
+    const ahead = prefetched.get(leader);
+    prefetched.delete(leader);
+    const response =
+      ahead && this.prefetch_matches(ahead.snapshot, snapshot)
+        ? await ahead.response
+        : await this.send_fetch(leader, states, snapshot);
+    check_code(response.error_code, `Fetch from broker ${leader}`);
+    // The next offsets of this response, for a prefetch of the next round (null: no prefetch).
+    let next: Map<string, FetchSnapshotEntry> | null = ctx.running && !ctx.needs_rejoin ? new Map() : null;
+    for (const topic of response.responses) {
+      for (const partition of topic.partitions) {
+        const entry = snapshot.get(key_of(topic.topic, partition.partition_index));
+        if (!entry) continue;
+        const predicted = await this.take_partition(entry, partition, round);
+        if (predicted === null) next = null;
+        else next?.set(predicted.state.key, predicted);
+      }
+    }
+    // Fetch the next round from this broker while the handlers run: used when every partition
+    // ends the round at the offset predicted (no seek, pause, failure, rebalance or leader change).
+    if (next && next.size === snapshot.size && ctx.running && !ctx.needs_rejoin) {
+      const ahead_states = [...next.values()].map((e) => e.state);
+      const ahead_response = this.send_fetch(leader, ahead_states, next);
+      ahead_response.catch(() => {}); // a dropped prefetch's failure is nobody's concern; a used one's is rethrown
+      this.prefetched.set(leader, { snapshot: next, response: ahead_response });
+    }
+  }
+
+  /**
+   * One fetched partition: an error handled, or its messages decoded and handed to the handlers.
+   * Returns where the partition's next fetch starts, or null when it cannot be predicted.
+   */
+  private async take_partition(
+    entry: FetchSnapshotEntry,
+    partition: FetchedPartition,
+    round: Round,
+  ): Promise<FetchSnapshotEntry | null> {
+    const ctx = this.ctx;
+    const { state, offset, epoch } = entry;
+    const stale = () => ctx.assignment.get(state.key) !== state || state.epoch !== epoch;
+    if (stale()) return null;
+    const code = partition.error_code;
+    if (code === ErrorCode.OFFSET_OUT_OF_RANGE) {
+      state.position = null;
+      state.reset = ctx.default_reset(state.topic);
+      state.done_ahead.clear();
+      return null;
+    }
+    if (METADATA_CODES.has(code)) {
+      ctx.cluster.topics.delete(state.topic);
+      round.metadata_stale = true;
+      return null;
+    }
+    check_code(code, `Fetch ${state.topic}/${state.partition}`);
+    const fetched = await decode_fetched(partition.records, offset, {
+      aborted_transactions: ctx.config.readUncommitted ? null : partition.aborted_transactions,
+    });
+    if (stale()) return null;
+    const high_watermark = String(partition.high_watermark);
+    const predicted = { state, offset: fetched.next_offset, epoch };
+    if (fetched.messages.length === 0) {
+      state.position = fetched.next_offset; // control batches, aborted records or nothing
+      return predicted;
+    }
+    if (round.ordered) round.ordered.submit(state, epoch, offset, fetched.messages, fetched.next_offset);
+    else {
+      round.jobs.push(
+        round.pool.run(() => this.runner.process(state, epoch, fetched.messages, fetched.next_offset, high_watermark)),
+      );
+    }
+    return predicted;
+  }
+
+  /** Sends one Fetch to `leader` for `states`, each from the offset in `snapshot`. */
+  private async send_fetch(
+    leader: number,
+    states: PartitionState[],
+    snapshot: Map<string, FetchSnapshotEntry>,
+  ): Promise<FetchResponse> {
+    const config = this.ctx.config;
+    const connection = await this.ctx.cluster.node(leader);
+    const { response } = await connection.send(FETCH, 4, 12, {
+      replica_id: -1,
+      max_wait_ms: config.maxWaitTimeInMs,
+      min_bytes: config.minBytes,
+      max_bytes: config.maxBytes,
+      isolation_level: config.readUncommitted ? 0 : 1,
+      session_id: 0,
+      session_epoch: -1,
+      topics: [...group_by(states, (s) => s.topic)].map(([topic, list]) => ({
+        topic,
+        partitions: list.map((s) => ({
+          partition: s.partition,
+          current_leader_epoch: -1,
+          fetch_offset: snapshot.get(s.key)!.offset,
+          last_fetched_epoch: -1,
+          log_start_offset: -1,
+          partition_max_bytes: config.maxBytesPerPartition,
+        })),
+      })),
+      forgotten_topics_data: [],
+      rack_id: config.rackId ?? '',
+    });
+    return response;
+  }
+
+  /**
+   * A prefetch serves this round when it asked for exactly these partitions, from their positions
+   * now, in the same epochs.
+   */
+  private prefetch_matches(ahead: Map<string, FetchSnapshotEntry>, now: Map<string, FetchSnapshotEntry>): boolean {
+    if (ahead.size !== now.size) return false;
+    for (const [key, entry] of now) {
+      const predicted = ahead.get(key);
+      if (
+        !predicted ||
+        predicted.state !== entry.state ||
+        predicted.offset !== entry.offset ||
+        predicted.epoch !== entry.epoch
+      ) {
+        return false;
+      }
+    }
+    return true;
+  }
+}
