@@ -104,7 +104,7 @@ type Decoded<T extends TypeSpec> = T extends NumberType
             : never;
 
 /** A value of `T` an encoder accepts: record sets may also be a list of stored batches. */
-type Encodable<T extends TypeSpec> = T extends NumberType
+type Encodable<T extends TypeSpec, Low extends string> = T extends NumberType
   ? number
   : T extends 'bool'
     ? boolean
@@ -115,9 +115,9 @@ type Encodable<T extends TypeSpec> = T extends NumberType
         : T extends 'records'
           ? Buffer | readonly Buffer[]
           : T extends { readonly array: infer E extends TypeSpec }
-            ? readonly Encodable<E>[]
+            ? readonly Encodable<E, Low>[]
             : T extends { readonly struct: infer F extends readonly FieldSpec[] }
-              ? EncodableStruct<F>
+              ? EncodableStruct<F, Low>
               : never;
 
 type Nullable<F extends FieldSpec, V> = F extends { readonly nullable_versions: string } ? V | null : V;
@@ -131,10 +131,11 @@ export type DecodedStruct<F extends readonly FieldSpec[]> = string extends F[num
   : { [K in F[number] as K['name']]: Nullable<K, Decoded<K['type']>> };
 
 /**
- * Fields present in every version with no default must be given; the encoder fills the others
- * (and any field left out) with their defaults.
+ * Fields present in every version of the message (from version 0, or from its lowest valid
+ * version `Low`) with no default must be given; the encoder fills the others (and any field left
+ * out) with their defaults.
  */
-type IsRequired<F> = F extends { readonly versions: '0+' }
+type IsRequired<F, Low extends string> = F extends { readonly versions: '0+' | `${Low}+` }
   ? F extends { readonly default: unknown }
     ? false
     : F extends { readonly tag: number }
@@ -142,22 +143,25 @@ type IsRequired<F> = F extends { readonly versions: '0+' }
       : true
   : false;
 
-export type EncodableStruct<F extends readonly FieldSpec[]> = string extends F[number]['name']
+export type EncodableStruct<F extends readonly FieldSpec[], Low extends string = '0'> = string extends F[number]['name']
   ? AnyMessage
   : {
-      [K in F[number] as IsRequired<K> extends true ? K['name'] : never]: Nullable<K, Encodable<K['type']>>;
+      [K in F[number] as IsRequired<K, Low> extends true ? K['name'] : never]: Nullable<K, Encodable<K['type'], Low>>;
     } & {
-      [K in F[number] as IsRequired<K> extends true ? never : K['name']]?: Nullable<K, Encodable<K['type']>>;
+      [K in F[number] as IsRequired<K, Low> extends true ? never : K['name']]?: Nullable<K, Encodable<K['type'], Low>>;
     };
+
+/** The lowest version of a range written '1-2', '3+' or '5'. */
+type LowestVersion<V extends string> = V extends `${infer L}-${string}` ? L : V extends `${infer L}+` ? L : V;
 
 /** A request as the broker's decoder hands it to a handler. */
 export type RequestOf<A extends ApiSpec> = DecodedStruct<A['request']['fields']>;
 /** A response as the client's decoder returns it. */
 export type ResponseOf<A extends ApiSpec> = DecodedStruct<A['response']['fields']>;
 /** A request a client may encode. */
-export type RequestIn<A extends ApiSpec> = EncodableStruct<A['request']['fields']>;
+export type RequestIn<A extends ApiSpec> = EncodableStruct<A['request']['fields'], LowestVersion<A['request']['valid_versions']>>;
 /** A response a handler may return for encoding. */
-export type ResponseIn<A extends ApiSpec> = EncodableStruct<A['response']['fields']>;
+export type ResponseIn<A extends ApiSpec> = EncodableStruct<A['response']['fields'], LowestVersion<A['response']['valid_versions']>>;
 
 /** The element type of an array type, to name nested rows: `Row<ResponseOf<X>['topics']>`. */
 export type Row<T> = T extends readonly (infer E)[] ? E : never;
