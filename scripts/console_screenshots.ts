@@ -9,7 +9,12 @@ import type { Page } from 'playwright-core';
 import { start_broker } from '../src/compose/start_broker.ts';
 import { console_handler } from '../src/server/http/console_static.ts';
 import { Sluice } from '../src/sdk/index.ts';
-import { launch_console_browser, why_no_chromium, why_no_console_build } from '../test/support/console_browser.ts';
+import {
+  launch_console_browser,
+  why_no_chromium,
+  why_no_console_build,
+  type ConsoleBrowser,
+} from '../test/support/console_browser.ts';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const DOCS = path.resolve(import.meta.dirname, '..', 'docs');
@@ -30,61 +35,117 @@ function order(i: number) {
   const customer = CUSTOMERS[i % CUSTOMERS.length]!;
   return {
     key: customer,
-    value: JSON.stringify({ order_id: 10_000 + i, customer, item: ITEMS[(i * 7) % ITEMS.length], quantity: 1 + (i % 3), total_cents: 1_999 + ((i * 733) % 20_000) }),
+    value: JSON.stringify({
+      order_id: 10_000 + i,
+      customer,
+      item: ITEMS[(i * 7) % ITEMS.length],
+      quantity: 1 + (i % 3),
+      total_cents: 1_999 + ((i * 733) % 20_000),
+    }),
     headers: { 'content-type': 'application/json', source: i % 4 === 0 ? 'mobile' : 'web' },
   };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+async function create_topics(kafka: Kafka): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({
+    topics: [
+      { topic: 'orders', numPartitions: 3 },
+      { topic: 'payments', numPartitions: 2 },
+      { topic: 'emails', numPartitions: 1 },
+      { topic: 'audit.events', numPartitions: 1, configEntries: [{ name: 'retention.ms', value: '604800000' }] },
+    ],
+    waitForLeaders: true,
+  });
+  await admin.disconnect();
+}
+
+/** The first orders, payments and audit events. */
+async function send_history(producer: Producer): Promise<void> {
+  await producer.send({ topic: 'orders', messages: Array.from({ length: 600 }, (_, i) => order(i)) });
+  const payment = (i: number) => ({
+    key: `pay-${i}`,
+    value: JSON.stringify({ order_id: 10_000 + i, status: i % 9 === 0 ? 'declined' : 'captured' }),
+  });
+  await producer.send({ topic: 'payments', messages: Array.from({ length: 240 }, (_, i) => payment(i)) });
+  const sign_in = (i: number) => ({ value: `user ${CUSTOMERS[i % CUSTOMERS.length]} signed in` });
+  await producer.send({ topic: 'audit.events', messages: Array.from({ length: 80 }, (_, i) => sign_in(i)) });
+}
+
+/** Emails, and a queue whose handler gives up on some of them: they land in emails.mailers.dlq. */
+async function start_mailers(producer: Producer, bootstrap: string) {
+  const email = (i: number) => ({
+    key: `user-${i}`,
+    value: JSON.stringify({
+      to: `${CUSTOMERS[i % CUSTOMERS.length]}@example.com`,
+      template: i % 7 === 3 ? 'invoice' : 'welcome',
+    }),
+  });
+  await producer.send({ topic: 'emails', messages: Array.from({ length: 40 }, (_, i) => email(i)) });
+  const sluice = new Sluice({ brokers: [bootstrap], clientId: 'console-demo' });
+  const queue = sluice.queueConsumer({ groupId: 'mailers', maxWaitTimeInMs: 200 });
+  await queue.subscribe({ topics: ['emails'] });
+  await queue.run({
+    eachMessage: async ({ message, deliveryCount, reject }) => {
+      const mail = JSON.parse(message.value!.toString()) as { template: string };
+      if (mail.template === 'invoice') return reject('template "invoice" is missing its PDF attachment');
+      // Some sends fail once and succeed when retried: the queue counts the redeliveries.
+      if (deliveryCount === 1 && Number(message.key!.toString().slice('user-'.length)) % 5 === 0) {
+        throw new Error('SMTP server timed out');
+      }
+    },
+  });
+  return queue;
+}
+
+/** The pages without live charts, each once its table is there. */
+async function shoot_pages(chromium: ConsoleBrowser, base: string): Promise<void> {
+  const page = await chromium.context.newPage();
+  await visit(page, `${base}/#/topics`, '[data-testid="topics-table"]');
+  await shoot(page, 'console-topics.png');
+  await visit(page, `${base}/#/topics/orders?partition=0`, '[data-testid="messages-table"]');
+  await shoot(page, 'console-topic.png');
+  await visit(page, `${base}/#/groups`, '[data-testid="groups-table"]');
+  await shoot(page, 'console-groups.png');
+  await visit(page, `${base}/#/queues`, '[data-testid="queues-table"]');
+  await shoot(page, 'console-queues.png');
+  await visit(page, `${base}/#/queues/mailers`, '[data-testid="queue-settings-table"]');
+  await shoot(page, 'console-queue.png');
+  await visit(page, `${base}/#/dead-letters/emails.mailers.dlq`, '[data-testid="dlq-messages-table"]');
+  await shoot(page, 'console-dead-letters.png');
+}
+
 async function main(): Promise<void> {
   const why_not = why_no_chromium() ?? why_no_console_build();
   if (why_not) throw new Error(why_not);
   const data_dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-screenshots-'));
-  const broker = await start_broker({ data_dir, kafka: { host: '127.0.0.1', port: 0 }, http: { host: '127.0.0.1', port: 0 }, console_handler });
+  const broker = await start_broker({
+    data_dir,
+    kafka: { host: '127.0.0.1', port: 0 },
+    http: { host: '127.0.0.1', port: 0 },
+    console_handler,
+  });
   const bootstrap = `${broker.kafka_address.host}:${broker.kafka_address.port}`;
   const base = `http://${broker.http_address!.host}:${broker.http_address!.port}`;
   const kafka = new Kafka({ brokers: [bootstrap], clientId: 'console-demo', logLevel: logLevel.NOTHING });
   const stops: Array<() => Promise<void>> = [];
   let running = true;
   try {
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.createTopics({
-      topics: [
-        { topic: 'orders', numPartitions: 3 },
-        { topic: 'payments', numPartitions: 2 },
-        { topic: 'emails', numPartitions: 1 },
-        { topic: 'audit.events', numPartitions: 1, configEntries: [{ name: 'retention.ms', value: '604800000' }] },
-      ],
-      waitForLeaders: true,
-    });
-    await admin.disconnect();
-
+    await create_topics(kafka);
     const producer = kafka.producer();
     await producer.connect();
     stops.push(() => producer.disconnect());
-    await producer.send({ topic: 'orders', messages: Array.from({ length: 600 }, (_, i) => order(i)) });
-    await producer.send({ topic: 'payments', messages: Array.from({ length: 240 }, (_, i) => ({ key: `pay-${i}`, value: JSON.stringify({ order_id: 10_000 + i, status: i % 9 === 0 ? 'declined' : 'captured' }) })) });
-    await producer.send({ topic: 'audit.events', messages: Array.from({ length: 80 }, (_, i) => ({ value: `user ${CUSTOMERS[i % CUSTOMERS.length]} signed in` })) });
+    await send_history(producer);
 
     // A group that stopped part-way (its lag stays), and one that keeps up.
     await consume_then_stop(kafka, 'analytics', 'orders', 350);
     const shipping = await follow(kafka, 'shipping', 'payments');
     stops.push(() => shipping.disconnect());
 
-    // A queue whose handler gives up on some emails: they land in emails.mailers.dlq.
-    await producer.send({ topic: 'emails', messages: Array.from({ length: 40 }, (_, i) => ({ key: `user-${i}`, value: JSON.stringify({ to: `${CUSTOMERS[i % CUSTOMERS.length]}@example.com`, template: i % 7 === 3 ? 'invoice' : 'welcome' }) })) });
-    const queue = new Sluice({ brokers: [bootstrap], clientId: 'console-demo' }).queueConsumer({ groupId: 'mailers', maxWaitTimeInMs: 200 });
-    await queue.subscribe({ topics: ['emails'] });
-    await queue.run({
-      eachMessage: async ({ message, deliveryCount, reject }) => {
-        const mail = JSON.parse(message.value!.toString()) as { template: string };
-        if (mail.template === 'invoice') return reject('template "invoice" is missing its PDF attachment');
-        // Some sends fail once and succeed when retried: the queue counts the redeliveries.
-        if (deliveryCount === 1 && Number(message.key!.toString().slice('user-'.length)) % 5 === 0) throw new Error('SMTP server timed out');
-      },
-    });
+    const queue = await start_mailers(producer, bootstrap);
     stops.push(() => queue.disconnect());
 
     // Live traffic for the charts: orders in waves, billing pausing and catching up.
@@ -105,19 +166,7 @@ async function main(): Promise<void> {
     running = false;
     await Promise.all([traffic, pauses]);
 
-    const page = await chromium.context.newPage();
-    await visit(page, `${base}/#/topics`, '[data-testid="topics-table"]');
-    await shoot(page, 'console-topics.png');
-    await visit(page, `${base}/#/topics/orders?partition=0`, '[data-testid="messages-table"]');
-    await shoot(page, 'console-topic.png');
-    await visit(page, `${base}/#/groups`, '[data-testid="groups-table"]');
-    await shoot(page, 'console-groups.png');
-    await visit(page, `${base}/#/queues`, '[data-testid="queues-table"]');
-    await shoot(page, 'console-queues.png');
-    await visit(page, `${base}/#/queues/mailers`, '[data-testid="queue-settings-table"]');
-    await shoot(page, 'console-queue.png');
-    await visit(page, `${base}/#/dead-letters/emails.mailers.dlq`, '[data-testid="dlq-messages-table"]');
-    await shoot(page, 'console-dead-letters.png');
+    await shoot_pages(chromium, base);
   } finally {
     running = false;
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
@@ -154,7 +203,12 @@ async function consume_then_stop(kafka: Kafka, group: string, topic: string, cou
 }
 
 async function follow(kafka: Kafka, group: string, topic: string): Promise<Consumer> {
-  const consumer = kafka.consumer({ groupId: group, maxWaitTimeInMs: 100, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
+  const consumer = kafka.consumer({
+    groupId: group,
+    maxWaitTimeInMs: 100,
+    sessionTimeout: 10_000,
+    heartbeatInterval: 1_000,
+  });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({ autoCommitInterval: 500, eachMessage: async () => undefined });

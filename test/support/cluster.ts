@@ -20,6 +20,12 @@ export interface ClusterSettings {
   sasl?: { users: Record<string, string>; inter_broker_user: string };
 }
 
+interface PartitionState {
+  leader: number;
+  isr: number[];
+  replicas: number[];
+}
+
 export interface TestCluster {
   etcd: EtcdProcess;
   /** By node id; a killed broker's entry is replaced when it restarts. */
@@ -36,15 +42,15 @@ export interface TestCluster {
   /** Starts one more broker (the next node id) with its own port and data directory. */
   add(): Promise<number>;
   /** Leader and ISR of a partition, as Metadata reports them (-1 while none). */
-  partition(admin: Admin, topic: string, partition: number): Promise<{ leader: number; isr: number[]; replicas: number[] }>;
+  partition(admin: Admin, topic: string, partition: number): Promise<PartitionState>;
   /** The same, asked of one broker directly (when others may not answer). */
-  partition_at(node_id: number, topic: string, partition: number): Promise<{ leader: number; isr: number[]; replicas: number[] }>;
+  partition_at(node_id: number, topic: string, partition: number): Promise<PartitionState>;
   wait_for(what: string, check: () => Promise<boolean>, timeout_ms?: number): Promise<number>;
   stop(): Promise<void>;
 }
 
-export async function start_cluster(count: number, settings: ClusterSettings = {}): Promise<TestCluster> {
-  const etcd = await start_etcd();
+/** Writes the brokers' config file (and the SASL users file) into a new directory. */
+function write_config(count: number, settings: ClusterSettings): { config_file: string; sasl_args: string[] } {
   const config_file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-cluster-')), 'config.json');
   fs.writeFileSync(
     config_file,
@@ -64,6 +70,64 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
     fs.writeFileSync(users_file, JSON.stringify({ users: settings.sasl.users }), { mode: 0o600 });
     sasl_args.push('--sasl-users', users_file);
   }
+  return { config_file, sasl_args };
+}
+
+function cluster_kafka(ports: Map<number, number>, client_id: string): Kafka {
+  return new Kafka({
+    clientId: client_id,
+    brokers: [...ports.values()].map((port) => `127.0.0.1:${port}`),
+    logLevel: logLevel.NOTHING,
+    retry: { initialRetryTime: 100, maxRetryTime: 500, retries: 120 },
+    connectionTimeout: 1000,
+    requestTimeout: 10_000,
+  });
+}
+
+async function partition_via_admin(admin: Admin, topic: string, partition: number): Promise<PartitionState> {
+  const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+  const found = metadata.topics[0]!.partitions.find((p) => p.partitionId === partition)!;
+  return { leader: found.leader, isr: found.isr, replicas: found.replicas };
+}
+
+/** A partition's state as the broker listening on `port` reports it in Metadata. */
+async function partition_at_port(port: number, topic: string, partition: number): Promise<PartitionState> {
+  const connection = await Connection.connect('127.0.0.1', port, { request_timeout_ms: 5000 });
+  try {
+    const request = {
+      topics: [{ name: topic }],
+      allow_auto_topic_creation: false,
+      include_topic_authorized_operations: false,
+    };
+    const response = (await connection.call(METADATA, 12, request)) as {
+      topics: Array<{
+        partitions: Array<{ partition_index: number; leader_id: number; isr_nodes: number[]; replica_nodes: number[] }>;
+      }>;
+    };
+    const found = response.topics[0]!.partitions.find((p) => p.partition_index === partition)!;
+    return { leader: found.leader_id, isr: found.isr_nodes, replicas: found.replica_nodes };
+  } finally {
+    connection.close();
+  }
+}
+
+/** Polls `check` until it is true (errors count as not yet); returns how long that took. */
+async function wait_for(what: string, check: () => Promise<boolean>, timeout_ms = 30_000): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    try {
+      if (await check()) return Date.now() - started;
+    } catch {
+      // not yet
+    }
+    if (Date.now() - started > timeout_ms) throw new Error(`${what}: not within ${timeout_ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export async function start_cluster(count: number, settings: ClusterSettings = {}): Promise<TestCluster> {
+  const etcd = await start_etcd();
+  const { config_file, sasl_args } = write_config(count, settings);
   const ports = new Map<number, number>();
   const direct_ports = new Map<number, number>();
   const proxies = new Map<number, TcpProxy>();
@@ -85,20 +149,15 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
     proxies,
     bootstrap: [...ports.values()].map((port) => `127.0.0.1:${port}`),
     config_file,
-    kafka: (client_id = 'cluster-test') =>
-      new Kafka({
-        clientId: client_id,
-        brokers: [...ports.values()].map((port) => `127.0.0.1:${port}`),
-        logLevel: logLevel.NOTHING,
-        retry: { initialRetryTime: 100, maxRetryTime: 500, retries: 120 },
-        connectionTimeout: 1000,
-        requestTimeout: 10_000,
-      }),
+    kafka: (client_id = 'cluster-test') => cluster_kafka(ports, client_id),
     start: async (node_id) => {
+      const advertised = `127.0.0.1:${ports.get(node_id)!}`;
+      const args = ['--etcd', etcd.endpoint, '--node-id', String(node_id), '--advertise', advertised];
+      args.push('--config', config_file, '--log-level', 'info', ...sasl_args);
       const broker = await start_broker_process({
         data_dir: data_dirs.get(node_id)!,
         port: direct_ports.get(node_id)!,
-        args: ['--etcd', etcd.endpoint, '--node-id', String(node_id), '--advertise', `127.0.0.1:${ports.get(node_id)!}`, '--config', config_file, '--log-level', 'info', ...sasl_args],
+        args,
       });
       brokers.set(node_id, broker);
       return broker;
@@ -109,35 +168,9 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
       await cluster.start(id);
       return id;
     },
-    partition: async (admin, topic, partition) => {
-      const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
-      const found = metadata.topics[0]!.partitions.find((p) => p.partitionId === partition)!;
-      return { leader: found.leader, isr: found.isr, replicas: found.replicas };
-    },
-    partition_at: async (node_id, topic, partition) => {
-      const connection = await Connection.connect('127.0.0.1', direct_ports.get(node_id)!, { request_timeout_ms: 5000 });
-      try {
-        const response = (await connection.call(METADATA, 12, { topics: [{ name: topic }], allow_auto_topic_creation: false, include_topic_authorized_operations: false })) as {
-          topics: Array<{ partitions: Array<{ partition_index: number; leader_id: number; isr_nodes: number[]; replica_nodes: number[] }> }>;
-        };
-        const found = response.topics[0]!.partitions.find((p) => p.partition_index === partition)!;
-        return { leader: found.leader_id, isr: found.isr_nodes, replicas: found.replica_nodes };
-      } finally {
-        connection.close();
-      }
-    },
-    wait_for: async (what, check, timeout_ms = 30_000) => {
-      const started = Date.now();
-      for (;;) {
-        try {
-          if (await check()) return Date.now() - started;
-        } catch {
-          // not yet
-        }
-        if (Date.now() - started > timeout_ms) throw new Error(`${what}: not within ${timeout_ms} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    },
+    partition: partition_via_admin,
+    partition_at: (node_id, topic, partition) => partition_at_port(direct_ports.get(node_id)!, topic, partition),
+    wait_for,
     stop: async () => {
       for (const broker of brokers.values()) await broker.stop().catch(() => undefined);
       for (const proxy of proxies.values()) await proxy.close();
@@ -167,13 +200,16 @@ export function first_difference(copies: Buffer[]): string {
   const batches = copies.map((copy) => {
     const out: string[] = [];
     for (let at = 0; at + 61 <= copy.length; at += copy.readInt32BE(at + 8) + 12) {
-      out.push(`offset ${Number(copy.readBigInt64BE(at))} epoch ${copy.readInt32BE(at + 12)} crc ${copy.readUInt32BE(at + 17)}`);
+      const offset = Number(copy.readBigInt64BE(at));
+      out.push(`offset ${offset} epoch ${copy.readInt32BE(at + 12)} crc ${copy.readUInt32BE(at + 17)}`);
     }
     return out;
   });
   const longest = Math.max(...batches.map((b) => b.length));
   for (let i = 0; i < longest; i++) {
-    if (batches.some((b) => b[i] !== batches[0]![i])) return `batch ${i}: ${batches.map((b) => b[i] ?? 'none').join(' | ')}`;
+    if (batches.some((b) => b[i] !== batches[0]![i])) {
+      return `batch ${i}: ${batches.map((b) => b[i] ?? 'none').join(' | ')}`;
+    }
   }
   return 'same batches';
 }

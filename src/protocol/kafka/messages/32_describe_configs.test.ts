@@ -86,6 +86,14 @@ test('DescribeConfigs response round-trips in every version', () => {
   assert.deepEqual(assert_round_trips_in_every_version(response, response_samples), [0, 1, 2, 3, 4]);
 });
 
+/** A response with one successful result, for topic 'a', holding `config`. */
+function response_with(config: Record<string, unknown>) {
+  return {
+    throttle_time_ms: 0,
+    results: [{ error_code: 0, error_message: null, resource_type: 2, resource_name: 'a', configs: [config] }],
+  };
+}
+
 test('DescribeConfigs: hand-computed layouts', () => {
   // request v0: null key list = -1 count, no flags
   assert.deepEqual(
@@ -107,58 +115,40 @@ test('DescribeConfigs: hand-computed layouts', () => {
   );
   // response v0: is_default sits between read_only and is_sensitive; no source, synonyms or type
   assert.deepEqual(
-    assert_round_trip(response, 0, {
-      throttle_time_ms: 0,
-      results: [
-        {
-          error_code: 0,
-          error_message: null,
-          resource_type: 2,
-          resource_name: 'a',
-          configs: [
-            {
-              name: 'k',
-              value: 'v',
-              read_only: false,
-              is_default: true,
-              config_source: -1,
-              is_sensitive: false,
-              synonyms: [],
-              config_type: 0,
-              documentation: null,
-            },
-          ],
-        },
-      ],
-    }),
+    assert_round_trip(
+      response,
+      0,
+      response_with({
+        name: 'k',
+        value: 'v',
+        read_only: false,
+        is_default: true,
+        config_source: -1,
+        is_sensitive: false,
+        synonyms: [],
+        config_type: 0,
+        documentation: null,
+      }),
+    ),
     hex('00000000', '00000001', '0000', 'ffff', '02', '0001 61', '00000001', '0001 6b', '0001 76', '00', '01', '00'),
   );
   // response v4: config_source after read_only, synonyms, type and documentation; tags closing each struct
   assert.deepEqual(
-    assert_round_trip(response, 4, {
-      throttle_time_ms: 0,
-      results: [
-        {
-          error_code: 0,
-          error_message: null,
-          resource_type: 2,
-          resource_name: 'a',
-          configs: [
-            {
-              name: 'k',
-              value: null,
-              read_only: false,
-              is_default: false,
-              config_source: 1,
-              is_sensitive: false,
-              synonyms: [{ name: 'k', value: 'v', source: 1 }],
-              config_type: 2,
-              documentation: null,
-            },
-          ],
-        },
-      ],
-    }),
+    assert_round_trip(
+      response,
+      4,
+      response_with({
+        name: 'k',
+        value: null,
+        read_only: false,
+        is_default: false,
+        config_source: 1,
+        is_sensitive: false,
+        synonyms: [{ name: 'k', value: 'v', source: 1 }],
+        config_type: 2,
+        documentation: null,
+      }),
+    ),
     hex(
       '00000000', '02',
       '0000', '00', '02', '02 61', '02',
