@@ -60,8 +60,8 @@ const CYCLE_TREES: readonly string[] = ['src', 'bench', 'scripts', 'console/src'
 const SIZE_TREES: readonly string[] = ['src', 'bench', 'scripts', 'console/src', 'test'];
 /** Folders that must take time from an injected clock and files from an injected FileIO. */
 const INJECTED_ONLY: readonly string[] = ['src/broker', 'src/cluster', 'src/core', 'src/single_node', 'src/server'];
-/** Test files, which may use the real clock and disk anywhere. */
-const TEST_FILE = /\.test\.[cm]?[jt]s$/;
+/** Test files and their support modules, which may use the real clock and disk and build from any part. */
+const TEST_FILE = /(\.test|_test_support)\.[cm]?[jt]s$/;
 
 const RULES = ['cycle', 'layer', 'file-lines', 'function-lines', 'line-length', 'clock', 'file-io'] as const;
 type CheckedRule = (typeof RULES)[number];

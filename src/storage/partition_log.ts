@@ -35,43 +35,8 @@ import { SegmentFiles } from './segment_files.ts';
 import { LeaderEpochCache } from './leader_epochs.ts';
 
 export type { LogContext } from './log_context.ts';
-
-export interface AppendOptions {
-  /** Leader epoch stamped into every batch; defaults to the log's current epoch. */
-  leader_epoch?: number;
-  /**
-   * The caller already ran check_batch on every batch with this log's message_bytes_max and client
-   * rules (the broker does, before trusting a batch's producer fields): skip the second CRC pass.
-   */
-  checked?: boolean;
-  /**
-   * A follower's copy of the leader's batches: their offsets and leader epochs are kept as they
-   * are, and must continue this log exactly.
-   */
-  replicated?: boolean;
-  /** Resolve once the local durability policy holds, without waiting for the ack gate. */
-  local_ack?: boolean;
-}
-
-export interface AppendResult {
-  base_offset: number;
-  last_offset: number;
-  /** The broker time stamped on LogAppendTime batches, -1 for CreateTime. */
-  log_append_time_ms: number;
-  log_start_offset: number;
-}
-
-export interface ReadResult {
-  /** Whole batches in offset order; the first holds the requested offset. */
-  batches: Buffer[];
-  bytes: number;
-  high_watermark: number;
-  log_start_offset: number;
-  log_end_offset: number;
-}
-
-/** How far a read may see: the high watermark (consumers) or everything written (replication). */
-export type ReadIsolation = 'high_watermark' | 'log_end';
+export type { AppendOptions, AppendResult, ReadIsolation, ReadResult } from './log_types.ts';
+import type { AppendOptions, AppendResult, ReadIsolation, ReadResult } from './log_types.ts';
 
 interface PendingAppend {
   segment: Segment;

@@ -1,8 +1,14 @@
 // What a share group holds and has done, for describe calls, the admin API and metrics: read off
 // the coordinator's groups, never changing them.
-import type { QueuePartitionStats, QueueStats, ShareGroupDescription } from '../../core/types.ts';
+import type { PartitionReader } from '../../core/partition_reader.ts';
+import type { QueuePartitionStats, QueueStats, ShareGroupDescription, TopicRecord } from '../../core/types.ts';
 import type { Member, ShareGroup } from './share_group.ts';
-import type { ShareCoordinatorDeps } from './share_coordinator.ts';
+
+/** What the statistics read besides the group: topics (partition counts) and high watermarks. */
+export interface StatsSources {
+  topics: { get(name: string): TopicRecord | undefined };
+  reader_now(topic: string, partition: number): PartitionReader;
+}
 
 export interface PartitionSummary {
   topic: string;
@@ -25,7 +31,7 @@ export function partitions_of(group: ShareGroup): PartitionSummary[] {
   return [...group.partitions.values()].map((s) => ({ topic: s.topic, partition: s.partition, start_offset: s.share.start_offset, end_offset: s.share.end_offset, in_flight: s.share.in_flight, dead_letters_pending: s.letters.length }));
 }
 
-export function queue_stats(group: ShareGroup, deps: Pick<ShareCoordinatorDeps, 'topics' | 'reader_now'>, detail: boolean): QueueStats {
+export function queue_stats(group: ShareGroup, deps: StatsSources, detail: boolean): QueueStats {
   const topics = new Set<string>();
   for (const member of group.members.values()) for (const topic of member.topics) topics.add(topic);
   const partitions: QueuePartitionStats[] = [];

@@ -8,6 +8,7 @@ import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.
 import type { ConsumerSource } from '../../../core/index.ts';
 import { kafka_handler, type RequestContext, type ShutdownSignal } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
+import { long_poll } from '../long_poll.ts';
 
 /** A long poll never waits longer than this, whatever the client asks. */
 const FETCH_WAIT_MS_MAX = 30_000;
@@ -80,20 +81,9 @@ async function read_once(wanted: Wanted[], total_max: number, replica: boolean):
   return { rows: out, bytes };
 }
 
+/** Until a partition asked for moves (its high watermark, or for a follower any write). */
 function wait_for_data(wanted: Wanted[], wait_ms: number, closing: ShutdownSignal, replica: boolean): Promise<void> {
-  return new Promise((resolve) => {
-    const unsubscribes: Array<() => void> = [];
-    const done = () => {
-      clearTimeout(timer);
-      for (const unsubscribe of unsubscribes) unsubscribe();
-      resolve();
-    };
-    const timer = setTimeout(done, wait_ms);
-    for (const { source } of wanted) {
-      if (source) unsubscribes.push(replica ? source.on_progress(done) : source.on_high_watermark(done));
-    }
-    unsubscribes.push(closing.on_raise(done));
-  });
+  return long_poll(wait_ms, closing, (wake) => wanted.flatMap(({ source }) => (source ? [replica ? source.on_progress(wake) : source.on_high_watermark(wake)] : [])));
 }
 
 function by_topic(wanted: Wanted[], rows: PartitionResponse[]): Array<{ topic: string; partitions: PartitionResponse[] }> {

@@ -8,6 +8,7 @@ import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.
 import { BrokerError, type FetchedPartition, type TopicPartition } from '../../../core/index.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
 import { error_message, kafka_error_code } from '../error_map.ts';
+import { long_poll } from '../long_poll.ts';
 import { ShareSessions } from '../share_sessions.ts';
 import { acknowledge, key_of, refuse_renewal, resolve_topics, top_level_error, type PartitionAcks } from './share_common.ts';
 
@@ -123,23 +124,17 @@ async function fetch_with_wait(ctx: RequestContext, group_id: string, member_id:
   }
 }
 
+/** Until new records arrive in a partition of the session, or the group's records come back. */
 function wait_for_records(ctx: RequestContext, group_id: string, partitions: TopicPartition[], wait_ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const unsubscribes: Array<() => void> = [];
-    const done = () => {
-      clearTimeout(timer);
-      for (const unsubscribe of unsubscribes) unsubscribe();
-      resolve();
-    };
-    const timer = setTimeout(done, wait_ms);
+  return long_poll(wait_ms, ctx.closing, (wake) => {
+    const unsubscribes = [ctx.core.shares.on_available(group_id, wake)];
     for (const { topic, partition } of partitions) {
       try {
-        unsubscribes.push(ctx.core.partitions.reader_now(topic, partition).on_high_watermark(done));
+        unsubscribes.push(ctx.core.partitions.reader_now(topic, partition).on_high_watermark(wake));
       } catch {
         // a deleted topic: the next fetch reports it
       }
     }
-    unsubscribes.push(ctx.core.shares.on_available(group_id, done));
-    unsubscribes.push(ctx.closing.on_raise(done));
+    return unsubscribes;
   });
 }
