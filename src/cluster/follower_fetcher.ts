@@ -6,6 +6,7 @@
 import type { Connection } from '../protocol/kafka/client_connection.ts';
 import type { PeerDialer } from './peer_dialer.ts';
 import { FETCH } from '../protocol/kafka/messages/01_fetch.ts';
+import type { ResponseOf, Row } from '../protocol/kafka/schema.ts';
 import { PEER_FETCH_VERSION, peer_fetch_request } from './fetch_request.ts';
 import { OFFSET_FOR_LEADER_EPOCH } from '../protocol/kafka/messages/23_offset_for_leader_epoch.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
@@ -20,7 +21,8 @@ const OFFSET_FOR_LEADER_EPOCH_VERSION = 4;
 const RETRY_BACKOFF_MS = 200;
 const REQUEST_TIMEOUT_MS = 10_000;
 
-type Row = Record<string, unknown>;
+/** One partition of a Fetch answer, as decoded. */
+type FetchedRow = Row<Row<ResponseOf<typeof FETCH>['responses']>['partitions']>;
 
 export class FollowerFetcher {
   private readonly partitions = new Map<string, Replica>();
@@ -107,16 +109,17 @@ export class FollowerFetcher {
       fetch_offset: replica.log.next_offset,
       partition_bytes_max: this.settings.replica_fetch_bytes_max,
     }));
-    const response = (await connection.call(FETCH, PEER_FETCH_VERSION, peer_fetch_request(this.node_id, wanted, this.settings.replica_fetch_wait_ms, 1, this.settings.replica_fetch_bytes_max))) as Row;
+    const request = peer_fetch_request(this.node_id, wanted, this.settings.replica_fetch_wait_ms, 1, this.settings.replica_fetch_bytes_max);
+    const response = await connection.call(FETCH, PEER_FETCH_VERSION, request);
     let refresh = false;
     // Partitions are appended side by side, so one group-commit fsync covers them all.
     const applying: Promise<void>[] = [];
-    for (const topic of response.responses as Row[]) {
-      for (const row of topic.partitions as Row[]) {
-        const name = `${topic.topic as string}-${row.partition_index as number}`;
+    for (const topic of response.responses) {
+      for (const row of topic.partitions) {
+        const name = `${topic.topic}-${row.partition_index}`;
         const replica = this.partitions.get(name);
         if (!replica || replica.epoch !== epochs.get(name) || replica.role !== 'follower') continue;
-        const error_code = row.error_code as number;
+        const error_code = row.error_code;
         this.note_error(name, error_code, 'fetch');
         if (error_code === ErrorCode.OFFSET_OUT_OF_RANGE) replica.needs_truncation = true;
         else if (error_code !== ErrorCode.NONE) refresh = true;
@@ -136,10 +139,10 @@ export class FollowerFetcher {
    * replica still follows in the fetch's epoch, checked in the same tick as the call, so nothing
    * from the old leader lands after a new role began.
    */
-  private async apply(replica: Replica, row: Row, fetch_epoch: number): Promise<void> {
+  private async apply(replica: Replica, row: FetchedRow, fetch_epoch: number): Promise<void> {
     const { log } = replica;
     const current = () => replica.role === 'follower' && replica.epoch === fetch_epoch;
-    const records = row.records as Buffer | null;
+    const records = row.records;
     if (records && records.length > 0) {
       // Whole batches only, from where this log ends.
       let position = 0;
@@ -168,7 +171,7 @@ export class FollowerFetcher {
       }
     }
     if (!current()) return;
-    const leader_hw = row.high_watermark as number;
+    const leader_hw = row.high_watermark;
     const hw = Math.min(leader_hw, log.written_offset);
     if (hw > log.high_watermark) log.set_high_watermark(hw);
   }
@@ -196,19 +199,19 @@ export class FollowerFetcher {
       replica.needs_truncation = false;
       return;
     }
-    const response = (await connection.call(OFFSET_FOR_LEADER_EPOCH, OFFSET_FOR_LEADER_EPOCH_VERSION, {
+    const response = await connection.call(OFFSET_FOR_LEADER_EPOCH, OFFSET_FOR_LEADER_EPOCH_VERSION, {
       replica_id: this.node_id,
       topics: [{ topic: replica.topic, partitions: [{ partition: replica.partition, current_leader_epoch: replica.epoch, leader_epoch: epoch }] }],
-    })) as Row;
-    const row = ((response.topics as Row[])[0]?.partitions as Row[] | undefined)?.[0];
-    this.note_error(replica.name, (row?.error_code as number | undefined) ?? ErrorCode.UNKNOWN_SERVER_ERROR, 'offset for leader epoch');
-    if (!row || (row.error_code as number) !== ErrorCode.NONE) {
+    });
+    const row = response.topics[0]?.partitions[0];
+    this.note_error(replica.name, row?.error_code ?? ErrorCode.UNKNOWN_SERVER_ERROR, 'offset for leader epoch');
+    if (!row || row.error_code !== ErrorCode.NONE) {
       this.request_refresh();
       await sleep(RETRY_BACKOFF_MS);
       return;
     }
     if (!current()) return;
-    const target = divergence_point(row.leader_epoch as number, row.end_offset as number, epoch, log);
+    const target = divergence_point(row.leader_epoch, row.end_offset, epoch, log);
     if (target < log.next_offset) await this.cut(replica, target);
     replica.needs_truncation = false;
   }

@@ -47,12 +47,12 @@ export class ProduceForwarder {
       }
       try {
         const connection = await this.peers.get(leader);
-        const response = (await connection.call(PRODUCE, PRODUCE_VERSION, {
+        const response = await connection.call(PRODUCE, PRODUCE_VERSION, {
           transactional_id: null,
           acks: -1,
           timeout_ms: FORWARD_DEADLINE_MS,
           topic_data: [{ name: topic, partition_data: [{ index: partition, records }] }],
-        })) as { responses: Array<{ partition_responses: Array<{ error_code: number; base_offset: number; error_message: string | null }> }> };
+        });
         const row = response.responses[0]!.partition_responses[0]!;
         if (row.error_code === ErrorCode.NONE) return row.base_offset;
         last = `error ${row.error_code}${row.error_message ? `: ${row.error_message}` : ''}`;

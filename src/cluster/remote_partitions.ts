@@ -6,7 +6,7 @@
 // high watermark, as every consumer's do.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FETCH } from '../protocol/kafka/messages/01_fetch.ts';
-import type { RequestIn } from '../protocol/kafka/schema.ts';
+import type { RequestIn, ResponseOf, Row } from '../protocol/kafka/schema.ts';
 import { LIST_OFFSETS } from '../protocol/kafka/messages/02_list_offsets.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { BrokerError } from '../core/errors.ts';
@@ -43,7 +43,8 @@ const RETRIABLE = new Set<number>([
   ErrorCode.REQUEST_TIMED_OUT,
 ]);
 
-type Row = Record<string, unknown>;
+/** One partition of a Fetch answer, as decoded. */
+type FetchedRow = Row<Row<ResponseOf<typeof FETCH>['responses']>['partitions']>;
 
 class RetriableError extends Error {}
 
@@ -109,17 +110,16 @@ export class RemotePartition implements PartitionReader {
   }
 
   /** Takes in a Fetch answer from the leader: bounds always, batches when there are any. */
-  apply(row: Row): void {
-    const high_watermark = row.high_watermark as number;
-    const log_start_offset = row.log_start_offset as number;
+  apply(row: FetchedRow): void {
+    const { high_watermark, log_start_offset } = row;
     if (log_start_offset >= 0) this.log_start_offset = log_start_offset;
     const advanced = high_watermark >= 0 && high_watermark > this.high_watermark;
     if (high_watermark >= 0) {
       this.high_watermark = high_watermark;
       this.known = true;
     }
-    const records = row.records as Buffer | null;
-    if ((row.error_code as number) === ErrorCode.NONE && records && records.length > 0) this.kept = whole_batches(records);
+    const records = row.records;
+    if (row.error_code === ErrorCode.NONE && records && records.length > 0) this.kept = whole_batches(records);
     if (advanced) for (const listener of [...this.listeners]) listener(this.high_watermark);
   }
 
@@ -220,11 +220,11 @@ export class RemotePartitions {
       }
       try {
         const connection = await this.watches.get(leader);
-        const response = (await connection.call(FETCH, PEER_FETCH_VERSION, fetch_request(watched.map((remote) => ({ remote, offset: remote.high_watermark, bytes_max: WATCH_PARTITION_BYTES_MAX })), WATCH_WAIT_MS, WATCH_BYTES_MAX))) as Row;
+        const response = (await connection.call(FETCH, PEER_FETCH_VERSION, fetch_request(watched.map((remote) => ({ remote, offset: remote.high_watermark, bytes_max: WATCH_PARTITION_BYTES_MAX })), WATCH_WAIT_MS, WATCH_BYTES_MAX)));
         let failed = false;
         for (const { remote, row } of rows_of(response, watched)) {
           remote.apply(row);
-          if ((row.error_code as number) !== ErrorCode.NONE) failed = true;
+          if (row.error_code !== ErrorCode.NONE) failed = true;
         }
         if (failed) await sleep(RETRY_BACKOFF_MS);
         if (failing) this.logger.info({ leader }, 'watching remote partitions again');
@@ -244,41 +244,40 @@ export class RemotePartitions {
   async fetch(remote: RemotePartition, offset: number, bytes_max: number): Promise<Buffer[]> {
     const row = await this.with_leader(remote, async (leader) => {
       const connection = await this.reads.get(leader);
-      const response = (await connection.call(FETCH, PEER_FETCH_VERSION, fetch_request([{ remote, offset, bytes_max }], 0, bytes_max))) as Row;
+      const response = await connection.call(FETCH, PEER_FETCH_VERSION, fetch_request([{ remote, offset, bytes_max }], 0, bytes_max));
       const found = rows_of(response, [remote])[0]?.row;
       if (!found) throw new RetriableError(`${remote.name} missing from the leader's answer`);
       remote.apply(found);
       return found;
     });
-    const error_code = row.error_code as number;
+    const error_code = row.error_code;
     if (error_code === ErrorCode.OFFSET_OUT_OF_RANGE) throw new OffsetOutOfRangeError(remote.name, offset, remote.log_start_offset, remote.high_watermark);
     if (error_code !== ErrorCode.NONE) throw new BrokerError('leader_not_available', `reading ${remote.name} from its leader failed with error ${error_code}`);
-    const records = row.records as Buffer | null;
+    const records = row.records;
     return records && records.length > 0 ? whole_batches(records) : [];
   }
 
   async offset_for_timestamp(remote: RemotePartition, timestamp_ms: number): Promise<{ offset: number; timestamp_ms: number } | null> {
     const row = await this.with_leader(remote, async (leader) => {
       const connection = await this.reads.get(leader);
-      const response = (await connection.call(LIST_OFFSETS, LIST_OFFSETS_VERSION, {
+      const response = await connection.call(LIST_OFFSETS, LIST_OFFSETS_VERSION, {
         replica_id: -1,
         isolation_level: 0,
         topics: [{ name: remote.topic, partitions: [{ partition_index: remote.partition, current_leader_epoch: -1, timestamp: timestamp_ms }] }],
-      })) as Row;
-      const found = ((response.topics as Row[])[0]?.partitions as Row[] | undefined)?.[0];
+      });
+      const found = response.topics[0]?.partitions[0];
       if (!found) throw new RetriableError(`${remote.name} missing from the leader's answer`);
       return found;
     });
-    if ((row.error_code as number) !== ErrorCode.NONE) throw new BrokerError('leader_not_available', `looking up a timestamp in ${remote.name} failed with error ${row.error_code as number}`);
-    const offset = row.offset as number;
-    return offset < 0 ? null : { offset, timestamp_ms: row.timestamp as number };
+    if (row.error_code !== ErrorCode.NONE) throw new BrokerError('leader_not_available', `looking up a timestamp in ${remote.name} failed with error ${row.error_code}`);
+    return row.offset < 0 ? null : { offset: row.offset, timestamp_ms: row.timestamp };
   }
 
   /**
    * Runs `request` against the partition's leader; a connection failure, a missing leader or a
    * retriable error code tries again (with the view refreshed meanwhile) until READ_DEADLINE_MS.
    */
-  private async with_leader(remote: RemotePartition, request: (leader: number) => Promise<Row>): Promise<Row> {
+  private async with_leader<R extends { error_code: number }>(remote: RemotePartition, request: (leader: number) => Promise<R>): Promise<R> {
     const deadline = this.clock.now_ms() + READ_DEADLINE_MS;
     let last = 'no leader';
     for (;;) {
@@ -286,8 +285,8 @@ export class RemotePartitions {
       if (leader >= 0) {
         try {
           const row = await request(leader);
-          if (!RETRIABLE.has(row.error_code as number)) return row;
-          last = `error ${row.error_code as number}`;
+          if (!RETRIABLE.has(row.error_code)) return row;
+          last = `error ${row.error_code}`;
         } catch (error) {
           rethrow_invariant(error);
           last = String(error);
@@ -307,12 +306,12 @@ function fetch_request(wanted: Array<{ remote: RemotePartition; offset: number; 
 }
 
 /** Pairs the answer's rows with the partitions asked for. */
-function rows_of(response: Row, asked: RemotePartition[]): Array<{ remote: RemotePartition; row: Row }> {
+function rows_of(response: ResponseOf<typeof FETCH>, asked: RemotePartition[]): Array<{ remote: RemotePartition; row: FetchedRow }> {
   const by_name = new Map(asked.map((remote) => [remote.name, remote]));
-  const out: Array<{ remote: RemotePartition; row: Row }> = [];
-  for (const topic of response.responses as Row[]) {
-    for (const row of topic.partitions as Row[]) {
-      const remote = by_name.get(`${topic.topic as string}-${row.partition_index as number}`);
+  const out: Array<{ remote: RemotePartition; row: FetchedRow }> = [];
+  for (const topic of response.responses) {
+    for (const row of topic.partitions) {
+      const remote = by_name.get(`${topic.topic}-${row.partition_index}`);
       if (remote) out.push({ remote, row });
     }
   }
