@@ -19,6 +19,7 @@ export const RecordState = {
 } as const;
 export type RecordStateCode = (typeof RecordState)[keyof typeof RecordState];
 
+/** Their bounds and defaults: the share_groups entries of the settings table (core/settings.ts). */
 export interface SharePartitionSettings {
   /** Deliveries before a released or timed-out record is archived (dead-lettered) instead. */
   delivery_count_limit: number;
@@ -31,13 +32,6 @@ export interface SharePartitionSettings {
 
 /** The longest wait a consumer may ask for when it releases a record. */
 export const RELEASE_DELAY_MS_MAX = 7 * 24 * 3600 * 1000;
-
-export const SHARE_PARTITION_SETTINGS_DEFAULT: SharePartitionSettings = {
-  delivery_count_limit: 5,
-  record_lock_duration_ms: 30_000,
-  records_in_flight_max: 5_000,
-  retry_backoff_ms: [1_000, 5_000, 30_000, 120_000],
-};
 
 interface Entry {
   state: RecordStateCode;
