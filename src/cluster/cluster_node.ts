@@ -24,6 +24,7 @@ import {
   partition_key,
 } from './model.ts';
 import { rethrow_invariant } from '../core/invariants.ts';
+import { default_number, default_text } from '../core/settings.ts';
 
 export interface ClusterOptions {
   /** etcd endpoints, e.g. http://127.0.0.1:2379. */
@@ -42,11 +43,12 @@ export interface ClusterOptions {
   inter_broker_sasl?: SaslOptions | null;
 }
 
+/** The settings table's (core/settings.ts): the config file's `cluster` object. */
 export const CLUSTER_DEFAULTS = {
-  prefix: '/sluice/default/',
-  lease_ttl_ms: 3_000,
-  replication_factor_default: 3,
-  leader_rebalance_interval_ms: 60_000,
+  prefix: default_text('cluster.prefix'),
+  lease_ttl_ms: default_number('cluster.lease_ttl_ms'),
+  replication_factor_default: default_number('cluster.replication_factor'),
+  leader_rebalance_interval_ms: default_number('cluster.leader_rebalance_interval_ms'),
 };
 
 /** The view is re-read at least this often, whatever the watch says. */

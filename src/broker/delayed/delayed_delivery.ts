@@ -20,6 +20,7 @@ import { due_time_of } from './delay_headers.ts';
 import { DelayIndex, RECORDS_PER_BATCH_MAX, pack, unpack } from './delay_index.ts';
 import { batch_last_offset } from '../../format/batch_layout.ts';
 import { rethrow_invariant } from '../../core/invariants.ts';
+import { default_number } from '../../core/settings.ts';
 
 export const DELAYED_TOPIC = '__sluice_delayed';
 
@@ -33,7 +34,7 @@ export interface DelayedSettings {
 }
 
 export const DELAYED_SETTINGS_DEFAULT: DelayedSettings = {
-  delay_max_ms: 7 * 24 * 3600 * 1000,
+  delay_max_ms: default_number('delayed.delay_max_ms'),
   tick_ms: 5,
   deliver_per_tick_max: 20_000,
 };
