@@ -1,5 +1,7 @@
 // The `sluice` command line.
 import { Command } from 'commander';
+import { type Setting, setting, settings_of } from '../core/settings.ts';
+import { text_of, type_text } from '../core/setting_values.ts';
 // Commands load their modules on use, so `sluice start` does not pay for client libraries.
 function lazy<T>(load: () => Promise<T>): T {
   return new Proxy({} as object, {
@@ -12,38 +14,50 @@ function lazy<T>(load: () => Promise<T>): T {
 const client = lazy(() => import('./client_commands.ts'));
 const dlq = lazy(() => import('./dlq_commands.ts'));
 const transfer = lazy(() => import('./transfer_commands.ts'));
+const cluster_commands = lazy(() => import('./cluster_commands.ts'));
 const run_start = async (flags: import('./start.ts').StartFlags) => (await import('./start.ts')).run_start(flags);
 
 const BOOTSTRAP_DEFAULT = '127.0.0.1:9092';
 
-export function build_program(): Command {
-  const program = new Command('sluice').description('Sluice: a durable message broker speaking the Kafka protocol').showHelpAfterError();
+/** A flag of `sluice start` from its settings-table entry: `--node-id <n>`, or `--no-auto-create`. */
+function start_option(s: Setting): { flags: string; help: string } {
+  const env = s.names.env;
+  if (s.type.kind === 'boolean') {
+    const off = s.default === true; // the flag is --no-...
+    const help = `${off ? 'turn off: ' : ''}${s.description}`;
+    return { flags: s.names.flag!, help: env ? `${help} (${env}=${off ? 'false' : 'true'})` : help };
+  }
+  const shown = s.type.kind === 'text' && s.type.format === undefined ? '' : ` [${type_text(s.type)}]`;
+  const notes = [...(s.default === null ? [] : [`default ${text_of(s.default)}`]), ...(env ? [env] : [])];
+  const help = `${s.description}${shown}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`;
+  return { flags: `${s.names.flag} ${s.placeholder ?? '<value>'}`, help };
+}
 
-  program
-    .command('start')
-    .description('run a broker (single node, data in ./sluice-data, Kafka on 127.0.0.1:9092, HTTP on 127.0.0.1:8080)')
-    .option('--data <dir>', 'data directory (SLUICE_DATA)')
-    .option('--kafka <host:port>', 'Kafka listener (SLUICE_KAFKA)')
-    .option('--http <host:port|off>', 'HTTP admin API, metrics and console; default 127.0.0.1:8080, "off" for none (SLUICE_HTTP)')
-    .option('--amqp <host:port>', 'AMQP 0-9-1 listener (SLUICE_AMQP; not available yet)')
-    .option('--node-id <n>', 'node id (SLUICE_NODE_ID)')
-    .option('--etcd <urls>', 'etcd endpoints (http://HOST:PORT, comma-separated): run as a cluster member (SLUICE_ETCD)')
-    .option('--advertise <host:port>', 'address Metadata gives clients (SLUICE_ADVERTISE)')
-    .option('--config <file>', 'JSON file with any of these settings (SLUICE_CONFIG)')
-    .option('--durability <policy>', 'fsync (default), interval:MS or none (SLUICE_DURABILITY)')
-    .option('--partitions <n>', 'partitions of auto-created topics (SLUICE_PARTITIONS)')
-    .option('--no-auto-create', 'refuse unknown topics instead of creating them (SLUICE_AUTO_CREATE=false)')
-    .option('--log-level <level>', 'trace, debug, info, warn, error (SLUICE_LOG_LEVEL)')
-    .option('--sasl-users <file>', 'require SASL PLAIN/SCRAM logins; JSON {"users": {"name": "password"}} (SLUICE_SASL_USERS)')
-    .action((flags) => run_start(flags));
+function add_start(program: Command): void {
+  const shown = (name: string) => text_of(setting(name).default!);
+  const description = `run a broker (single node, data in ${shown('data')}, Kafka on ${shown('kafka')}, `
+    + `HTTP on ${shown('http')})`;
+  const command = program.command('start').description(description);
+  for (const s of settings_of(null)) {
+    if (s.names.flag === undefined) continue;
+    const option = start_option(s);
+    command.option(option.flags, option.help);
+  }
+  command.action((flags) => run_start(flags));
+}
 
-  const bootstrap = (command: Command) =>
-    command
-      .option('--bootstrap <host:port>', 'a broker to connect to', process.env.SLUICE_BOOTSTRAP ?? BOOTSTRAP_DEFAULT)
-      .option('--json', 'machine-readable output')
-      .option('--sasl-username <name>', 'log in with SASL; the password comes from SLUICE_SASL_PASSWORD', process.env.SLUICE_SASL_USERNAME)
-      .option('--sasl-mechanism <mechanism>', 'plain, scram-sha-256 (default) or scram-sha-512', process.env.SLUICE_SASL_MECHANISM);
+/** The options every client command takes: where the broker is, output, SASL login. */
+function bootstrap(command: Command): Command {
+  return command
+    .option('--bootstrap <host:port>', 'a broker to connect to', process.env.SLUICE_BOOTSTRAP ?? BOOTSTRAP_DEFAULT)
+    .option('--json', 'machine-readable output')
+    .option('--sasl-username <name>', 'log in with SASL; the password comes from SLUICE_SASL_PASSWORD',
+      process.env.SLUICE_SASL_USERNAME)
+    .option('--sasl-mechanism <mechanism>', 'plain, scram-sha-256 (default) or scram-sha-512',
+      process.env.SLUICE_SASL_MECHANISM);
+}
 
+function add_topic(program: Command): void {
   const topic = program.command('topic').description('create, list, describe, delete topics');
   bootstrap(
     topic
@@ -52,10 +66,12 @@ export function build_program(): Command {
       .option('--replication-factor <n>', 'copies of each partition (a cluster; default: the cluster\'s)')
       .option('--config <name=value...>', 'topic configs'),
   ).action((name, options) => client.topic_create(name, options));
-  bootstrap(topic.command('list').option('--internal', 'include internal topics such as __consumer_offsets')).action((options) => client.topic_list(options));
+  bootstrap(topic.command('list').option('--internal', 'include internal topics such as __consumer_offsets'))
+    .action((options) => client.topic_list(options));
   bootstrap(topic.command('describe <name>')).action((name, options) => client.topic_describe(name, options));
   bootstrap(topic.command('delete <name>')).action((name, options) => client.topic_delete(name, options));
-  bootstrap(topic.command('purge <name>').description('delete every message the topic holds now (the topic stays)')).action((name, options) => client.topic_purge(name, options));
+  bootstrap(topic.command('purge <name>').description('delete every message the topic holds now (the topic stays)'))
+    .action((name, options) => client.topic_purge(name, options));
   bootstrap(
     topic
       .command('reassign <name>')
@@ -64,45 +80,57 @@ export function build_program(): Command {
       .option('--cancel', 'give up the move in progress: back to the replicas from before')
       .option('--list', 'show the moves in progress: all replicas now, those joining and those leaving')
       .option('--partition <n>', 'one partition (default: every partition of the topic)'),
-  ).action(async (name, options) => (await import('./cluster_commands.ts')).topic_reassign(name, options));
+  ).action((name, options) => cluster_commands.topic_reassign(name, options));
   const cluster = program.command('cluster').description('the cluster: brokers, controller, partition health');
-  bootstrap(cluster.command('status').description('brokers, the controller, and partitions without a full ISR or a leader')).action(async (options) =>
-    (await import('./cluster_commands.ts')).cluster_status(options),
-  );
+  const status = 'brokers, the controller, and partitions without a full ISR or a leader';
+  bootstrap(cluster.command('status').description(status))
+    .action((options) => cluster_commands.cluster_status(options));
   bootstrap(topic.command('add-partitions <name>').requiredOption('--count <n>', 'the new total partition count'))
     .action((name, options) => client.topic_add_partitions(name, options));
+}
 
+function add_produce_consume(program: Command): void {
   bootstrap(
     program
       .command('produce <topic>')
-      .description('send --value, or each line of standard input as a message; progress on standard error when input is piped')
+      .description('send --value, or each line of standard input as a message; progress on standard error when '
+        + 'input is piped')
       .option('--key <key>', 'message key')
       .option('--value <value>', 'a single message value')
       .option('--acks <acks>', '-1 (all), 1 or 0 (no acknowledgement: nothing confirms the write)', '-1'),
   ).action((name, options) => client.produce(name, options));
-
   bootstrap(
     program
       .command('consume <topic>')
-      .description('print messages, one value per line (JSON lines with --json); progress on standard error when output is redirected')
-      .option('--group <id>', 'consumer group to join and commit to (default: none; read every partition without a group, committing nothing)')
+      .description('print messages, one value per line (JSON lines with --json); progress on standard error when '
+        + 'output is redirected')
+      .option('--group <id>', 'consumer group to join and commit to (default: none; read every partition without a '
+        + 'group, committing nothing)')
       .option('--from-beginning', 'start at the earliest offset when the group has no commit')
       .option('--max <n>', 'stop after this many messages')
       .option('--timeout-ms <ms>', 'stop after this long without a message', '10000'),
   ).action((name, options) => client.consume(name, options));
-
-  bootstrap(program.command('export <topic>').description('write every message of a topic to a JSON-lines file (progress on standard error)').requiredOption('--out <file>', 'the file to create'))
+  bootstrap(program.command('export <topic>')
+    .description('write every message of a topic to a JSON-lines file (progress on standard error)')
+    .requiredOption('--out <file>', 'the file to create'))
     .action((name, options) => transfer.export_topic(name, options));
-  bootstrap(program.command('import <topic>').description('send the messages of an export file to a topic, keeping keys, headers and timestamps; already imported ones are skipped').requiredOption('--in <file>', 'an export file'))
+  bootstrap(program.command('import <topic>')
+    .description('send the messages of an export file to a topic, keeping keys, headers and timestamps; already '
+      + 'imported ones are skipped')
+    .requiredOption('--in <file>', 'an export file'))
     .action((name, options) => transfer.import_topic(name, options));
+}
 
+function add_dlq_and_group(program: Command): void {
   const dead_letters = program.command('dlq').description('dead-letter topics of share groups: list, peek, redrive');
   bootstrap(dead_letters.command('list')).action((options) => dlq.dlq_list(options));
-  bootstrap(dead_letters.command('peek <dlq-topic>').option('--max <n>', 'messages to show', '20')).action((name, options) => dlq.dlq_peek(name, options));
+  bootstrap(dead_letters.command('peek <dlq-topic>').option('--max <n>', 'messages to show', '20'))
+    .action((name, options) => dlq.dlq_peek(name, options));
   bootstrap(
     dead_letters
       .command('redrive <dlq-topic>')
-      .description('send dead letters back to their origin topic (or --to); each is recorded in sluice.dlq.audit and never sent twice')
+      .description('send dead letters back to their origin topic (or --to); each is recorded in sluice.dlq.audit '
+        + 'and never sent twice')
       .option('--all', 'every dead letter of the topic')
       .option('--offsets <list>', 'only these: OFFSET or PARTITION:OFFSET, comma-separated')
       .option('--to <topic>', 'send to this topic instead of each letter\'s origin'),
@@ -111,12 +139,17 @@ export function build_program(): Command {
   const group = program.command('group').description('list, describe and reset consumer groups');
   bootstrap(group.command('list')).action((options) => client.group_list(options));
   bootstrap(group.command('describe <group>')).action((name, options) => client.group_describe(name, options));
-  bootstrap(group.command('reset-offsets <group>').requiredOption('--topic <topic>', 'topic').requiredOption('--to <where>', 'earliest, latest or an offset'))
+  bootstrap(group.command('reset-offsets <group>')
+    .requiredOption('--topic <topic>', 'topic')
+    .requiredOption('--to <where>', 'earliest, latest or an offset'))
     .action((name, options) => client.group_reset_offsets(name, options));
+}
 
+function add_bench(program: Command): void {
   program
     .command('bench')
-    .description('run the side-by-side benchmark (see docs/benchmarks.md); options: --profile smoke|standard|full, --systems a,b, --out DIR')
+    .description('run the side-by-side benchmark (see docs/benchmarks.md); options: --profile smoke|standard|full, '
+      + '--systems a,b, --out DIR')
     .allowUnknownOption()
     .helpOption(false)
     .argument('[options...]')
@@ -124,13 +157,24 @@ export function build_program(): Command {
       const { spawn } = await import('node:child_process');
       const path = await import('node:path');
       const root = path.resolve(import.meta.dirname, '..', '..');
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'bench', 'harness', 'run.ts'), ...options], { cwd: root, stdio: 'inherit' });
+      const script = path.join(root, 'bench', 'harness', 'run.ts');
+      const child = spawn(process.execPath, ['--import', 'tsx', script, ...options], { cwd: root, stdio: 'inherit' });
       await new Promise<void>((resolve) => child.once('exit', (code) => {
         process.exitCode = code ?? 1;
         resolve();
       }));
     });
+}
 
+export function build_program(): Command {
+  const program = new Command('sluice')
+    .description('Sluice: a durable message broker speaking the Kafka protocol')
+    .showHelpAfterError();
+  add_start(program);
+  add_topic(program);
+  add_produce_consume(program);
+  add_dlq_and_group(program);
+  add_bench(program);
   return program;
 }
 

@@ -1,64 +1,138 @@
 // `sluice start`: settings from flags, SLUICE_* environment variables and an optional JSON config
-// file (in that order of precedence), then a broker until SIGTERM or SIGINT.
+// file (in that order of precedence), then a broker until SIGTERM or SIGINT. Which settings there
+// are, their name on each of those surfaces, their defaults and checks: the settings table
+// (core/settings.ts); this file only merges the surfaces and hands the values to the broker.
 import type { ClusterOptions } from '../cluster/cluster_node.ts';
 import type { SaslOptions } from '../protocol/sasl/client_login.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
-import { start_broker } from '../compose/start_broker.ts';
+import { type RunningBroker, start_broker } from '../compose/start_broker.ts';
 import { start_heap_growth } from './heap_growth.ts';
 import { stop_on_uncaught_errors } from '../core/invariants.ts';
+import {
+  type Setting,
+  SETTING_GROUPS,
+  camel_case,
+  config_file_keys,
+  file_group_name,
+  host_port_of,
+  read_config_group,
+  setting,
+  settings_of,
+  url_list_of,
+} from '../core/settings.ts';
+import { read_json, read_text, refusal, text_of, type SettingValue, type ValueForm } from '../core/setting_values.ts';
 import { console_handler } from '../server/http/console_static.ts';
 import type { DurabilityPolicy } from '../storage/index.ts';
 import { CredentialStore, read_users_file } from '../broker/credentials.ts';
-import { SHARE_GROUP_SETTINGS_DEFAULT, type ShareGroupSettings } from '../broker/queues/group_config.ts';
+import { share_group_settings, type ShareGroupSettings } from '../broker/queues/group_config.ts';
 
-export interface StartFlags {
-  data?: string;
-  kafka?: string;
-  http?: string;
-  amqp?: string;
-  nodeId?: string;
+/**
+ * The options commander parsed, named by the camelCase of each setting's key (`nodeId`): text, or
+ * false for `--no-auto-create` (true is commander's default for it, so it means "not given").
+ */
+export type StartFlags = Readonly<Record<string, string | boolean | undefined>>;
+
+/**
+ * The top-level settings after merging, each as text (what its flag would say; booleans as
+ * booleans; absent when it has no value), and the config file's groups as given.
+ */
+export interface ResolvedSettings {
+  data: string;
+  kafka: string;
+  http: string;
+  amqp: string;
+  nodeId: string;
   etcd?: string;
   advertise?: string;
   config?: string;
-  durability?: string;
-  partitions?: string;
-  autoCreate?: boolean;
-  logLevel?: string;
+  durability: string;
+  partitions: string;
+  autoCreate: boolean;
+  logLevel: string;
   saslUsers?: string;
+  shareGroups?: unknown;
+  delayed?: unknown;
+  cluster?: unknown;
+  /** Deprecated names used and config-file keys nobody reads (logged once there is a logger). */
+  warnings: string[];
 }
 
-const SETTINGS = ['data', 'kafka', 'http', 'amqp', 'nodeId', 'etcd', 'advertise', 'durability', 'partitions', 'logLevel', 'saslUsers'] as const;
-
-function env_name(setting: string): string {
-  return `SLUICE_${setting.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+interface Given {
+  raw: unknown;
+  where: string;
+  form: ValueForm;
 }
 
-/** Merges flags over environment over config file over defaults. */
-export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = process.env): Required<Omit<StartFlags, 'config' | 'etcd' | 'saslUsers'>> & { etcd?: string; saslUsers?: string; shareGroups?: unknown; delayed?: unknown; cluster?: unknown } {
-  const config_file = flags.config ?? env.SLUICE_CONFIG;
-  const file: Record<string, unknown> = config_file ? (JSON.parse(fs.readFileSync(config_file, 'utf8')) as Record<string, unknown>) : {};
-  const pick = (setting: (typeof SETTINGS)[number], fallback: string | undefined) =>
-    (flags[setting] as string | undefined) ?? env[env_name(setting)] ?? (file[setting] as string | undefined) ?? fallback;
-  const auto_env = env.SLUICE_AUTO_CREATE;
-  return {
-    data: pick('data', './sluice-data')!,
-    kafka: pick('kafka', '127.0.0.1:9092')!,
-    http: pick('http', '127.0.0.1:8080')!,
-    amqp: pick('amqp', '127.0.0.1:5672')!,
-    nodeId: pick('nodeId', '1')!,
-    etcd: pick('etcd', undefined),
-    advertise: pick('advertise', '')!,
-    durability: pick('durability', 'fsync')!,
-    partitions: pick('partitions', '1')!,
-    logLevel: pick('logLevel', 'info')!,
-    saslUsers: pick('saslUsers', undefined),
-    autoCreate: flags.autoCreate === false ? false : auto_env !== undefined ? auto_env !== 'false' : (file.autoCreate as boolean | undefined) ?? true,
-    shareGroups: file.shareGroups,
-    delayed: file.delayed,
-    cluster: file.cluster,
+interface Sources {
+  flags: StartFlags;
+  env: NodeJS.ProcessEnv;
+  file: Record<string, unknown>;
+  warnings: string[];
+}
+
+/** Where a top-level setting is given first: its flag, its environment variable, the config file. */
+function given(s: Setting, { flags, env, file, warnings }: Sources): Given | undefined {
+  const flag = flags[camel_case(s.key)];
+  const flag_given = flag !== undefined && !(typeof flag === 'boolean' && flag === s.default);
+  if (s.names.flag !== undefined && flag_given) return { raw: flag, where: s.names.flag, form: 'text' };
+  const names = (surface: 'env' | 'file') => [
+    ...(s.names[surface] === undefined ? [] : [{ name: s.names[surface], deprecated: false }]),
+    ...(s.aliases ?? []).filter((a) => a.surface === surface).map((a) => ({ name: a.name, deprecated: true })),
+  ];
+  const found = (surface: 'env' | 'file', source: Record<string, unknown>): Given | undefined => {
+    const name = names(surface).find((n) => source[n.name] !== undefined);
+    if (!name) return undefined;
+    if (name.deprecated) warnings.push(`${name.name} is deprecated: use ${s.names[surface]}`);
+    const where = surface === 'file' ? `config ${name.name}` : name.name;
+    return { raw: source[name.name], where, form: surface === 'file' ? 'json' : 'text' };
   };
+  return found('env', env) ?? found('file', file);
+}
+
+/** The value given, or null for none (an empty text for a setting that has no default). */
+function value_of(s: Setting, { raw, where, form }: Given): SettingValue | null {
+  if (raw === '' && s.default === null) return null;
+  const value = typeof raw === 'boolean' && s.type.kind === 'boolean'
+    ? raw
+    : form === 'text' ? read_text(s.type, String(raw)) : read_json(s.type, raw);
+  if (value === undefined) throw new Error(refusal(where, s.type, raw, form));
+  return value;
+}
+
+function read_config_file(file_name: string | undefined): Record<string, unknown> {
+  if (!file_name) return {};
+  const file: unknown = JSON.parse(fs.readFileSync(file_name, 'utf8'));
+  if (typeof file !== 'object' || file === null || Array.isArray(file)) {
+    throw new Error(`${file_name}: expected a JSON object`);
+  }
+  return file as Record<string, unknown>;
+}
+
+/** The config file's keys that are no setting's (they are ignored, as they always were). */
+function unknown_keys(file: Record<string, unknown>): string[] {
+  const known = [...config_file_keys(null).keys(), ...SETTING_GROUPS.map(file_group_name)];
+  return Object.keys(file)
+    .filter((key) => !known.includes(key))
+    .map((key) => `config ${key}: unknown setting, ignored (known: ${known.join(', ')})`);
+}
+
+/** Merges flags over environment over config file over defaults; refuses a value its setting refuses. */
+export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = process.env): ResolvedSettings {
+  const sources: Sources = { flags, env, file: {}, warnings: [] };
+  const config = setting('config');
+  const config_given = given(config, sources);
+  sources.file = read_config_file(config_given ? String(value_of(config, config_given) ?? '') : undefined);
+  sources.warnings.push(...unknown_keys(sources.file));
+  const resolved: Record<string, unknown> = { warnings: sources.warnings };
+  for (const s of settings_of(null)) {
+    const from = given(s, sources);
+    const value = from ? value_of(s, from) : s.default;
+    if (value !== null) resolved[camel_case(s.key)] = typeof value === 'boolean' ? value : text_of(value);
+  }
+  for (const group of SETTING_GROUPS) resolved[file_group_name(group)] = sources.file[file_group_name(group)];
+  return resolved as unknown as ResolvedSettings;
 }
 
 /** `--http`: HOST:PORT, or "off" for no HTTP listener. */
@@ -73,88 +147,42 @@ function is_loopback(host: string): boolean {
 }
 
 export function parse_host_port(text: string, what: string): { host: string; port: number } {
-  const at = text.lastIndexOf(':');
-  const host = text.slice(0, at).replace(/^\[|\]$/g, '');
-  const port = Number(text.slice(at + 1));
-  if (at <= 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${what}: expected HOST:PORT, got ${JSON.stringify(text)}`);
-  return { host, port };
+  const address = host_port_of(text);
+  if (!address) throw new Error(`${what}: expected HOST:PORT, got ${JSON.stringify(text)}`);
+  return address;
 }
 
-/** Share-group settings from the config file's "shareGroups" object; unknown keys are refused. */
-export function parse_share_groups(value: unknown): Partial<ShareGroupSettings> | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('config shareGroups: expected an object');
-  const input = value as Record<string, unknown>;
-  const number = (name: string, min: number, max: number): number | undefined => {
-    const v = input[name];
-    if (v === undefined) return undefined;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new Error(`config shareGroups.${name}: an integer from ${min} to ${max}`);
-    return v;
-  };
-  const known = ['recordLockDurationMs', 'deliveryCountLimit', 'recordsInFlightMax', 'retryBackoffMs', 'sessionTimeoutMs', 'heartbeatIntervalMs', 'autoOffsetReset'];
-  for (const key of Object.keys(input)) if (!known.includes(key)) throw new Error(`config shareGroups.${key}: unknown setting (known: ${known.join(', ')})`);
-  const backoff = input.retryBackoffMs;
-  if (backoff !== undefined && (!Array.isArray(backoff) || backoff.some((b) => typeof b !== 'number' || !Number.isInteger(b) || b < 0))) {
-    throw new Error('config shareGroups.retryBackoffMs: a list of non-negative integers (milliseconds)');
-  }
-  const reset = input.autoOffsetReset;
-  if (reset !== undefined && reset !== 'earliest' && reset !== 'latest') throw new Error('config shareGroups.autoOffsetReset: "earliest" or "latest"');
-  const defaults = SHARE_GROUP_SETTINGS_DEFAULT;
-  return {
-    session_timeout_ms: number('sessionTimeoutMs', 1_000, 3_600_000) ?? defaults.session_timeout_ms,
-    heartbeat_interval_ms: number('heartbeatIntervalMs', 100, 600_000) ?? defaults.heartbeat_interval_ms,
-    auto_offset_reset: (reset as 'earliest' | 'latest' | undefined) ?? defaults.auto_offset_reset,
-    partition: {
-      record_lock_duration_ms: number('recordLockDurationMs', 100, 3_600_000) ?? defaults.partition.record_lock_duration_ms,
-      delivery_count_limit: number('deliveryCountLimit', 1, 1_000) ?? defaults.partition.delivery_count_limit,
-      records_in_flight_max: number('recordsInFlightMax', 1, 100_000) ?? defaults.partition.records_in_flight_max,
-      retry_backoff_ms: (backoff as number[] | undefined) ?? defaults.partition.retry_backoff_ms,
-    },
-  };
+/** Share-group settings from the config file's "shareGroups" object (the table's defaults for the rest). */
+export function parse_share_groups(value: unknown, warn?: (message: string) => void): ShareGroupSettings | undefined {
+  const values = read_config_group('share_groups', value, warn);
+  return values && share_group_settings(values);
 }
 
-/** Delayed-delivery settings from the config file's "delayed" object: {"maxDelayMs": N}. */
-export function parse_delayed(value: unknown): { delay_max_ms: number } | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('config delayed: expected an object');
-  const input = value as Record<string, unknown>;
-  for (const key of Object.keys(input)) if (key !== 'maxDelayMs') throw new Error(`config delayed.${key}: unknown setting (known: maxDelayMs)`);
-  const max = input.maxDelayMs;
-  if (max === undefined) return undefined;
-  if (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 0) throw new Error('config delayed.maxDelayMs: a whole number of milliseconds >= 0');
-  return { delay_max_ms: max };
+/** Delayed-delivery settings from the config file's "delayed" object: {"delayMaxMs": N}. */
+export function parse_delayed(value: unknown, warn?: (message: string) => void): { delay_max_ms: number } | undefined {
+  const max = read_config_group('delayed', value, warn)?.get('delay_max_ms');
+  return max === undefined ? undefined : { delay_max_ms: max as number };
 }
-
-const CLUSTER_KEYS = ['prefix', 'leaseTtlMs', 'replicationFactor', 'replicaLagTimeMaxMs', 'leaderRebalanceIntervalMs', 'interBrokerUser'] as const;
 
 /** The `cluster` object of the config file, with the endpoints from --etcd. */
 type ClusterSettings = ClusterOptions & { inter_broker_user?: string };
 
-export function parse_cluster(etcd: string, value: unknown): ClusterSettings {
-  const endpoints = etcd.split(',').map((url) => url.trim()).filter((url) => url !== '');
-  for (const url of endpoints) if (!/^https?:\/\/[^/]+$/.test(url)) throw new Error(`--etcd: expected http://HOST:PORT endpoints, got ${JSON.stringify(url)}`);
-  const input = (value ?? {}) as Record<string, unknown>;
-  if (typeof input !== 'object' || Array.isArray(input)) throw new Error('config cluster: expected an object');
-  for (const key of Object.keys(input)) {
-    if (!(CLUSTER_KEYS as readonly string[]).includes(key)) throw new Error(`config cluster.${key}: unknown setting (known: ${CLUSTER_KEYS.join(', ')})`);
+export function parse_cluster(etcd: string, value: unknown, warn?: (message: string) => void): ClusterSettings {
+  const endpoints = setting('etcd');
+  if (read_text(endpoints.type, etcd) === undefined) {
+    throw new Error(refusal(endpoints.names.flag!, endpoints.type, etcd, 'text'));
   }
-  const whole = (key: string, min: number): number | undefined => {
-    const v = input[key];
-    if (v === undefined) return undefined;
-    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new Error(`config cluster.${key}: a whole number >= ${min}`);
-    return v;
-  };
-  if (input.prefix !== undefined && typeof input.prefix !== 'string') throw new Error('config cluster.prefix: a string');
-  if (input.interBrokerUser !== undefined && (typeof input.interBrokerUser !== 'string' || input.interBrokerUser === '')) throw new Error('config cluster.interBrokerUser: a user name');
-  const lag = whole('replicaLagTimeMaxMs', 100);
+  const values = read_config_group('cluster', value, warn) ?? new Map<string, SettingValue>();
+  const number = (key: string) => values.get(key) as number | undefined;
+  const lag = number('replica_lag_time_max_ms');
   return {
-    etcd: endpoints,
-    prefix: input.prefix as string | undefined,
-    lease_ttl_ms: whole('leaseTtlMs', 1000),
-    replication_factor_default: whole('replicationFactor', 1),
-    leader_rebalance_interval_ms: whole('leaderRebalanceIntervalMs', 0),
+    etcd: url_list_of(etcd),
+    prefix: values.get('prefix') as string | undefined,
+    lease_ttl_ms: number('lease_ttl_ms'),
+    replication_factor_default: number('replication_factor'),
+    leader_rebalance_interval_ms: number('leader_rebalance_interval_ms'),
     replicas: lag === undefined ? undefined : { replica_lag_time_max_ms: lag },
-    inter_broker_user: input.interBrokerUser as string | undefined,
+    inter_broker_user: values.get('inter_broker_user') as string | undefined,
   };
 }
 
@@ -165,13 +193,18 @@ export function parse_cluster(etcd: string, value: unknown): ClusterSettings {
  */
 export function inter_broker_login(cluster: ClusterSettings, users_file: string | undefined): SaslOptions | null {
   const user = cluster.inter_broker_user;
+  const name = `config ${setting('cluster.inter_broker_user').names.file}`;
+  const sasl_users = setting('sasl_users').names.flag;
   if (users_file === undefined) {
-    if (user !== undefined) throw new Error('config cluster.interBrokerUser: only with --sasl-users (the listeners then require SASL)');
+    if (user !== undefined) throw new Error(`${name}: only with ${sasl_users} (the listeners then require SASL)`);
     return null;
   }
-  if (user === undefined) throw new Error('--sasl-users in a cluster: set config cluster.interBrokerUser to a user of that file; brokers log in as it to replicate');
+  if (user === undefined) {
+    const why = 'brokers log in as it to replicate';
+    throw new Error(`${sasl_users} in a cluster: set ${name} to a user of that file; ${why}`);
+  }
   const password = read_users_file(users_file)[user];
-  if (typeof password !== 'string') throw new Error(`config cluster.interBrokerUser: ${JSON.stringify(user)} is not a user of ${users_file}`);
+  if (typeof password !== 'string') throw new Error(`${name}: ${JSON.stringify(user)} is not a user of ${users_file}`);
   return { mechanism: 'scram-sha-512', username: user, password };
 }
 
@@ -183,47 +216,15 @@ export function parse_durability(text: string): DurabilityPolicy {
   throw new Error(`--durability: expected fsync, interval:MS or none, got ${JSON.stringify(text)}`);
 }
 
-export async function run_start(flags: StartFlags): Promise<void> {
-  const settings = resolve_settings(flags);
-  const cluster = settings.etcd ? parse_cluster(settings.etcd, settings.cluster) : undefined;
-  const logger = pino({ level: settings.logLevel }, pino.destination(2));
-  const durability = parse_durability(settings.durability);
-  if (durability.kind !== 'fsync') logger.warn({ durability }, 'acknowledgements do not wait for fsync: see docs/guarantees.md');
-  const kafka = parse_host_port(settings.kafka, '--kafka');
-  const http = parse_http(settings.http);
-  const advertise = settings.advertise ? parse_host_port(settings.advertise, '--advertise') : undefined;
-  const node_id = Number(settings.nodeId);
-  const credentials = settings.saslUsers ? await CredentialStore.from_file(path.resolve(settings.saslUsers)) : null;
-  if (cluster) cluster.inter_broker_sasl = inter_broker_login(cluster, settings.saslUsers ? path.resolve(settings.saslUsers) : undefined);
-  if (credentials && http && !is_loopback(http.host)) {
-    logger.warn({ http: `${http.host}:${http.port}` }, 'the HTTP admin API has no authentication: with SASL on the Kafka listener, keep it on a loopback address');
-  }
-  start_heap_growth();
-  stop_on_uncaught_errors(logger);
-  const running = await start_broker({
-    data_dir: path.resolve(settings.data),
-    node_id,
-    durability,
-    kafka,
-    advertise,
-    default_partitions: Number(settings.partitions),
-    auto_create_topics: settings.autoCreate,
-    credentials,
-    share_groups: parse_share_groups(settings.shareGroups),
-    delayed: parse_delayed(settings.delayed),
-    cluster,
-    http,
-    console_handler,
-    logger,
-  });
+function ready_line(settings: ResolvedSettings, running: RunningBroker, extra: string): string {
   const address = running.kafka_address;
-  const http_address = running.http_address ? `${running.http_address.host}:${running.http_address.port}` : 'off';
-  process.stdout.write(
-    `sluice ready kafka=${address.host}:${address.port} http=${http_address} data=${path.resolve(settings.data)} node=${node_id} durability=${settings.durability}` +
-      (credentials ? ` sasl=${credentials.size} users` : '') +
-      (cluster ? ` etcd=${cluster.etcd.join(',')}` : '') +
-      ` (amqp ${settings.amqp}: not available yet)\n`,
-  );
+  const http = running.http_address ? `${running.http_address.host}:${running.http_address.port}` : 'off';
+  const node = `node=${Number(settings.nodeId)} durability=${settings.durability}`;
+  return `sluice ready kafka=${address.host}:${address.port} http=${http} data=${path.resolve(settings.data)} ${node}` +
+    `${extra} (amqp ${settings.amqp}: not available yet)\n`;
+}
+
+function stop_on_signals(running: RunningBroker, logger: pino.Logger): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -242,4 +243,50 @@ export async function run_start(flags: StartFlags): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+export async function run_start(flags: StartFlags): Promise<void> {
+  const settings = resolve_settings(flags);
+  const warnings = settings.warnings;
+  const warn = (message: string) => warnings.push(message);
+  const cluster = settings.etcd ? parse_cluster(settings.etcd, settings.cluster, warn) : undefined;
+  const share_groups = parse_share_groups(settings.shareGroups, warn);
+  const delayed = parse_delayed(settings.delayed, warn);
+  const logger = pino({ level: settings.logLevel }, pino.destination(2));
+  for (const warning of warnings) logger.warn(warning);
+  const durability = parse_durability(settings.durability);
+  if (durability.kind !== 'fsync') {
+    logger.warn({ durability }, 'acknowledgements do not wait for fsync: see docs/guarantees.md');
+  }
+  const http = parse_http(settings.http);
+  const users_file = settings.saslUsers ? path.resolve(settings.saslUsers) : undefined;
+  const credentials = users_file ? await CredentialStore.from_file(users_file) : null;
+  if (cluster) cluster.inter_broker_sasl = inter_broker_login(cluster, users_file);
+  if (credentials && http && !is_loopback(http.host)) {
+    const message = 'the HTTP admin API has no authentication: with SASL on the Kafka listener, keep it on a '
+      + 'loopback address';
+    logger.warn({ http: `${http.host}:${http.port}` }, message);
+  }
+  start_heap_growth();
+  stop_on_uncaught_errors(logger);
+  const running = await start_broker({
+    data_dir: path.resolve(settings.data),
+    node_id: Number(settings.nodeId),
+    durability,
+    kafka: parse_host_port(settings.kafka, '--kafka'),
+    advertise: settings.advertise ? parse_host_port(settings.advertise, '--advertise') : undefined,
+    default_partitions: Number(settings.partitions),
+    auto_create_topics: settings.autoCreate,
+    credentials,
+    share_groups,
+    delayed,
+    cluster,
+    http,
+    console_handler,
+    logger,
+  });
+  const extra = (credentials ? ` sasl=${credentials.size} users` : '')
+    + (cluster ? ` etcd=${cluster.etcd.join(',')}` : '');
+  process.stdout.write(ready_line(settings, running, extra));
+  stop_on_signals(running, logger);
 }

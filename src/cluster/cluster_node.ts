@@ -14,8 +14,17 @@ import { ProduceForwarder } from './produce_forwarder.ts';
 import { RemotePartitions } from './remote_partitions.ts';
 import { ReplicaManager } from './replica_manager.ts';
 import { REPLICA_SETTINGS_DEFAULT, type ReplicaHost, type ReplicaSettings } from './replica.ts';
-import { type BrokerRegistration, type ClusterTopic, type ClusterView, type PartitionState, assign_replicas, empty_view, partition_key } from './model.ts';
+import {
+  type BrokerRegistration,
+  type ClusterTopic,
+  type ClusterView,
+  type PartitionState,
+  assign_replicas,
+  empty_view,
+  partition_key,
+} from './model.ts';
 import { rethrow_invariant } from '../core/invariants.ts';
+import { default_number, default_text } from '../core/settings.ts';
 
 export interface ClusterOptions {
   /** etcd endpoints, e.g. http://127.0.0.1:2379. */
@@ -34,11 +43,12 @@ export interface ClusterOptions {
   inter_broker_sasl?: SaslOptions | null;
 }
 
+/** The settings table's (core/settings.ts): the config file's `cluster` object. */
 export const CLUSTER_DEFAULTS = {
-  prefix: '/sluice/default/',
-  lease_ttl_ms: 3_000,
-  replication_factor_default: 3,
-  leader_rebalance_interval_ms: 60_000,
+  prefix: default_text('cluster.prefix'),
+  lease_ttl_ms: default_number('cluster.lease_ttl_ms'),
+  replication_factor_default: default_number('cluster.replication_factor'),
+  leader_rebalance_interval_ms: default_number('cluster.leader_rebalance_interval_ms'),
 };
 
 /** The view is re-read at least this often, whatever the watch says. */
@@ -76,15 +86,23 @@ export class ClusterNode {
     colocated: string[],
     clock: Clock,
   ) {
-    this.controller = new Controller(node_id, store, membership, logger, colocated, options.leader_rebalance_interval_ms, clock);
+    const rebalance_ms = options.leader_rebalance_interval_ms;
+    this.controller = new Controller(node_id, store, membership, logger, colocated, rebalance_ms, clock);
     const dial = peer_dialer(options.inter_broker_sasl);
     this.forwarder = new ProduceForwarder(node_id, () => this.view, dial, clock);
     this.remote = new RemotePartitions(node_id, () => this.view, logger, dial, clock);
-    this.replicas = new ReplicaManager(node_id, store, membership, host, replica_settings, logger, () => this.request_refresh(), dial, clock);
+    const refresh = () => this.request_refresh();
+    this.replicas = new ReplicaManager(
+      node_id, store, membership, host, replica_settings, logger, refresh, dial, clock,
+    );
   }
 
   /** Connects to etcd (failing with the endpoint named), and registers this broker. */
-  static async connect(options: ClusterOptions, node_id: number, logger: Logger): Promise<{ store: EtcdStore; cluster_id: (candidate: string) => Promise<string> }> {
+  static async connect(
+    options: ClusterOptions,
+    node_id: number,
+    logger: Logger,
+  ): Promise<{ store: EtcdStore; cluster_id: (candidate: string) => Promise<string> }> {
     const prefix = options.prefix ?? CLUSTER_DEFAULTS.prefix;
     const store = new EtcdStore(options.etcd, prefix.endsWith('/') ? prefix : `${prefix}/`);
     try {
@@ -105,17 +123,21 @@ export class ClusterNode {
     logger: Logger,
     clock: Clock,
   ): Promise<ClusterNode> {
+    const defaults = CLUSTER_DEFAULTS;
     const resolved = {
       etcd: options.etcd,
       prefix: store.prefix,
-      lease_ttl_ms: options.lease_ttl_ms ?? CLUSTER_DEFAULTS.lease_ttl_ms,
-      replication_factor_default: options.replication_factor_default ?? CLUSTER_DEFAULTS.replication_factor_default,
-      leader_rebalance_interval_ms: options.leader_rebalance_interval_ms ?? CLUSTER_DEFAULTS.leader_rebalance_interval_ms,
+      lease_ttl_ms: options.lease_ttl_ms ?? defaults.lease_ttl_ms,
+      replication_factor_default: options.replication_factor_default ?? defaults.replication_factor_default,
+      leader_rebalance_interval_ms: options.leader_rebalance_interval_ms ?? defaults.leader_rebalance_interval_ms,
       inter_broker_sasl: options.inter_broker_sasl ?? null,
     };
     const membership = new Membership(store, registration, resolved.lease_ttl_ms, logger, clock);
     await membership.join();
-    const node = new ClusterNode(registration.node_id, store, membership, host, resolved, { ...REPLICA_SETTINGS_DEFAULT, ...options.replicas }, logger, options.colocated ?? [], clock);
+    const replicas = { ...REPLICA_SETTINGS_DEFAULT, ...options.replicas };
+    const colocated = options.colocated ?? [];
+    const id = registration.node_id;
+    const node = new ClusterNode(id, store, membership, host, resolved, replicas, logger, colocated, clock);
     membership.on_lost(() => {
       node.replicas.step_down_all();
       node.request_refresh();
@@ -180,7 +202,8 @@ export class ClusterNode {
       };
       const timer = setTimeout(() => {
         this.view_listeners.delete(done);
-        reject(new BrokerError('request_timed_out', `${what} did not appear in this broker's view within ${VIEW_WAIT_MS} ms`));
+        const message = `${what} did not appear in this broker's view within ${VIEW_WAIT_MS} ms`;
+        reject(new BrokerError('request_timed_out', message));
       }, VIEW_WAIT_MS);
       this.view_listeners.add(done);
     });
@@ -192,16 +215,25 @@ export class ClusterNode {
     return [...this.view.brokers.keys()].sort((a, b) => a - b);
   }
 
-  async create_topic(record: ClusterTopic | Omit<ClusterTopic, 'assignment'>, replication_factor: number): Promise<ClusterTopic> {
+  async create_topic(
+    record: ClusterTopic | Omit<ClusterTopic, 'assignment'>,
+    replication_factor: number,
+  ): Promise<ClusterTopic> {
     const live = this.live_brokers();
-    const rf = replication_factor > 0 ? replication_factor : Math.min(this.options.replication_factor_default, live.length);
+    const by_default = Math.min(this.options.replication_factor_default, live.length);
+    const rf = replication_factor > 0 ? replication_factor : by_default;
     if (rf > live.length) {
-      throw new BrokerError('invalid_replication_factor', `replication factor ${rf} is larger than the ${live.length} live brokers`);
+      const message = `replication factor ${rf} is larger than the ${live.length} live brokers`;
+      throw new BrokerError('invalid_replication_factor', message);
     }
-    const assignment = 'assignment' in record ? record.assignment : assign_replicas(live, record.partitions, rf, hash_start(record.name, live.length));
+    const assignment = 'assignment' in record
+      ? record.assignment
+      : assign_replicas(live, record.partitions, rf, hash_start(record.name, live.length));
     const topic: ClusterTopic = { ...record, assignment };
-    const states: PartitionState[] = assignment.map((replicas) => ({ leader: replicas[0]!, leader_epoch: 0, isr: [...replicas], replicas: [...replicas] }));
-    if (!(await this.store.create_topic(topic, states))) throw new BrokerError('topic_already_exists', `topic ${record.name} already exists`);
+    const states = assignment.map(new_partition_state);
+    if (!(await this.store.create_topic(topic, states))) {
+      throw new BrokerError('topic_already_exists', `topic ${record.name} already exists`);
+    }
     await this.wait_for_view((view) => view.topics.get(topic.name)?.value.id === topic.id, `topic ${topic.name}`);
     return topic;
   }
@@ -221,13 +253,17 @@ export class ClusterNode {
       if (next.partitions > current.value.partitions) {
         const rf = current.value.assignment[0]?.length ?? 1;
         const live = this.live_brokers();
-        if (rf > live.length) throw new BrokerError('invalid_replication_factor', `replication factor ${rf} needs ${rf} live brokers; ${live.length} are live`);
+        if (rf > live.length) {
+          const message = `replication factor ${rf} needs ${rf} live brokers; ${live.length} are live`;
+          throw new BrokerError('invalid_replication_factor', message);
+        }
         const more = assign_replicas(live, next.partitions - current.value.partitions, rf, current.value.partitions);
         next.assignment = [...current.value.assignment, ...more];
-        more.forEach((replicas, i) => added.push([current.value.partitions + i, { leader: replicas[0]!, leader_epoch: 0, isr: [...replicas], replicas: [...replicas] }]));
+        more.forEach((replicas, i) => added.push([current.value.partitions + i, new_partition_state(replicas)]));
       }
       if (await this.store.update_topic(next, current.mod_revision, added)) {
-        await this.wait_for_view((view) => view.topics.get(name)?.mod_revision !== current.mod_revision, `the change to topic ${name}`);
+        const changed = (view: ClusterView) => view.topics.get(name)?.mod_revision !== current.mod_revision;
+        await this.wait_for_view(changed, `the change to topic ${name}`);
         return;
       }
       await this.refresh();
@@ -240,18 +276,26 @@ export class ClusterNode {
    */
   async reassign(topic: string, partition: number, replicas: number[]): Promise<void> {
     if (replicas.length === 0 || new Set(replicas).size !== replicas.length) {
-      throw new BrokerError('invalid_replica_assignment', `replicas ${replicas.join(',')} must be distinct node ids, at least one`);
+      const message = `replicas ${replicas.join(',')} must be distinct node ids, at least one`;
+      throw new BrokerError('invalid_replica_assignment', message);
     }
     const unknown = replicas.filter((id) => !this.view.brokers.has(id));
-    if (unknown.length > 0) throw new BrokerError('invalid_replica_assignment', `brokers ${unknown.join(',')} are not registered`);
+    if (unknown.length > 0) {
+      throw new BrokerError('invalid_replica_assignment', `brokers ${unknown.join(',')} are not registered`);
+    }
     for (;;) {
-      const entry = this.view.partitions.get(partition_key(topic, partition));
-      if (!entry) throw new BrokerError('unknown_topic_or_partition', `unknown topic or partition ${topic}-${partition}`);
+      const entry = this.partition_entry(topic, partition);
       const current = entry.value;
       const original = current.original_replicas ?? current.replicas;
-      const next: PartitionState = { ...current, replicas: [...new Set([...current.replicas, ...replicas])], target_replicas: [...replicas], original_replicas: [...original] };
+      const next: PartitionState = {
+        ...current,
+        replicas: [...new Set([...current.replicas, ...replicas])],
+        target_replicas: [...replicas],
+        original_replicas: [...original],
+      };
       if (await this.store.update_partition(topic, partition, next, entry.mod_revision)) {
-        await this.wait_for_view((view) => view.partitions.get(partition_key(topic, partition))?.mod_revision !== entry.mod_revision, `the reassignment of ${topic}-${partition}`);
+        const what = `the reassignment of ${topic}-${partition}`;
+        await this.wait_for_partition_change(topic, partition, entry.mod_revision, what);
         return;
       }
       await this.refresh();
@@ -261,17 +305,33 @@ export class ClusterNode {
   /** Gives up a reassignment in progress: the partition goes back to the replicas it had before. */
   async cancel_reassignment(topic: string, partition: number): Promise<void> {
     for (;;) {
-      const entry = this.view.partitions.get(partition_key(topic, partition));
-      if (!entry) throw new BrokerError('unknown_topic_or_partition', `unknown topic or partition ${topic}-${partition}`);
-      if (!entry.value.target_replicas) throw new BrokerError('no_reassignment_in_progress', `${topic}-${partition} is not being reassigned`);
+      const entry = this.partition_entry(topic, partition);
+      if (!entry.value.target_replicas) {
+        throw new BrokerError('no_reassignment_in_progress', `${topic}-${partition} is not being reassigned`);
+      }
       const next = cancelled_reassignment(entry.value, new Set(this.view.brokers.keys()));
-      if (!next) throw new BrokerError('leader_not_available', `${topic}-${partition}: its replicas from before are not known, or none of them is alive and in sync; reassign it instead`);
+      if (!next) {
+        const why = 'its replicas from before are not known, or none of them is alive and in sync; reassign it instead';
+        throw new BrokerError('leader_not_available', `${topic}-${partition}: ${why}`);
+      }
       if (await this.store.update_partition(topic, partition, next, entry.mod_revision)) {
-        await this.wait_for_view((view) => view.partitions.get(partition_key(topic, partition))?.mod_revision !== entry.mod_revision, `the cancel of ${topic}-${partition}'s reassignment`);
+        const what = `the cancel of ${topic}-${partition}'s reassignment`;
+        await this.wait_for_partition_change(topic, partition, entry.mod_revision, what);
         return;
       }
       await this.refresh();
     }
+  }
+
+  private partition_entry(topic: string, partition: number) {
+    const entry = this.view.partitions.get(partition_key(topic, partition));
+    if (!entry) throw new BrokerError('unknown_topic_or_partition', `unknown topic or partition ${topic}-${partition}`);
+    return entry;
+  }
+
+  private async wait_for_partition_change(topic: string, partition: number, revision: string, what: string) {
+    const key = partition_key(topic, partition);
+    await this.wait_for_view((view) => view.partitions.get(key)?.mod_revision !== revision, what);
   }
 
   partition_state(topic: string, partition: number): PartitionState | undefined {
@@ -300,4 +360,9 @@ function hash_start(name: string, brokers: number): number {
   let hash = 0;
   for (let i = 0; i < name.length; i++) hash = (hash * 31 + name.charCodeAt(i)) >>> 0;
   return brokers === 0 ? 0 : hash % brokers;
+}
+
+/** A new partition's state: led by its first replica, every replica in sync. */
+function new_partition_state(replicas: number[]): PartitionState {
+  return { leader: replicas[0]!, leader_epoch: 0, isr: [...replicas], replicas: [...replicas] };
 }

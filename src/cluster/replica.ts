@@ -3,6 +3,7 @@
 import type { PartitionLog } from '../storage/index.ts';
 import type { LeaderState } from './leader_state.ts';
 import type { PartitionState } from './model.ts';
+import { default_number } from '../core/settings.ts';
 
 export type Role = 'leader' | 'follower' | 'none';
 
@@ -34,7 +35,7 @@ export interface ReplicaSettings {
 }
 
 export const REPLICA_SETTINGS_DEFAULT: ReplicaSettings = {
-  replica_lag_time_max_ms: 10_000,
+  replica_lag_time_max_ms: default_number('cluster.replica_lag_time_max_ms'),
   replica_fetch_wait_ms: 500,
   replica_fetch_bytes_max: 8 * 1024 * 1024,
 };

@@ -16,6 +16,7 @@ import type { Clock, Logger } from '../core/clock.ts';
 import type { Credentials } from '../core/credentials.ts';
 import { new_uuid } from '../core/metadata_store.ts';
 import type { TopicRecord } from '../core/types.ts';
+import { default_boolean, default_number, default_text, host_port_of } from '../core/settings.ts';
 import { type ConsoleHandler, HttpListener } from '../server/http/server.ts';
 import type { ConnectionLimits } from '../server/kafka/connection.ts';
 import { KafkaListener } from '../server/kafka/listener.ts';
@@ -78,15 +79,25 @@ export interface RunningBroker {
 function broker_settings(options: CoreOptions): BrokerSettings {
   const shares = options.share_groups;
   return {
-    auto_create_topics: options.auto_create_topics ?? true,
-    default_partitions: options.default_partitions ?? 1,
+    auto_create_topics: options.auto_create_topics ?? default_boolean('auto_create'),
+    default_partitions: options.default_partitions ?? default_number('partitions'),
     groups: { ...GROUP_SETTINGS_DEFAULT, ...options.groups },
-    share_groups: { ...SHARE_GROUP_SETTINGS_DEFAULT, ...shares, partition: { ...SHARE_GROUP_SETTINGS_DEFAULT.partition, ...shares?.partition } },
+    share_groups: {
+      ...SHARE_GROUP_SETTINGS_DEFAULT,
+      ...shares,
+      partition: { ...SHARE_GROUP_SETTINGS_DEFAULT.partition, ...shares?.partition },
+    },
     delayed: { ...DELAYED_SETTINGS_DEFAULT, ...options.delayed },
   };
 }
 
-async function open_storage(options: CoreOptions, io: FileIO, clock: Clock, logger: Logger, topics: readonly TopicRecord[]): Promise<Storage> {
+async function open_storage(
+  options: CoreOptions,
+  io: FileIO,
+  clock: Clock,
+  logger: Logger,
+  topics: readonly TopicRecord[],
+): Promise<Storage> {
   const config: StorageConfig = {
     ...storage_config_default(options.data_dir),
     ...(options.durability ? { durability: options.durability } : {}),
@@ -104,7 +115,7 @@ export async function open_core(options: CoreOptions): Promise<Broker> {
   const io = options.io ?? new NodeFileIO();
   const clock = options.clock ?? SYSTEM_CLOCK;
   const logger = options.logger ?? SILENT_LOGGER;
-  const node_id = options.node_id ?? 1;
+  const node_id = options.node_id ?? default_number('node_id');
   const common = { node_id, data_dir: options.data_dir, io, clock, logger, settings: broker_settings(options) };
   await io.mkdir(options.data_dir);
   if (!options.cluster) {
@@ -114,7 +125,15 @@ export async function open_core(options: CoreOptions): Promise<Broker> {
   }
   const { store: etcd, cluster_id } = await ClusterNode.connect(options.cluster, node_id, logger);
   const storage = await open_storage(options, io, clock, logger, []);
-  const placement = new ClusterPlacement({ node_id, options: options.cluster, etcd, io, data_dir: options.data_dir, clock, logger });
+  const placement = new ClusterPlacement({
+    node_id,
+    options: options.cluster,
+    etcd,
+    io,
+    data_dir: options.data_dir,
+    clock,
+    logger,
+  });
   const metadata = new EtcdMetadataStore(etcd, await cluster_id(new_uuid()), () => placement.node);
   return Broker.start({ ...common, storage, metadata, placement });
 }
@@ -123,7 +142,7 @@ export async function open_core(options: CoreOptions): Promise<Broker> {
 export async function start_broker(options: StartOptions): Promise<RunningBroker> {
   const logger = options.logger ?? SILENT_LOGGER;
   const broker = await open_core(options);
-  const bind = options.kafka ?? { host: '127.0.0.1', port: 9092 };
+  const bind = options.kafka ?? host_port_of(default_text('kafka'))!;
   const kafka = new KafkaListener(broker, {
     host: bind.host,
     port: bind.port,
@@ -138,7 +157,8 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     await kafka.listen();
     // A cluster member registers the address it is reachable at, so it joins once listening.
     await broker.join(kafka.address);
-    http = options.http ? new HttpListener({ ...options.http, core: broker, kafka, logger, console_handler: options.console_handler ?? null }) : null;
+    const console_handler = options.console_handler ?? null;
+    http = options.http ? new HttpListener({ ...options.http, core: broker, kafka, logger, console_handler }) : null;
     await http?.listen();
   } catch (error) {
     await kafka.close();

@@ -7,7 +7,12 @@
 // was delivered. A restart rebuilds the index from the log: records without a done marker are
 // pending. The log is pruned up to the oldest batch with a pending record.
 import { decompress_record_batch } from '../../protocol/compression.ts';
-import { decode_record_batch, encode_record_batch, type BatchRecord, type DecodedRecord } from '../../protocol/record_batch.ts';
+import {
+  decode_record_batch,
+  encode_record_batch,
+  type BatchRecord,
+  type DecodedRecord,
+} from '../../protocol/record_batch.ts';
 import type { Logger, PartitionLog } from '../../storage/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { AppendRecords, TopicManager } from '../topics.ts';
@@ -15,6 +20,7 @@ import { due_time_of } from './delay_headers.ts';
 import { DelayIndex, RECORDS_PER_BATCH_MAX, pack, unpack } from './delay_index.ts';
 import { batch_last_offset } from '../../format/batch_layout.ts';
 import { rethrow_invariant } from '../../core/invariants.ts';
+import { default_number } from '../../core/settings.ts';
 
 export const DELAYED_TOPIC = '__sluice_delayed';
 
@@ -28,7 +34,7 @@ export interface DelayedSettings {
 }
 
 export const DELAYED_SETTINGS_DEFAULT: DelayedSettings = {
-  delay_max_ms: 7 * 24 * 3600 * 1000,
+  delay_max_ms: default_number('delayed.delay_max_ms'),
   tick_ms: 5,
   deliver_per_tick_max: 20_000,
 };
@@ -39,6 +45,22 @@ const READ_BYTES = 1024 * 1024;
 /** Decoded batches kept between ticks (records of one batch are often due together). */
 const BATCH_CACHE_MAX = 256;
 const LATENESS_SAMPLES_MAX = 10_000;
+
+/** The key of a delay-log record: a held batch's target and receive time, or done markers. */
+interface WrapperKey {
+  t?: string;
+  p?: number;
+  r?: number;
+  d?: Array<[number, number[]]>;
+}
+
+/** Due records bound for one partition, with their references in the delay index. */
+interface Target {
+  topic: string;
+  partition: number;
+  records: BatchRecord[];
+  refs: number[];
+}
 
 interface StoredBatch {
   topic: string;
@@ -70,7 +92,8 @@ export class DelayedDelivery {
 
   /** The delay log's record for a batch held for `topic`-`partition` (also what other brokers forward). */
   static wrap(topic: string, partition: number, batch: Buffer, received_ms: number): Buffer {
-    return encode_record_batch([{ key: Buffer.from(JSON.stringify({ t: topic, p: partition, r: received_ms })), value: batch, timestamp_ms: received_ms }]);
+    const key = Buffer.from(JSON.stringify({ t: topic, p: partition, r: received_ms }));
+    return encode_record_batch([{ key, value: batch, timestamp_ms: received_ms }]);
   }
 
   /** The batches a forwarded delay-log batch holds, with where they are bound. */
@@ -111,7 +134,8 @@ export class DelayedDelivery {
       stored.records.forEach((record, i) => {
         if (done?.has(i)) return;
         // A malformed header cannot get here: the batch was checked when it was produced.
-        this.index.add(due_time_of(record, stored.received_ms, Infinity) ?? stored.received_ms, pack(batch_offset, i), now_ms);
+        const due = due_time_of(record, stored.received_ms, Infinity) ?? stored.received_ms;
+        this.index.add(due, pack(batch_offset, i), now_ms);
         left++;
       });
       if (left > 0) this.remaining.set(batch_offset, left);
@@ -120,14 +144,17 @@ export class DelayedDelivery {
   }
 
   /** Calls `visit` with every record of the delay log in order: its offset, parsed key and value. */
-  private async each_wrapper(visit: (offset: number, key: { t?: string; p?: number; r?: number; d?: Array<[number, number[]]> }, value: Buffer | null) => void | Promise<void>): Promise<void> {
+  private async each_wrapper(
+    visit: (offset: number, key: WrapperKey, value: Buffer | null) => void | Promise<void>,
+  ): Promise<void> {
     let offset = this.log.log_start_offset;
     while (offset < this.log.high_watermark) {
       const { batches } = await this.log.read(offset, READ_BYTES);
       if (batches.length === 0) break;
       for (const wrapper of batches) {
         for (const record of decode_record_batch(wrapper)) {
-          if (record.offset >= offset) await visit(record.offset, JSON.parse(record.key!.toString('utf8')), record.value);
+          if (record.offset < offset) continue;
+          await visit(record.offset, JSON.parse(record.key!.toString('utf8')) as WrapperKey, record.value);
         }
         offset = batch_last_offset(wrapper, 0) + 1;
       }
@@ -156,8 +183,16 @@ export class DelayedDelivery {
    * Keeps `batch` (as received) until its records are due; resolves once it is durable in the
    * delay log. `due_ms` holds each record's due time.
    */
-  async schedule(topic: string, partition: number, batch: Buffer, due_ms: number[], received_ms: number): Promise<void> {
-    if (due_ms.length > RECORDS_PER_BATCH_MAX) throw new RangeError(`a delayed batch holds at most ${RECORDS_PER_BATCH_MAX} records`);
+  async schedule(
+    topic: string,
+    partition: number,
+    batch: Buffer,
+    due_ms: number[],
+    received_ms: number,
+  ): Promise<void> {
+    if (due_ms.length > RECORDS_PER_BATCH_MAX) {
+      throw new RangeError(`a delayed batch holds at most ${RECORDS_PER_BATCH_MAX} records`);
+    }
     const { base_offset } = await this.log.append(DelayedDelivery.wrap(topic, partition, batch, received_ms));
     // Not cached: a batch is read again when it falls due, which may be days away.
     const now_ms = this.clock.now_ms();
@@ -170,7 +205,7 @@ export class DelayedDelivery {
   async deliver_due(now_ms: number): Promise<number> {
     const refs = this.index.take_due(now_ms, this.settings.deliver_per_tick_max);
     if (refs.length === 0) return 0;
-    const by_target = new Map<string, { topic: string; partition: number; records: BatchRecord[]; refs: number[] }>();
+    const by_target = new Map<string, Target>();
     const done = new Map<number, number[]>();
     for (const ref of refs.sort((a, b) => a - b)) {
       const { batch_offset, index } = unpack(ref);
@@ -182,15 +217,20 @@ export class DelayedDelivery {
       }
       const key = `${stored.topic}\u0000${stored.partition}`;
       let target = by_target.get(key);
-      if (!target) by_target.set(key, (target = { topic: stored.topic, partition: stored.partition, records: [], refs: [] }));
-      target.records.push({ key: record.key, value: record.value, headers: record.headers, timestamp_ms: record.timestamp_ms });
+      if (!target) {
+        target = { topic: stored.topic, partition: stored.partition, records: [], refs: [] };
+        by_target.set(key, target);
+      }
+      const { value, headers, timestamp_ms } = record;
+      target.records.push({ key: record.key, value, headers, timestamp_ms });
       target.refs.push(ref);
     }
     await Promise.all([...by_target.values()].map((target) => this.append_to_target(target, done, now_ms)));
     // Written even while closing: close() waits for this delivery, and a delivered record without
     // its marker would be delivered again after the restart.
     if (done.size > 0) {
-      await this.log.append(encode_record_batch([{ key: Buffer.from(JSON.stringify({ d: [...done] })), value: null, timestamp_ms: this.clock.now_ms() }]));
+      const marker = Buffer.from(JSON.stringify({ d: [...done] }));
+      await this.log.append(encode_record_batch([{ key: marker, value: null, timestamp_ms: this.clock.now_ms() }]));
       for (const [batch_offset, indexes] of done) {
         const left = (this.remaining.get(batch_offset) ?? indexes.length) - indexes.length;
         if (left > 0) this.remaining.set(batch_offset, left);
@@ -204,7 +244,7 @@ export class DelayedDelivery {
     return refs.length;
   }
 
-  private async append_to_target(target: { topic: string; partition: number; records: BatchRecord[]; refs: number[] }, done: Map<number, number[]>, now_ms: number): Promise<void> {
+  private async append_to_target(target: Target, done: Map<number, number[]>, now_ms: number): Promise<void> {
     const mark_done = () => {
       for (const ref of target.refs) {
         const { batch_offset, index } = unpack(ref);
@@ -213,7 +253,10 @@ export class DelayedDelivery {
     };
     const topic = this.topics.get(target.topic);
     if (!topic || target.partition >= topic.partitions) {
-      this.logger.warn({ topic: target.topic, partition: target.partition, records: target.records.length }, 'delayed records dropped: their topic or partition no longer exists');
+      this.logger.warn(
+        { topic: target.topic, partition: target.partition, records: target.records.length },
+        'delayed records dropped: their topic or partition no longer exists',
+      );
       this.counters.dropped += target.records.length;
       mark_done();
       return;
@@ -222,7 +265,10 @@ export class DelayedDelivery {
       await this.append(target.topic, target.partition, encode_record_batch(target.records));
     } catch (error) {
       rethrow_invariant(error);
-      this.logger.warn({ topic: target.topic, partition: target.partition, error: String(error) }, 'could not deliver delayed records; will retry');
+      this.logger.warn(
+        { topic: target.topic, partition: target.partition, error: String(error) },
+        'could not deliver delayed records; will retry',
+      );
       for (const ref of target.refs) this.index.add(now_ms + RETRY_MS, ref, now_ms);
       return;
     }
@@ -252,7 +298,8 @@ export class DelayedDelivery {
     for (const wrapper of batches) {
       for (const record of decode_record_batch(wrapper)) {
         if (record.offset !== batch_offset) continue;
-        const stored = await unwrap(JSON.parse(record.key!.toString('utf8')) as { t: string; p: number; r: number }, record.value!);
+        const key = JSON.parse(record.key!.toString('utf8')) as { t: string; p: number; r: number };
+        const stored = await unwrap(key, record.value!);
         this.cache_put(batch_offset, stored);
         return stored;
       }
@@ -268,10 +315,12 @@ export class DelayedDelivery {
   /** Deletes the log before the oldest batch that still has a pending record. */
   private async prune(): Promise<void> {
     const oldest = this.remaining.size > 0 ? this.remaining.keys().next().value! : this.log.next_offset;
-    if (oldest > this.log.log_start_offset) await this.log.delete_records_before(Math.min(oldest, this.log.high_watermark));
+    if (oldest <= this.log.log_start_offset) return;
+    await this.log.delete_records_before(Math.min(oldest, this.log.high_watermark));
   }
 }
 
 async function unwrap(key: { t: string; p: number; r: number }, batch: Buffer): Promise<StoredBatch> {
-  return { topic: key.t, partition: key.p, received_ms: key.r, records: decode_record_batch(await decompress_record_batch(batch)) };
+  const records = decode_record_batch(await decompress_record_batch(batch));
+  return { topic: key.t, partition: key.p, received_ms: key.r, records };
 }

@@ -1,9 +1,18 @@
 // Per-group settings of share groups, set with Kafka's group configs (IncrementalAlterConfigs /
-// DescribeConfigs on resource type GROUP) and kept in the broker's metadata. Kafka's own names
-// where Kafka has the setting; Sluice's under `sluice.share.*`. A group without a setting uses the
-// broker's `shareGroups` default.
+// DescribeConfigs on resource type GROUP) and kept in the broker's metadata. Their names, checks
+// and defaults are the share_groups entries of the settings table (core/settings.ts) that have a
+// Kafka name: Kafka's own where Kafka has the setting, Sluice's under `sluice.share.*`. A group
+// without a setting uses the broker's `shareGroups` default.
 import { BrokerError } from '../../core/errors.ts';
-import { SHARE_PARTITION_SETTINGS_DEFAULT, type SharePartitionSettings } from './share_partition.ts';
+import {
+  default_list,
+  default_number,
+  default_text,
+  setting_of_group_config,
+  settings_of,
+} from '../../core/settings.ts';
+import { kafka_refusal, read_text, text_of, type SettingValue } from '../../core/setting_values.ts';
+import type { SharePartitionSettings } from './share_partition.ts';
 import type { GroupConfigs, Ordering, QueueSettings } from '../../core/types.ts';
 
 /** The broker-wide defaults of share groups (the config file's shareGroups); groups override them. */
@@ -17,92 +26,79 @@ export interface ShareGroupSettings {
   partition: SharePartitionSettings;
 }
 
-export const SHARE_GROUP_SETTINGS_DEFAULT: ShareGroupSettings = {
-  session_timeout_ms: 45_000,
-  heartbeat_interval_ms: 5_000,
-  auto_offset_reset: 'earliest',
-  tick_ms: 100,
-  partition: SHARE_PARTITION_SETTINGS_DEFAULT,
-};
+const TICK_MS = 100;
 
-interface Entry {
-  validate(value: string): string | null;
-  apply(settings: QueueSettings, value: string): void;
-  default_of(defaults: ShareGroupSettings): string;
+/**
+ * The broker-wide settings from values keyed by their settings-table key (as read from the config
+ * file's shareGroups); the table's defaults for those not given.
+ */
+export function share_group_settings(values: ReadonlyMap<string, SettingValue> = new Map()): ShareGroupSettings {
+  const number = (key: string) => (values.get(key) as number | undefined) ?? default_number(`share_groups.${key}`);
+  const backoff = values.get('retry_backoff_ms') as readonly number[] | undefined;
+  const reset = values.get('auto_offset_reset') ?? default_text('share_groups.auto_offset_reset');
+  return {
+    session_timeout_ms: number('session_timeout_ms'),
+    heartbeat_interval_ms: number('heartbeat_interval_ms'),
+    auto_offset_reset: reset as 'earliest' | 'latest',
+    tick_ms: TICK_MS,
+    partition: {
+      record_lock_duration_ms: number('record_lock_duration_ms'),
+      delivery_count_limit: number('delivery_count_limit'),
+      records_in_flight_max: number('records_in_flight_max'),
+      retry_backoff_ms: backoff ? [...backoff] : default_list('share_groups.retry_backoff_ms'),
+    },
+  };
 }
 
-function integer_in(min: number, max: number) {
-  return (value: string) => (/^\d+$/.test(value) && Number(value) >= min && Number(value) <= max ? null : `must be an integer from ${min} to ${max}`);
-}
+export const SHARE_GROUP_SETTINGS_DEFAULT: ShareGroupSettings = share_group_settings();
 
-const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
+/** The settings a group can set for itself, in the order DescribeConfigs lists them. */
+const GROUP_CONFIGS = settings_of('share_groups').filter((s) => s.kafka !== undefined);
 
-const ENTRIES: Record<string, Entry> = {
-  'share.record.lock.duration.ms': {
-    validate: integer_in(100, 3_600_000),
-    apply: (s, v) => (s.record_lock_duration_ms = Number(v)),
-    default_of: (d) => String(d.partition.record_lock_duration_ms),
-  },
-  'share.delivery.count.limit': {
-    validate: integer_in(1, 1_000),
-    apply: (s, v) => (s.delivery_count_limit = Number(v)),
-    default_of: (d) => String(d.partition.delivery_count_limit),
-  },
-  'share.partition.max.record.locks': {
-    validate: integer_in(1, 100_000),
-    apply: (s, v) => (s.records_in_flight_max = Number(v)),
-    default_of: (d) => String(d.partition.records_in_flight_max),
-  },
-  'share.auto.offset.reset': {
-    validate: (v) => (v === 'earliest' || v === 'latest' ? null : 'must be earliest or latest'),
-    apply: (s, v) => (s.auto_offset_reset = v as 'earliest' | 'latest'),
-    default_of: (d) => d.auto_offset_reset,
-  },
-  'sluice.share.retry.backoff.ms': {
-    validate: (v) => (v === '' || v.split(',').every((part) => /^\s*\d+\s*$/.test(part)) ? null : 'must be a comma-separated list of milliseconds, e.g. 1000,5000,30000'),
-    apply: (s, v) => (s.retry_backoff_ms = v === '' ? [] : v.split(',').map((part) => Number(part.trim()))),
-    default_of: (d) => d.partition.retry_backoff_ms.join(','),
-  },
-  'sluice.share.dlq.topic': {
-    validate: (v) => (v === '' || TOPIC_NAME.test(v) ? null : 'must be a topic name (1-249 of a-z A-Z 0-9 . _ -), or empty for <topic>.<group>.dlq'),
-    apply: (s, v) => (s.dead_letter_topic = v),
-    default_of: () => '',
-  },
-  'sluice.share.ordering': {
-    validate: (v) => (v === 'none' || v === 'key' ? null : 'must be none or key'),
-    apply: (s, v) => (s.ordering = v as Ordering),
-    default_of: () => 'none',
-  },
-};
-
-export function group_config_names(): string[] {
-  return Object.keys(ENTRIES);
-}
-
-export function group_config_default(name: string, defaults: ShareGroupSettings): string | undefined {
-  return ENTRIES[name]?.default_of(defaults);
-}
-
-/** Throws invalid_config naming the first unknown or invalid setting. */
-export function validate_group_configs(configs: GroupConfigs): void {
-  for (const [name, value] of Object.entries(configs)) {
-    const entry = ENTRIES[name];
-    if (!entry) throw new BrokerError('invalid_config', `unknown group config ${name} (known: ${group_config_names().join(', ')})`);
-    const problem = entry.validate(value);
-    if (problem) throw new BrokerError('invalid_config', `${name}=${value}: ${problem}`);
-  }
-}
-
-export function group_settings_of(defaults: ShareGroupSettings, configs: GroupConfigs): QueueSettings {
-  const settings: QueueSettings = {
+/** A group's settings before its own configs: the broker's defaults (the table's for per-group ones). */
+function queue_defaults(defaults: ShareGroupSettings): QueueSettings {
+  return {
     record_lock_duration_ms: defaults.partition.record_lock_duration_ms,
     delivery_count_limit: defaults.partition.delivery_count_limit,
     records_in_flight_max: defaults.partition.records_in_flight_max,
     retry_backoff_ms: [...defaults.partition.retry_backoff_ms],
     auto_offset_reset: defaults.auto_offset_reset,
-    dead_letter_topic: '',
-    ordering: 'none',
+    dead_letter_topic: default_text('share_groups.dead_letter_topic'),
+    ordering: default_text('share_groups.ordering') as Ordering,
   };
-  for (const [name, value] of Object.entries(configs)) ENTRIES[name]?.apply(settings, value);
+}
+
+export function group_config_names(): string[] {
+  return GROUP_CONFIGS.map((s) => s.kafka!);
+}
+
+export function group_config_default(name: string, defaults: ShareGroupSettings): string | undefined {
+  const found = setting_of_group_config(name);
+  if (!found) return undefined;
+  return text_of((queue_defaults(defaults) as unknown as Record<string, SettingValue>)[found.key]!);
+}
+
+/** Throws invalid_config naming the first unknown or invalid setting. */
+export function validate_group_configs(configs: GroupConfigs): void {
+  for (const [name, value] of Object.entries(configs)) {
+    const found = setting_of_group_config(name);
+    if (!found) {
+      const known = group_config_names().join(', ');
+      throw new BrokerError('invalid_config', `unknown group config ${name} (known: ${known})`);
+    }
+    if (read_text(found.type, value) === undefined) {
+      throw new BrokerError('invalid_config', kafka_refusal(name, found.type, value));
+    }
+  }
+}
+
+export function group_settings_of(defaults: ShareGroupSettings, configs: GroupConfigs): QueueSettings {
+  const settings = queue_defaults(defaults);
+  const fields = settings as unknown as Record<string, SettingValue>;
+  for (const [name, value] of Object.entries(configs)) {
+    const found = setting_of_group_config(name);
+    const parsed = found ? read_text(found.type, value) : undefined;
+    if (found && parsed !== undefined) fields[found.key] = parsed;
+  }
   return settings;
 }

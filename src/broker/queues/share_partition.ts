@@ -19,6 +19,7 @@ export const RecordState = {
 } as const;
 export type RecordStateCode = (typeof RecordState)[keyof typeof RecordState];
 
+/** Their bounds and defaults: the share_groups entries of the settings table (core/settings.ts). */
 export interface SharePartitionSettings {
   /** Deliveries before a released or timed-out record is archived (dead-lettered) instead. */
   delivery_count_limit: number;
@@ -31,13 +32,6 @@ export interface SharePartitionSettings {
 
 /** The longest wait a consumer may ask for when it releases a record. */
 export const RELEASE_DELAY_MS_MAX = 7 * 24 * 3600 * 1000;
-
-export const SHARE_PARTITION_SETTINGS_DEFAULT: SharePartitionSettings = {
-  delivery_count_limit: 5,
-  record_lock_duration_ms: 30_000,
-  records_in_flight_max: 5_000,
-  retry_backoff_ms: [1_000, 5_000, 30_000, 120_000],
-};
 
 interface Entry {
   state: RecordStateCode;
@@ -106,9 +100,20 @@ export class SharePartition {
     return this.available_count;
   }
 
-  /** Per state, how many records the window holds, and how often the unfinished ones were delivered (admin views; walks the window). */
+  /**
+   * Per state, how many records the window holds, and how often the unfinished ones were delivered
+   * (admin views; walks the window).
+   */
   census(): QueueCensus {
-    const counts = { available: 0, acquired: 0, acknowledged: 0, dead_lettering: 0, archived: 0, redelivering: 0, delivery_count_max: 0 };
+    const counts = {
+      available: 0,
+      acquired: 0,
+      acknowledged: 0,
+      dead_lettering: 0,
+      archived: 0,
+      redelivering: 0,
+      delivery_count_max: 0,
+    };
     for (let i = this.head; i < this.entries.length; i++) {
       const entry = this.entries[i]!;
       const unfinished = entry.state === RecordState.AVAILABLE || entry.state === RecordState.ACQUIRED;
@@ -118,7 +123,7 @@ export class SharePartition {
       else if (entry.state === RecordState.DEAD_LETTERING) counts.dead_lettering++;
       else counts.archived++;
       if (entry.state === RecordState.AVAILABLE && entry.delivery_count > 0) counts.redelivering++;
-      if (unfinished && entry.delivery_count > counts.delivery_count_max) counts.delivery_count_max = entry.delivery_count;
+      if (unfinished) counts.delivery_count_max = Math.max(counts.delivery_count_max, entry.delivery_count);
     }
     return counts;
   }
@@ -163,7 +168,7 @@ export class SharePartition {
    * Acquires up to `records_max` records for `member`: redeliveries whose backoff has passed first
    * (lowest offsets first), then records never delivered, up to `log_end` and the window bound.
    */
-  acquire(member: string, records_max: number, log_end: number, now_ms: number, key_of?: (offset: number) => number | undefined): AcquiredRange[] {
+  acquire(member: string, records_max: number, log_end: number, now_ms: number, key_of?: KeyOf): AcquiredRange[] {
     if (key_of) return this.acquire_by_key(member, records_max, log_end, now_ms, key_of);
     const acquired: number[] = [];
     if (this.available_count > 0) {
@@ -175,8 +180,8 @@ export class SharePartition {
         acquired.push(this.start_offset + i - this.head);
       }
     }
-    while (acquired.length < records_max && this.end_offset < log_end && this.window_size < this.settings.records_in_flight_max) {
-      const entry: Entry = { state: RecordState.AVAILABLE, delivery_count: 0, member: null, deadline_ms: 0, reason: null };
+    while (this.may_grow(acquired.length, records_max, log_end)) {
+      const entry = fresh_entry();
       this.entries.push(entry);
       this.lock(entry, member, now_ms);
       acquired.push(this.end_offset++);
@@ -190,12 +195,17 @@ export class SharePartition {
    * (available, acquired or being dead-lettered), so one key is never in flight twice and a retry
    * keeps its key's order. Records without a key are not ordered.
    */
-  private acquire_by_key(member: string, records_max: number, log_end: number, now_ms: number, key_of: (offset: number) => number | undefined): AcquiredRange[] {
+  private acquire_by_key(
+    member: string,
+    records_max: number,
+    log_end: number,
+    now_ms: number,
+    key_of: KeyOf,
+  ): AcquiredRange[] {
     const acquired: number[] = [];
     const blocked = new Set<number>();
     const consider = (offset: number, entry: Entry) => {
-      const unfinished = entry.state === RecordState.AVAILABLE || entry.state === RecordState.ACQUIRED || entry.state === RecordState.DEAD_LETTERING;
-      if (!unfinished) return;
+      if (!is_unfinished(entry)) return;
       const key = key_of(offset);
       if (key !== undefined && blocked.has(key)) return;
       if (entry.state === RecordState.AVAILABLE && entry.deadline_ms <= now_ms && acquired.length < records_max) {
@@ -206,8 +216,8 @@ export class SharePartition {
       if (key !== undefined) blocked.add(key);
     };
     for (let i = this.head; i < this.entries.length; i++) consider(this.start_offset + i - this.head, this.entries[i]!);
-    while (acquired.length < records_max && this.end_offset < log_end && this.window_size < this.settings.records_in_flight_max) {
-      const entry: Entry = { state: RecordState.AVAILABLE, delivery_count: 0, member: null, deadline_ms: 0, reason: null };
+    while (this.may_grow(acquired.length, records_max, log_end)) {
+      const entry = fresh_entry();
       this.entries.push(entry);
       this.available_count++;
       this.changed.add(this.end_offset);
@@ -216,6 +226,12 @@ export class SharePartition {
     acquired.sort((a, b) => a - b);
     for (const offset of acquired) this.changed.add(offset);
     return ranges_of(acquired, (offset) => this.entry(offset)!.delivery_count);
+  }
+
+  /** Whether the window may take in a record never delivered, for an acquisition of `records_max`. */
+  private may_grow(acquired: number, records_max: number, log_end: number): boolean {
+    const room = this.window_size < this.settings.records_in_flight_max;
+    return acquired < records_max && this.end_offset < log_end && room;
   }
 
   private lock(entry: Entry, member: string, now_ms: number): void {
@@ -245,7 +261,14 @@ export class SharePartition {
    * Settles `first`..`last` for `member` with one type (or one type per offset). All offsets must
    * be acquired by that member; otherwise nothing changes and AckError says why.
    */
-  acknowledge(member: string, range: OffsetRange, types: readonly AckTypeCode[], now_ms: number, reason: string | null = null, release_delay_ms = -1): void {
+  acknowledge(
+    member: string,
+    range: OffsetRange,
+    types: readonly AckTypeCode[],
+    now_ms: number,
+    reason: string | null = null,
+    release_delay_ms = -1,
+  ): void {
     this.check_acknowledgement(member, range, types);
     const { first_offset, last_offset } = range;
     for (let offset = first_offset; offset <= last_offset; offset++) {
@@ -258,19 +281,29 @@ export class SharePartition {
   /** Throws AckError unless every offset of the range is acquired by `member` (changes nothing). */
   check_acknowledgement(member: string, range: OffsetRange, types: readonly AckTypeCode[]): void {
     const { first_offset, last_offset } = range;
-    if (last_offset < first_offset) throw new AckError('invalid_request', `acknowledgement range ${first_offset}-${last_offset} is empty`);
+    if (last_offset < first_offset) {
+      throw new AckError('invalid_request', `acknowledgement range ${first_offset}-${last_offset} is empty`);
+    }
     if (types.length !== 1 && types.length !== last_offset - first_offset + 1) {
-      throw new AckError('invalid_request', `${types.length} acknowledge types for ${last_offset - first_offset + 1} offsets`);
+      const offsets = last_offset - first_offset + 1;
+      throw new AckError('invalid_request', `${types.length} acknowledge types for ${offsets} offsets`);
     }
     for (let offset = first_offset; offset <= last_offset; offset++) {
       const entry = this.entry(offset);
       if (!entry || entry.state !== RecordState.ACQUIRED || entry.member !== member) {
-        throw new AckError('invalid_record_state', `offset ${offset} is not acquired by this member (${entry ? state_name(entry.state) : 'not in flight'})`);
+        const state = entry ? state_name(entry.state) : 'not in flight';
+        throw new AckError('invalid_record_state', `offset ${offset} is not acquired by this member (${state})`);
       }
     }
   }
 
-  private settle(offset: number, type: AckTypeCode, now_ms: number, reason: string | null, release_delay_ms: number): void {
+  private settle(
+    offset: number,
+    type: AckTypeCode,
+    now_ms: number,
+    reason: string | null,
+    release_delay_ms: number,
+  ): void {
     const entry = this.entry(offset)!;
     this.acquired_count--;
     entry.member = null;
@@ -298,11 +331,13 @@ export class SharePartition {
       return;
     }
     if (entry.delivery_count >= this.settings.delivery_count_limit) {
-      this.dead_letter(offset, entry, `delivery limit ${this.settings.delivery_count_limit} reached; last failure: ${reason}`);
+      const limit = this.settings.delivery_count_limit;
+      this.dead_letter(offset, entry, `delivery limit ${limit} reached; last failure: ${reason}`);
       return;
     }
     const schedule = this.settings.retry_backoff_ms;
-    const backoff_ms = delay_ms >= 0 ? Math.min(delay_ms, RELEASE_DELAY_MS_MAX) : schedule.length === 0 ? 0 : schedule[Math.min(entry.delivery_count, schedule.length) - 1]!;
+    const scheduled_ms = schedule.length === 0 ? 0 : schedule[Math.min(entry.delivery_count, schedule.length) - 1]!;
+    const backoff_ms = delay_ms >= 0 ? Math.min(delay_ms, RELEASE_DELAY_MS_MAX) : scheduled_ms;
     this.make_available(entry, now_ms + backoff_ms);
   }
 
@@ -329,7 +364,8 @@ export class SharePartition {
       const offset = this.start_offset + i - this.head;
       this.acquired_count--;
       this.changed.add(offset);
-      this.retry_or_dead_letter(offset, entry, now_ms, `acquisition lock of ${this.settings.record_lock_duration_ms} ms timed out`);
+      const lock_ms = this.settings.record_lock_duration_ms;
+      this.retry_or_dead_letter(offset, entry, now_ms, `acquisition lock of ${lock_ms} ms timed out`);
       expired++;
     }
     return expired;
@@ -346,7 +382,7 @@ export class SharePartition {
     if (offset >= this.end_offset) {
       if (offset - this.start_offset >= this.settings.records_in_flight_max) return 'later';
       while (this.end_offset <= offset) {
-        this.entries.push({ state: RecordState.AVAILABLE, delivery_count: 0, member: null, deadline_ms: 0, reason: null });
+        this.entries.push(fresh_entry());
         this.available_count++;
         this.changed.add(this.end_offset++);
       }
@@ -460,8 +496,10 @@ export class SharePartition {
       const entry = this.entry(offset);
       if (!entry) continue;
       const last = runs[runs.length - 1];
-      if (last && last.last_offset === offset - 1 && last.state === entry.state && last.delivery_count === entry.delivery_count) last.last_offset = offset;
-      else runs.push({ first_offset: offset, last_offset: offset, state: entry.state, delivery_count: entry.delivery_count });
+      const { state, delivery_count } = entry;
+      const same = last?.state === state && last.delivery_count === delivery_count;
+      if (last && same && last.last_offset === offset - 1) last.last_offset = offset;
+      else runs.push({ first_offset: offset, last_offset: offset, state, delivery_count });
     }
     return runs;
   }
@@ -470,25 +508,54 @@ export class SharePartition {
    * Rebuilds from persisted state after a restart: acquired records come back available (their
    * delivery count stays raised), records being dead-lettered are dead-lettered again.
    */
-  static restore(start_offset: number, end_offset: number, runs: readonly StateRun[], settings: SharePartitionSettings, now_ms: number): SharePartition {
+  static restore(
+    start_offset: number,
+    end_offset: number,
+    runs: readonly StateRun[],
+    settings: SharePartitionSettings,
+    now_ms: number,
+  ): SharePartition {
     const partition = new SharePartition(start_offset, settings);
     partition.end_offset = Math.max(start_offset, end_offset);
     const states = new Map<number, StateRun>();
-    for (const run of runs) for (let offset = Math.max(run.first_offset, start_offset); offset <= run.last_offset; offset++) states.set(offset, run);
+    for (const run of runs) {
+      const first = Math.max(run.first_offset, start_offset);
+      for (let offset = first; offset <= run.last_offset; offset++) states.set(offset, run);
+    }
     for (let offset = start_offset; offset < partition.end_offset; offset++) {
       const run = states.get(offset);
-      const entry: Entry = { state: RecordState.AVAILABLE, delivery_count: run?.delivery_count ?? 0, member: null, deadline_ms: now_ms, reason: null };
+      const entry: Entry = { ...fresh_entry(), delivery_count: run?.delivery_count ?? 0, deadline_ms: now_ms };
       partition.entries.push(entry);
       const state = run?.state ?? RecordState.AVAILABLE;
-      if (state === RecordState.ACKNOWLEDGED || state === RecordState.ARCHIVED) entry.state = state;
-      else if (state === RecordState.DEAD_LETTERING) partition.dead_letter(offset, entry, 'dead-lettering interrupted by a restart');
-      else if (entry.delivery_count >= settings.delivery_count_limit) partition.dead_letter(offset, entry, `delivery limit ${settings.delivery_count_limit} reached before a restart`);
-      else partition.available_count++;
+      if (state === RecordState.ACKNOWLEDGED || state === RecordState.ARCHIVED) {
+        entry.state = state;
+      } else if (state === RecordState.DEAD_LETTERING) {
+        partition.dead_letter(offset, entry, 'dead-lettering interrupted by a restart');
+      } else if (entry.delivery_count >= settings.delivery_count_limit) {
+        const limit = settings.delivery_count_limit;
+        partition.dead_letter(offset, entry, `delivery limit ${limit} reached before a restart`);
+      } else {
+        partition.available_count++;
+      }
       if (state === RecordState.ACQUIRED) partition.changed.add(offset);
     }
     partition.advance();
     return partition;
   }
+}
+
+/** A record's key as the ordering sees it (undefined: no key, not ordered). */
+type KeyOf = (offset: number) => number | undefined;
+
+/** A record never delivered. */
+function fresh_entry(): Entry {
+  return { state: RecordState.AVAILABLE, delivery_count: 0, member: null, deadline_ms: 0, reason: null };
+}
+
+/** Available, acquired or being dead-lettered: not done with. */
+function is_unfinished(entry: Entry): boolean {
+  return entry.state === RecordState.AVAILABLE || entry.state === RecordState.ACQUIRED
+    || entry.state === RecordState.DEAD_LETTERING;
 }
 
 function state_name(state: RecordStateCode): string {

@@ -1,6 +1,11 @@
 // /api/v1/cluster, /api/v1/stats (polled every second by the console's throughput chart) and
 // /api/v1/delayed.
+import { setting } from '../../core/index.ts';
 import type { Router } from './router.ts';
+
+/** Settings these answers show, under their names in the settings table. */
+const NODE_ID = setting('node_id').names.http!;
+const DELAY_MAX_MS = setting('delayed.delay_max_ms').names.http!;
 
 /** Recent delivery latenesses used for the delayed-delivery percentiles. */
 const LATENESS_SAMPLES_USED = 1_000;
@@ -12,7 +17,13 @@ export function add_cluster_routes(router: Router): void {
     const controller = core.cluster.controller_id();
     return {
       status: 200,
-      body: { cluster_id: core.cluster_id, node_id: core.node_id, clustered: core.cluster.clustered, brokers, controller: controller < 0 ? null : controller },
+      body: {
+        cluster_id: core.cluster_id,
+        [NODE_ID]: core.node_id,
+        clustered: core.cluster.clustered,
+        brokers,
+        controller: controller < 0 ? null : controller,
+      },
     };
   });
 
@@ -41,7 +52,8 @@ export function add_cluster_routes(router: Router): void {
   router.add('GET', '/api/v1/delayed', (_request, ctx) => {
     const delayed = ctx.core.delayed.status();
     const recent = delayed.lateness_ms.slice(-LATENESS_SAMPLES_USED).sort((a, b) => a - b);
-    const percentile = (p: number) => (recent.length === 0 ? null : recent[Math.min(recent.length - 1, Math.floor(p * recent.length))]!);
+    const percentile = (p: number) =>
+      recent.length === 0 ? null : recent[Math.min(recent.length - 1, Math.floor(p * recent.length))]!;
     return {
       status: 200,
       body: {
@@ -50,7 +62,7 @@ export function add_cluster_routes(router: Router): void {
         delivered_total: delayed.counters.delivered,
         dropped_total: delayed.counters.dropped,
         index_bytes: delayed.index_bytes,
-        delay_max_ms: delayed.delay_max_ms,
+        [DELAY_MAX_MS]: delayed.delay_max_ms,
         lateness_ms: { p50: percentile(0.5), p99: percentile(0.99), samples: recent.length },
       },
     };

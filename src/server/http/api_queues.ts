@@ -1,9 +1,18 @@
 // /api/v1/queues: share groups (the queue model) with what they hold in flight and waiting, and
 // what they redelivered, dead-lettered and expired since the broker started.
-import type { Core, QueueStats } from '../../core/index.ts';
+import { type Core, type QueueSettings, type QueueStats, type SettingValue, settings_of } from '../../core/index.ts';
 import { not_found } from './http_errors.ts';
 import { compare_text, page_of, paging_of } from './request_params.ts';
 import type { Router } from './router.ts';
+
+/** The settings a group can set for itself (Kafka group configs), shown under their HTTP names. */
+const GROUP_SETTINGS = settings_of('share_groups').filter((s) => s.kafka !== undefined && s.names.http !== undefined);
+
+/** A group's settings in force; an empty text (the dead-letter topic's default) shows as null. */
+function settings_view(settings: QueueSettings): Record<string, SettingValue | null> {
+  const fields = settings as unknown as Record<string, SettingValue>;
+  return Object.fromEntries(GROUP_SETTINGS.map((s) => [s.names.http!, fields[s.key] === '' ? null : fields[s.key]!]));
+}
 
 function queue_summary(stats: QueueStats) {
   return {
@@ -22,19 +31,17 @@ function queue_detail(core: Core, group_id: string) {
   const stats = core.shares.queue_stats(group_id, { detail: true });
   if (!stats) throw not_found(`unknown share group ${group_id}`);
   const described = core.shares.describe(group_id);
-  const settings = core.shares.settings_of(group_id);
+  const members = (described?.members ?? []).map((m) => ({
+    member_id: m.member_id,
+    member_epoch: m.member_epoch,
+    client_id: m.client_id,
+    host: m.client_host,
+    topics: m.topics,
+  }));
   return {
     ...queue_summary(stats),
-    members: (described?.members ?? []).map((m) => ({ member_id: m.member_id, member_epoch: m.member_epoch, client_id: m.client_id, host: m.client_host, topics: m.topics })),
-    settings: {
-      delivery_count_limit: settings.delivery_count_limit,
-      record_lock_duration_ms: settings.record_lock_duration_ms,
-      records_in_flight_max: settings.records_in_flight_max,
-      retry_backoff_ms: settings.retry_backoff_ms,
-      auto_offset_reset: settings.auto_offset_reset,
-      dead_letter_topic: settings.dead_letter_topic || null,
-      ordering: settings.ordering,
-    },
+    members,
+    settings: settings_view(core.shares.settings_of(group_id)),
     partitions: stats.partitions.map((p) => ({
       topic: p.topic,
       partition: p.partition,
@@ -57,8 +64,12 @@ function queue_detail(core: Core, group_id: string) {
 export function add_queue_routes(router: Router): void {
   router.add('GET', '/api/v1/queues', async (request, { core }) => {
     const ids = core.shares.group_ids().sort(compare_text);
-    return { status: 200, body: await page_of(ids, paging_of(request.query), (id) => queue_summary(core.shares.queue_stats(id)!)) };
+    const body = await page_of(ids, paging_of(request.query), (id) => queue_summary(core.shares.queue_stats(id)!));
+    return { status: 200, body };
   });
 
-  router.add('GET', '/api/v1/queues/:group', (request, { core }) => ({ status: 200, body: queue_detail(core, request.params.group!) }));
+  router.add('GET', '/api/v1/queues/:group', (request, { core }) => ({
+    status: 200,
+    body: queue_detail(core, request.params.group!),
+  }));
 }
