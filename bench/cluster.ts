@@ -150,7 +150,9 @@ if (PAGE_CACHE !== 'drop' && PAGE_CACHE !== 'hold' && PAGE_CACHE !== 'keep') {
 const page_cache = new PageCacheControl(PAGE_CACHE, (line) => say(line));
 const CLUSTER_DURABILITY = args['cluster-durability'];
 if (!/^(fsync|none|interval:\d+)$/.test(CLUSTER_DURABILITY)) {
-  console.error(`--cluster-durability: expected fsync, interval:MS or none, got ${JSON.stringify(CLUSTER_DURABILITY)}\n${USAGE}`);
+  console.error(
+    `--cluster-durability: expected fsync, interval:MS or none, got ${JSON.stringify(CLUSTER_DURABILITY)}\n${USAGE}`,
+  );
   process.exit(2);
 }
 
@@ -306,8 +308,18 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-async function start_broker(data_dir: string, port: number, extra: string[], durability = 'fsync'): Promise<BrokerProcess> {
-  const broker = await start_broker_process({ data_dir, port, args: ['--durability', durability, '--http', 'off', ...extra], env: BROKER_ENV });
+async function start_broker(
+  data_dir: string,
+  port: number,
+  extra: string[],
+  durability = 'fsync',
+): Promise<BrokerProcess> {
+  const broker = await start_broker_process({
+    data_dir,
+    port,
+    args: ['--durability', durability, '--http', 'off', ...extra],
+    env: BROKER_ENV,
+  });
   live_brokers.add(broker);
   return broker;
 }
@@ -329,7 +341,15 @@ async function start_single(): Promise<RunningSystem> {
   const data_dir = new_data_dir('bench-cluster-single');
   temp_dirs.add(data_dir);
   const broker = await start_broker(data_dir, await free_port(), []);
-  return { id: 'single', label: 'single node', bootstrap: [broker.bootstrap], brokers: new Map([[1, broker]]), etcd: null, replication_factor: 1, topic_configs: [] };
+  return {
+    id: 'single',
+    label: 'single node',
+    bootstrap: [broker.bootstrap],
+    brokers: new Map([[1, broker]]),
+    etcd: null,
+    replication_factor: 1,
+    topic_configs: [],
+  };
 }
 
 async function start_cluster(): Promise<RunningSystem> {
@@ -348,14 +368,24 @@ async function start_cluster(): Promise<RunningSystem> {
   }
   // All at once; every broker that did start is tracked (live_brokers) even when another failed.
   const started = await Promise.allSettled(
-    nodes.map((node) => start_broker(node.data_dir, node.port, ['--etcd', etcd.endpoint, '--node-id', String(node.id), '--config', config_file], CLUSTER_DURABILITY)),
+    nodes.map((node) =>
+      start_broker(
+        node.data_dir,
+        node.port,
+        ['--etcd', etcd.endpoint, '--node-id', String(node.id), '--config', config_file],
+        CLUSTER_DURABILITY,
+      ),
+    ),
   );
   const failure = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failure) throw failure.reason;
   const brokers = new Map(started.map((s, i) => [nodes[i]!.id, (s as PromiseFulfilledResult<BrokerProcess>).value]));
   return {
     id: 'cluster',
-    label: CLUSTER_DURABILITY === 'fsync' ? `${NODES}-node cluster` : `${NODES}-node cluster (durability ${CLUSTER_DURABILITY})`,
+    label:
+      CLUSTER_DURABILITY === 'fsync'
+        ? `${NODES}-node cluster`
+        : `${NODES}-node cluster (durability ${CLUSTER_DURABILITY})`,
     bootstrap: [...brokers.values()].map((b) => b.bootstrap),
     brokers,
     etcd,
@@ -370,26 +400,57 @@ async function create_topic(system: RunningSystem, sluice: Sluice, topic: string
   await within(admin.connect(), READY_LIMIT_MS, 'admin connect');
   try {
     if (system.id === 'cluster') {
-      await wait_until(`${NODES} brokers registered`, READY_LIMIT_MS, async () => (await admin.describeCluster()).brokers.length === NODES);
+      await wait_until(
+        `${NODES} brokers registered`,
+        READY_LIMIT_MS,
+        async () => (await admin.describeCluster()).brokers.length === NODES,
+      );
     }
     await wait_until(`topic ${topic} created`, READY_LIMIT_MS, async () => {
       await admin.createTopics({
-        topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: system.replication_factor, configEntries: system.topic_configs }],
+        topics: [
+          {
+            topic,
+            numPartitions: PARTITIONS,
+            replicationFactor: system.replication_factor,
+            configEntries: system.topic_configs,
+          },
+        ],
         timeout: 10_000,
       });
       return true;
     });
     let leaders = new Map<number, number>();
-    const waited = await wait_until(`every partition of ${topic} with ${system.replication_factor} in its ISR`, ISR_LIMIT_MS, async () => {
-      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
-      const partitions = topics[0]?.partitions ?? [];
-      if (partitions.length !== PARTITIONS) return false;
-      if (!partitions.every((p) => p.leader >= 0 && p.isr.length === system.replication_factor && p.replicas.length === system.replication_factor)) return false;
-      leaders = new Map();
-      for (const p of partitions) leaders.set(p.leader, (leaders.get(p.leader) ?? 0) + 1);
-      return true;
-    });
-    if (system.id === 'cluster') say(`  ${topic}: ${PARTITIONS} partitions, ISR of ${system.replication_factor} everywhere after ${f0(waited)} ms; leaders per node: ${[...leaders].sort((a, b) => a[0] - b[0]).map(([node, count]) => `${node}:${count}`).join(' ')}`);
+    const waited = await wait_until(
+      `every partition of ${topic} with ${system.replication_factor} in its ISR`,
+      ISR_LIMIT_MS,
+      async () => {
+        const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+        const partitions = topics[0]?.partitions ?? [];
+        if (partitions.length !== PARTITIONS) return false;
+        if (
+          !partitions.every(
+            (p) =>
+              p.leader >= 0 &&
+              p.isr.length === system.replication_factor &&
+              p.replicas.length === system.replication_factor,
+          )
+        )
+          return false;
+        leaders = new Map();
+        for (const p of partitions) leaders.set(p.leader, (leaders.get(p.leader) ?? 0) + 1);
+        return true;
+      },
+    );
+    if (system.id === 'cluster')
+      say(
+        `  ${topic}: ${PARTITIONS} partitions, ISR of ${system.replication_factor} everywhere after ${f0(waited)} ms; leaders per node: ${[
+          ...leaders,
+        ]
+          .sort((a, b) => a[0] - b[0])
+          .map(([node, count]) => `${node}:${count}`)
+          .join(' ')}`,
+      );
     return leaders;
   } finally {
     await within(admin.disconnect(), STOP_LIMIT_MS, 'admin disconnect').catch(() => undefined);
@@ -406,10 +467,19 @@ interface ProduceResult {
 }
 
 /** Every producer sends `messages` / PRODUCERS of `size` bytes to `topic` for at most `seconds`. */
-async function produce(producers: Producer[], topic: string, size: number, messages: number, seconds: number): Promise<ProduceResult> {
+async function produce(
+  producers: Producer[],
+  topic: string,
+  size: number,
+  messages: number,
+  seconds: number,
+): Promise<ProduceResult> {
   const value = Buffer.alloc(size, 0x61);
   const full = Array.from({ length: SEND_MESSAGES }, () => ({ value }));
-  const shares = Array.from({ length: producers.length }, (_, i) => Math.floor(messages / producers.length) + (i < messages % producers.length ? 1 : 0));
+  const shares = Array.from(
+    { length: producers.length },
+    (_, i) => Math.floor(messages / producers.length) + (i < messages % producers.length ? 1 : 0),
+  );
   let acknowledged = 0;
   const started = performance.now();
   const deadline = started + seconds * 1000;
@@ -458,11 +528,19 @@ async function measure_system(id: SystemId): Promise<Measurement[]> {
   const started = performance.now();
   const system = await (id === 'single' ? start_single() : start_cluster());
   say(`\n## ${system.label}: ${system.bootstrap.join(', ')} (ready after ${f0(performance.now() - started)} ms)`);
-  const sluice = new Sluice({ brokers: system.bootstrap, clientId: 'bench-cluster', retry: { retries: 5, initialRetryTime: 100 } });
+  const sluice = new Sluice({
+    brokers: system.bootstrap,
+    clientId: 'bench-cluster',
+    retry: { retries: 5, initialRetryTime: 100 },
+  });
   const producers: Producer[] = [];
   try {
     for (let i = 0; i < PRODUCERS; i++) {
-      const producer = new Sluice({ brokers: system.bootstrap, clientId: `bench-cluster-producer-${i}`, retry: { retries: 5, initialRetryTime: 100 } }).producer({ acks: -1, allowAutoTopicCreation: false });
+      const producer = new Sluice({
+        brokers: system.bootstrap,
+        clientId: `bench-cluster-producer-${i}`,
+        retry: { retries: 5, initialRetryTime: 100 },
+      }).producer({ acks: -1, allowAutoTopicCreation: false });
       producers.push(producer);
       await within(producer.connect(), READY_LIMIT_MS, 'producer connect');
     }
@@ -472,7 +550,9 @@ async function measure_system(id: SystemId): Promise<Measurement[]> {
       page_cache.drop_now();
       let warmup_messages = 0;
       if (WARMUP_SECONDS > 0) {
-        const warm = await page_cache.holding(() => produce(producers, topic, size, Math.min(MESSAGES, WARMUP_MESSAGES_MAX), WARMUP_SECONDS));
+        const warm = await page_cache.holding(() =>
+          produce(producers, topic, size, Math.min(MESSAGES, WARMUP_MESSAGES_MAX), WARMUP_SECONDS),
+        );
         warmup_messages = warm.acknowledged;
       }
       const cpu_before = new Map([...system.brokers].map(([node, broker]) => [node, cpu_seconds(broker.child.pid)]));
@@ -482,7 +562,8 @@ async function measure_system(id: SystemId): Promise<Measurement[]> {
       const client_cpu = process.cpuUsage(client_before);
       const pct = (seconds: number) => (100 * seconds) / run.elapsed_s;
       const broker_cpu_pct: Record<string, number> = {};
-      for (const [node, broker] of system.brokers) broker_cpu_pct[node] = pct(cpu_seconds(broker.child.pid) - cpu_before.get(node)!);
+      for (const [node, broker] of system.brokers)
+        broker_cpu_pct[node] = pct(cpu_seconds(broker.child.pid) - cpu_before.get(node)!);
       const msgs_per_s = run.acknowledged / run.elapsed_s;
       const measurement: Measurement = {
         system: id,
@@ -503,16 +584,26 @@ async function measure_system(id: SystemId): Promise<Measurement[]> {
       results.push(measurement);
       say(
         `  ${size_label(size)}: ${f0(run.acknowledged)} messages in ${f1(run.elapsed_s)} s (ended by ${run.ended_by}) = ${f0(msgs_per_s)} msg/s, ${f1(measurement.mb_per_s)} MB/s; ` +
-          `CPU: brokers ${Object.entries(broker_cpu_pct).map(([node, value]) => `${node}:${f0(value)}%`).join(' ')}` +
+          `CPU: brokers ${Object.entries(broker_cpu_pct)
+            .map(([node, value]) => `${node}:${f0(value)}%`)
+            .join(' ')}` +
           (measurement.etcd_cpu_pct !== null ? `, etcd ${f0(measurement.etcd_cpu_pct)}%` : '') +
           `, producers ${f0(measurement.client_cpu_pct)}%`,
       );
     }
   } finally {
-    await Promise.all(producers.map((producer) => within(producer.disconnect(), STOP_LIMIT_MS, 'producer disconnect').catch(() => undefined)));
+    await Promise.all(
+      producers.map((producer) =>
+        within(producer.disconnect(), STOP_LIMIT_MS, 'producer disconnect').catch(() => undefined),
+      ),
+    );
     for (const broker of system.brokers.values()) {
-      const lines = broker.output().split('\n').filter((line) => /"level":(40|50|60)/.test(line));
-      if (lines.length > 0) say(`  broker output: ${lines.length} warning/error line(s), first: ${lines[0]!.slice(0, 300)}`);
+      const lines = broker
+        .output()
+        .split('\n')
+        .filter((line) => /"level":(40|50|60)/.test(line));
+      if (lines.length > 0)
+        say(`  broker output: ${lines.length} warning/error line(s), first: ${lines[0]!.slice(0, 300)}`);
     }
     await Promise.all([...system.brokers.values()].map((broker) => stop_broker(broker)));
     if (system.etcd) {
@@ -550,7 +641,8 @@ try {
   await cleanup();
 }
 
-const single_rate = (size: number) => measurements.find((m) => m.system === 'single' && m.size_bytes === size)?.msgs_per_s;
+const single_rate = (size: number) =>
+  measurements.find((m) => m.system === 'single' && m.size_bytes === size)?.msgs_per_s;
 const ratio_of = (m: Measurement) => {
   const base = single_rate(m.size_bytes);
   return m.system === 'cluster' && base ? m.msgs_per_s / base : null;
@@ -567,7 +659,8 @@ table(
       f0(m.msgs_per_s),
       f1(m.mb_per_s),
       ratio === null ? (m.system === 'single' ? '1.000' : '–') : ratio.toFixed(3),
-      Object.values(m.broker_cpu_pct).map(f0).join(' / ') + (m.etcd_cpu_pct !== null ? ` (etcd ${f0(m.etcd_cpu_pct)})` : ''),
+      Object.values(m.broker_cpu_pct).map(f0).join(' / ') +
+        (m.etcd_cpu_pct !== null ? ` (etcd ${f0(m.etcd_cpu_pct)})` : ''),
       f0(m.client_cpu_pct),
     ];
   }),
@@ -578,7 +671,10 @@ const verdicts = measurements
     const ratio = ratio_of(m)!;
     return { size_bytes: m.size_bytes, ratio, met: ratio >= TARGET_RATIO };
   });
-for (const v of verdicts) say(`target: cluster >= ${f0(TARGET_RATIO * 100)}% of single node at ${size_label(v.size_bytes)}: ${f1(v.ratio * 100)}% — ${v.met ? 'met' : 'missed'}`);
+for (const v of verdicts)
+  say(
+    `target: cluster >= ${f0(TARGET_RATIO * 100)}% of single node at ${size_label(v.size_bytes)}: ${f1(v.ratio * 100)}% — ${v.met ? 'met' : 'missed'}`,
+  );
 for (const f of failures) say(`FAILED ${f.system}: ${f.error}`);
 
 if (JSON_OUT) {
@@ -586,7 +682,19 @@ if (JSON_OUT) {
     `${JSON.stringify(
       {
         machine: { cores: os.cpus().length, node: process.version },
-        settings: { seconds: SECONDS, messages: MESSAGES, warmup_seconds: WARMUP_SECONDS, partitions: PARTITIONS, sizes: SIZES, producers: PRODUCERS, in_flight: IN_FLIGHT, send_messages: SEND_MESSAGES, cluster_config: CLUSTER_CONFIG, min_insync_replicas: MIN_INSYNC, page_cache: PAGE_CACHE },
+        settings: {
+          seconds: SECONDS,
+          messages: MESSAGES,
+          warmup_seconds: WARMUP_SECONDS,
+          partitions: PARTITIONS,
+          sizes: SIZES,
+          producers: PRODUCERS,
+          in_flight: IN_FLIGHT,
+          send_messages: SEND_MESSAGES,
+          cluster_config: CLUSTER_CONFIG,
+          min_insync_replicas: MIN_INSYNC,
+          page_cache: PAGE_CACHE,
+        },
         results: measurements.map((m) => ({ ...m, cluster_over_single: ratio_of(m) })),
         target: { cluster_over_single_min: TARGET_RATIO, verdicts },
         failures,

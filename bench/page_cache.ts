@@ -58,6 +58,8 @@ export class PageCacheControl {
   private warn(error: unknown): void {
     if (this.warned) return;
     this.warned = true;
-    this.say(`page cache not dropped (${error instanceof Error ? error.message : String(error)}): the figures include its cost`);
+    this.say(
+      `page cache not dropped (${error instanceof Error ? error.message : String(error)}): the figures include its cost`,
+    );
   }
 }

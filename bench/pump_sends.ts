@@ -6,7 +6,14 @@ import { performance } from 'node:perf_hooks';
  * `in_flight` calls outstanding; stops starting calls once `deadline` (performance.now()) passed.
  * `on_ack(count)` runs as each call is acknowledged. Resolves once nothing is outstanding.
  */
-export function pump_sends(share: number, per_send: number, in_flight_max: number, deadline: number, send: (count: number) => Promise<unknown>, on_ack: (count: number) => void): Promise<void> {
+export function pump_sends(
+  share: number,
+  per_send: number,
+  in_flight_max: number,
+  deadline: number,
+  send: (count: number) => Promise<unknown>,
+  on_ack: (count: number) => void,
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let unsent = share;
     let in_flight = 0;

@@ -10,7 +10,9 @@ import { Connection, create_topic, publish } from './harness/sluice/lean_client.
 import { new_data_dir, start_broker_process } from '../test/support/broker_process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const { values } = parseArgs({ options: { gib: { type: 'string', default: '10' }, partitions: { type: 'string', default: '8' } } });
+const { values } = parseArgs({
+  options: { gib: { type: 'string', default: '10' }, partitions: { type: 'string', default: '8' } },
+});
 const GIB = Number(values.gib);
 const PARTITIONS = Number(values.partitions);
 const PAYLOAD_BYTES = 1024;
@@ -20,7 +22,22 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 /** Spawn to ready line, in milliseconds; the broker is stopped again afterwards. */
 async function time_to_ready(data_dir: string): Promise<number> {
   const started = performance.now();
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'sluice.js'), 'start', '--data', data_dir, '--kafka', '127.0.0.1:0', '--http', 'off', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(ROOT, 'bin', 'sluice.js'),
+      'start',
+      '--data',
+      data_dir,
+      '--kafka',
+      '127.0.0.1:0',
+      '--http',
+      'off',
+      '--log-level',
+      'warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const ready = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('not ready within 600 s')), 600_000);
     let text = '';
@@ -48,15 +65,28 @@ function du_bytes(dir: string): number {
 
 const data_dir = new_data_dir('restart');
 try {
-  say(`filling ${data_dir} with ${MESSAGES.toLocaleString('en-US')} messages of ${PAYLOAD_BYTES} B over ${PARTITIONS} partitions ...`);
+  say(
+    `filling ${data_dir} with ${MESSAGES.toLocaleString('en-US')} messages of ${PAYLOAD_BYTES} B over ${PARTITIONS} partitions ...`,
+  );
   const broker = await start_broker_process({ data_dir });
   const [host, port] = [broker.bootstrap.split(':')[0]!, broker.port];
   const admin = await Connection.connect(host, port, { max_in_flight: 1 });
   await create_topic(admin, 'fill', PARTITIONS);
   admin.close();
   const fill_started = performance.now();
-  const outcome = await publish({ host, port, topic: 'fill', partitions: PARTITIONS, producers: 2, messages: MESSAGES, payload_bytes: PAYLOAD_BYTES, time_limit_ms: 3_600_000 });
-  say(`filled in ${((performance.now() - fill_started) / 1000).toFixed(1)} s (${outcome.acknowledged.toLocaleString('en-US')} acknowledged)`);
+  const outcome = await publish({
+    host,
+    port,
+    topic: 'fill',
+    partitions: PARTITIONS,
+    producers: 2,
+    messages: MESSAGES,
+    payload_bytes: PAYLOAD_BYTES,
+    time_limit_ms: 3_600_000,
+  });
+  say(
+    `filled in ${((performance.now() - fill_started) / 1000).toFixed(1)} s (${outcome.acknowledged.toLocaleString('en-US')} acknowledged)`,
+  );
   await broker.stop();
   say(`data directory: ${(du_bytes(data_dir) / 2 ** 30).toFixed(2)} GiB`);
 
@@ -65,7 +95,16 @@ try {
 
   // A crash: appends in flight, then SIGKILL; recovery checks what was written after the last checkpoint.
   const again = await start_broker_process({ data_dir });
-  const crashing = publish({ host, port: again.port, topic: 'fill', partitions: PARTITIONS, producers: 1, messages: 2_000_000, payload_bytes: PAYLOAD_BYTES, time_limit_ms: 3_000 }).catch(() => undefined);
+  const crashing = publish({
+    host,
+    port: again.port,
+    topic: 'fill',
+    partitions: PARTITIONS,
+    producers: 1,
+    messages: 2_000_000,
+    payload_bytes: PAYLOAD_BYTES,
+    time_limit_ms: 3_000,
+  }).catch(() => undefined);
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   await again.kill();
   await crashing;

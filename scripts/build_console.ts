@@ -13,7 +13,9 @@ async function main(): Promise<void> {
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND';
     if (!missing || !process.argv.includes('--if-available')) throw error;
-    console.warn('sluice: the web console was not built (vite is not installed: development dependencies were left out)');
+    console.warn(
+      'sluice: the web console was not built (vite is not installed: development dependencies were left out)',
+    );
     return;
   }
   await vite.build({ configFile: CONFIG, logLevel: 'warn' });

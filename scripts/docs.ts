@@ -78,16 +78,21 @@ function embedded_cell(s: Setting): string {
 function settings_group_table(group: SettingGroup | null): string {
   const settings = settings_of(group);
   const surfaces = SURFACE_HEADINGS.filter(([surface]) => settings.some((s) => s.names[surface] !== undefined));
-  const headings = ['setting', ...surfaces.map(([, heading]) => heading), 'embedded (`startBroker`)', 'type',
-    'default', 'description'];
+  const headings = [
+    'setting',
+    ...surfaces.map(([, heading]) => heading),
+    'embedded (`startBroker`)',
+    'type',
+    'default',
+    'description',
+  ];
   const rows = settings.map((s) => {
     const names = surfaces.map(([surface]) => (s.names[surface] === undefined ? '–' : cell(s.names[surface])));
     const cells = [cell(s.name), ...names, embedded_cell(s), cell(type_text(s.type), true), default_cell(s)];
     return `| ${[...cells, cell(s.description, true)].join(' | ')} |`;
   });
-  const title = group === null
-    ? 'Top level (`sluice start`)'
-    : `\`${group}\` (config file: \`"${file_group_name(group)}"\`)`;
+  const title =
+    group === null ? 'Top level (`sluice start`)' : `\`${group}\` (config file: \`"${file_group_name(group)}"\`)`;
   const head = [`| ${headings.join(' | ')} |`, `|${headings.map(() => '---').join('|')}|`];
   return [`### ${title}`, '', ...head, ...rows].join('\n');
 }
@@ -95,11 +100,22 @@ function settings_group_table(group: SettingGroup | null): string {
 /** docs/settings.md: every setting with its names, type, default and description; then the aliases. */
 export function settings_tables(): string {
   const tables = [null, ...SETTING_GROUPS].map(settings_group_table);
-  const aliases = [null, ...SETTING_GROUPS].flatMap(settings_of).flatMap((s) =>
-    (s.aliases ?? []).map((a) => `| ${cell(a.name)} | ${a.surface === 'file' ? 'config file' : a.surface} | `
-      + `${cell(s.names[a.surface]!)} | ${cell(a.note, true)} |`));
-  const alias_table = ['### Old names still accepted', '', '| old name | surface | use instead | why |',
-    '|---|---|---|---|', ...aliases].join('\n');
+  const aliases = [null, ...SETTING_GROUPS]
+    .flatMap(settings_of)
+    .flatMap((s) =>
+      (s.aliases ?? []).map(
+        (a) =>
+          `| ${cell(a.name)} | ${a.surface === 'file' ? 'config file' : a.surface} | ` +
+          `${cell(s.names[a.surface]!)} | ${cell(a.note, true)} |`,
+      ),
+    );
+  const alias_table = [
+    '### Old names still accepted',
+    '',
+    '| old name | surface | use instead | why |',
+    '|---|---|---|---|',
+    ...aliases,
+  ].join('\n');
   return [...tables, alias_table].join('\n\n');
 }
 

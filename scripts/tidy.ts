@@ -192,8 +192,13 @@ type MeasuredFunction =
 /** Functions with a body of statements: declarations, methods, constructors, accessors, expressions. */
 function is_measured(node: TS.Node): node is MeasuredFunction {
   if (ts.isArrowFunction(node)) return ts.isBlock(node.body);
-  const kinds = ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isConstructorDeclaration(node)
-    || ts.isGetAccessorDeclaration(node) || ts.isSetAccessorDeclaration(node) || ts.isFunctionExpression(node);
+  const kinds =
+    ts.isFunctionDeclaration(node) ||
+    ts.isMethodDeclaration(node) ||
+    ts.isConstructorDeclaration(node) ||
+    ts.isGetAccessorDeclaration(node) ||
+    ts.isSetAccessorDeclaration(node) ||
+    ts.isFunctionExpression(node);
   return kinds && node.body !== undefined;
 }
 
@@ -238,8 +243,12 @@ function function_name(node: MeasuredFunction, source: TS.SourceFile): string {
 }
 
 function banned_use(node: TS.Node): { rule: 'clock' | 'file-io'; message: string } | undefined {
-  if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression)
-    && node.expression.text === 'Date' && node.name.text === 'now') {
+  if (
+    ts.isPropertyAccessExpression(node) &&
+    ts.isIdentifier(node.expression) &&
+    node.expression.text === 'Date' &&
+    node.name.text === 'now'
+  ) {
     const called = ts.isCallExpression(node.parent) && node.parent.expression === node;
     const use = called ? 'Date.now()' : 'Date.now as a clock';
     return { rule: 'clock', message: `${use} outside the composition root: take the time from an injected clock` };
@@ -282,7 +291,10 @@ function resolve(importer: string, specifier: string, files: ReadonlySet<string>
   const named = path.posix.normalize(path.posix.join(path.posix.dirname(importer), specifier));
   const candidates = [
     named,
-    named.replace(/\.js$/, '.ts').replace(/\.mjs$/, '.mts').replace(/\.cjs$/, '.cts'),
+    named
+      .replace(/\.js$/, '.ts')
+      .replace(/\.mjs$/, '.mts')
+      .replace(/\.cjs$/, '.cts'),
     ...SOURCE_EXTENSIONS.map((extension) => `${named}${extension}`),
     ...SOURCE_EXTENSIONS.map((extension) => `${named}/index${extension}`),
   ];
@@ -551,10 +563,13 @@ function longest(sources: readonly Source[], count: number): string[] {
   const sized = sources.filter((source) => in_tree(source.path, SIZE_TREES));
   const files = sized.map((source) => ({ lines: source.lines.length, label: source.path }));
   const functions = sized.flatMap((source) =>
-    source.functions.map((fn) => ({ lines: fn.lines, label: `${source.path}:${fn.line}  ${fn.name}` })));
+    source.functions.map((fn) => ({ lines: fn.lines, label: `${source.path}:${fn.line}  ${fn.name}` })),
+  );
   const table = (title: string, rows: { lines: number; label: string }[]): string[] => [
     title,
-    ...rows.sort((a, b) => b.lines - a.lines).slice(0, count)
+    ...rows
+      .sort((a, b) => b.lines - a.lines)
+      .slice(0, count)
       .map((row) => `${String(row.lines).padStart(6)}  ${row.label}`),
   ];
   return [...table('longest files (lines):', files), ...table('longest functions (lines):', functions)];
@@ -586,7 +601,9 @@ function main(args: string[]): number {
   }
   const by_rule = [...RULES, 'stale-exception']
     .map((rule) => [rule, violations.filter((violation) => violation.rule === rule).length] as const)
-    .filter(([, count]) => count > 0).map(([rule, count]) => `${rule} ${count}`).join(', ');
+    .filter(([, count]) => count > 0)
+    .map(([rule, count]) => `${rule} ${count}`)
+    .join(', ');
   console.error(`tidy: ${violations.length} violations in ${files.length} files: ${by_rule} (${seconds} s)`);
   return 1;
 }

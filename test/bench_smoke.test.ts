@@ -15,14 +15,27 @@ test('the benchmark harness runs end to end (smoke profile)', { timeout: 180_000
     const { code, stderr } = await new Promise<{ code: number; stderr: string }>((resolve) => {
       execFile(
         process.execPath,
-        ['--import', 'tsx', path.join(ROOT, 'bench', 'harness', 'run.ts'), '--profile', 'smoke', '--systems', 'sluice-lean-fsync', '--out', out],
+        [
+          '--import',
+          'tsx',
+          path.join(ROOT, 'bench', 'harness', 'run.ts'),
+          '--profile',
+          'smoke',
+          '--systems',
+          'sluice-lean-fsync',
+          '--out',
+          out,
+        ],
         { cwd: ROOT, timeout: 170_000 },
         (error, _stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stderr }),
       );
     });
     assert.equal(code, 0, stderr);
     const report = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
-    assert.deepEqual(report.results.map((r: { workload: string }) => r.workload), ['publish', 'latency']);
+    assert.deepEqual(
+      report.results.map((r: { workload: string }) => r.workload),
+      ['publish', 'latency'],
+    );
     for (const result of report.results) assert.equal(result.error, undefined, result.error);
     assert.ok(report.results[0].msgs_per_s > 0);
     assert.ok(report.limits.disk_16k_each_mb_s > 0 && report.limits.loopback_mb_s > 0);

@@ -20,7 +20,12 @@ after(async () => {
   if (broker) fs.rmSync(broker.data_dir, { recursive: true, force: true });
 });
 
-const client = () => new Sluice({ brokers: [broker.bootstrap], clientId: 'delayed-test', retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1_000 } });
+const client = () =>
+  new Sluice({
+    brokers: [broker.bootstrap],
+    clientId: 'delayed-test',
+    retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1_000 },
+  });
 
 async function until(condition: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + WAIT_MS_MAX;
@@ -35,7 +40,12 @@ function percentile(sorted: number[], q: number): number {
 }
 
 /** Sends `count` messages due between `from_ms` and `to_ms` from now; returns value -> due time. */
-async function send_delayed(topic: string, count: number, from_ms: number, to_ms: number): Promise<Map<string, number>> {
+async function send_delayed(
+  topic: string,
+  count: number,
+  from_ms: number,
+  to_ms: number,
+): Promise<Map<string, number>> {
   const producer = client().producer();
   await producer.connect();
   const due = new Map<string, number>();
@@ -87,8 +97,14 @@ test('delayed messages reach a consumer group and a share group only when due, n
   await queue.disconnect();
   assert.deepEqual(early, [], 'nothing early');
   lateness.sort((a, b) => a - b);
-  const figures = { p50: percentile(lateness, 0.5), p99: percentile(lateness, 0.99), max: lateness[lateness.length - 1]! };
-  process.stderr.write(`lateness of 2,000 delayed messages over 1-5 s, seen by a consumer group: p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms\n`);
+  const figures = {
+    p50: percentile(lateness, 0.5),
+    p99: percentile(lateness, 0.99),
+    max: lateness[lateness.length - 1]!,
+  };
+  process.stderr.write(
+    `lateness of 2,000 delayed messages over 1-5 s, seen by a consumer group: p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms\n`,
+  );
   assert.ok(figures.p99 < 1_000, `p99 lateness ${figures.p99} ms`);
 });
 
@@ -112,16 +128,26 @@ test('kill -9 of the broker with delays pending: after the restart every message
   await new Promise((resolve) => setTimeout(resolve, 300));
   await consumer.disconnect();
   assert.deepEqual(early, []);
-  assert.deepEqual([...counts.values()].filter((n) => n !== 1), [], 'each once');
+  assert.deepEqual(
+    [...counts.values()].filter((n) => n !== 1),
+    [],
+    'each once',
+  );
 });
 
 test('a malformed delay header is refused to the client that sent it (kafkajs: INVALID_RECORD); others go on', async () => {
-  const kafka = new Kafka({ brokers: [broker.bootstrap], clientId: 'bad-delay', logLevel: logLevel.NOTHING, retry: { retries: 0 } });
+  const kafka = new Kafka({
+    brokers: [broker.bootstrap],
+    clientId: 'bad-delay',
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 0 },
+  });
   const producer = kafka.producer();
   await producer.connect();
   await assert.rejects(
     producer.send({ topic: 'bad-delays', messages: [{ value: 'x', headers: { 'sluice-delay-ms': 'soon' } }] }),
-    (error: Error & { type?: string }) => error.type === 'INVALID_RECORD' || /INVALID_RECORD|invalid/i.test(error.message),
+    (error: Error & { type?: string }) =>
+      error.type === 'INVALID_RECORD' || /INVALID_RECORD|invalid/i.test(error.message),
   );
   await producer.send({ topic: 'bad-delays', messages: [{ value: 'fine', headers: { 'sluice-delay-ms': '0' } }] });
   await producer.disconnect();

@@ -15,14 +15,26 @@ const EXAMPLE_TIMEOUT_MS = 60_000;
 /** Examples that need a feature not present yet, with the reason; they are reported as skipped. */
 const NOT_YET: Record<string, string> = {};
 
-const examples = fs.readdirSync(EXAMPLES).filter((name) => name.endsWith('.ts')).sort();
+const examples = fs
+  .readdirSync(EXAMPLES)
+  .filter((name) => name.endsWith('.ts'))
+  .sort();
 
-function run_example(file: string, bootstrap: string): Promise<{ code: number | string | null; signal: string | null; stdout: string; stderr: string }> {
+function run_example(
+  file: string,
+  bootstrap: string,
+): Promise<{ code: number | string | null; signal: string | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', path.join(EXAMPLES, file)],
-      { cwd: ROOT, timeout: EXAMPLE_TIMEOUT_MS, killSignal: 'SIGKILL', env: { ...process.env, SLUICE_BOOTSTRAP: bootstrap }, maxBuffer: 16 * 1024 * 1024 },
+      {
+        cwd: ROOT,
+        timeout: EXAMPLE_TIMEOUT_MS,
+        killSignal: 'SIGKILL',
+        env: { ...process.env, SLUICE_BOOTSTRAP: bootstrap },
+        maxBuffer: 16 * 1024 * 1024,
+      },
       (error, stdout, stderr) => {
         const failure = error as (Error & { code?: number | string; signal?: string | null }) | null;
         resolve({ code: failure ? (failure.code ?? 1) : 0, signal: failure?.signal ?? null, stdout, stderr });

@@ -25,8 +25,16 @@ let producer: Producer;
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-async function api(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Json; headers: Headers }> {
-  const init: RequestInit = { method, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers } };
+async function api(
+  method: string,
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Json; headers: Headers }> {
+  const init: RequestInit = {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+  };
   if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
   const response = await fetch(base + url, init);
   const text = await response.text();
@@ -40,11 +48,23 @@ before(async () => {
     kafka: { host: '127.0.0.1', port: 0 },
     http: { host: '127.0.0.1', port: 0 },
     // Quick dead letters: two deliveries, a short backoff.
-    share_groups: { partition: { delivery_count_limit: 2, retry_backoff_ms: [20], record_lock_duration_ms: 5_000, records_in_flight_max: 1_000 } },
+    share_groups: {
+      partition: {
+        delivery_count_limit: 2,
+        retry_backoff_ms: [20],
+        record_lock_duration_ms: 5_000,
+        records_in_flight_max: 1_000,
+      },
+    },
   });
   assert.ok(running.http_address, 'the HTTP listener is up');
   base = `http://${running.http_address.host}:${running.http_address.port}`;
-  kafka = new Kafka({ brokers: [`${running.kafka_address.host}:${running.kafka_address.port}`], clientId: 'http-api-test', logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 100 } });
+  kafka = new Kafka({
+    brokers: [`${running.kafka_address.host}:${running.kafka_address.port}`],
+    clientId: 'http-api-test',
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 10, initialRetryTime: 100 },
+  });
   admin = kafka.admin();
   await admin.connect();
   producer = kafka.producer({ allowAutoTopicCreation: false });
@@ -67,12 +87,18 @@ test('cluster: one node that leads and controls', async () => {
 });
 
 test('topics: created through the API and through kafkajs, listed in pages in name order', async () => {
-  const created = await api('POST', '/api/v1/topics', { name: 'page-00', partitions: 2, configs: { 'retention.ms': 3_600_000 } });
+  const created = await api('POST', '/api/v1/topics', {
+    name: 'page-00',
+    partitions: 2,
+    configs: { 'retention.ms': 3_600_000 },
+  });
   assert.equal(created.status, 201);
   assert.equal(created.body.name, 'page-00');
   assert.equal(created.body.partitions.length, 2);
   assert.equal(created.body.configs['retention.ms'], '3600000');
-  await admin.createTopics({ topics: Array.from({ length: 24 }, (_, i) => ({ topic: `page-${String(i + 1).padStart(2, '0')}` })) });
+  await admin.createTopics({
+    topics: Array.from({ length: 24 }, (_, i) => ({ topic: `page-${String(i + 1).padStart(2, '0')}` })),
+  });
 
   const names: string[] = [];
   for (let offset = 0; ; offset += 10) {
@@ -94,8 +120,14 @@ test('topics: created through the API and through kafkajs, listed in pages in na
 
 test('topic detail: offsets per partition match what was produced and deleted', async () => {
   await admin.createTopics({ topics: [{ topic: 'detail', numPartitions: 2 }] });
-  await producer.send({ topic: 'detail', messages: Array.from({ length: 7 }, (_, i) => ({ partition: 0, value: `a${i}` })) });
-  await producer.send({ topic: 'detail', messages: Array.from({ length: 3 }, (_, i) => ({ partition: 1, value: `b${i}` })) });
+  await producer.send({
+    topic: 'detail',
+    messages: Array.from({ length: 7 }, (_, i) => ({ partition: 0, value: `a${i}` })),
+  });
+  await producer.send({
+    topic: 'detail',
+    messages: Array.from({ length: 3 }, (_, i) => ({ partition: 1, value: `b${i}` })),
+  });
   await admin.fetchTopicMetadata({ topics: ['detail'] }); // kafkajs looks the leader up in its metadata
   await admin.deleteTopicRecords({ topic: 'detail', partitions: [{ partition: 0, offset: '2' }] });
   const { status, body } = await api('GET', '/api/v1/topics/detail');
@@ -109,7 +141,13 @@ test('topic detail: offsets per partition match what was produced and deleted', 
     assert.deepEqual([p.leader, p.replicas, p.isr], [1, [1], [1]]);
     assert.ok(p.bytes > 0);
   }
-  assert.deepEqual(body.partitions.map((p: Json) => [p.log_start_offset, p.high_watermark]), [[2, 7], [0, 3]]);
+  assert.deepEqual(
+    body.partitions.map((p: Json) => [p.log_start_offset, p.high_watermark]),
+    [
+      [2, 7],
+      [0, 3],
+    ],
+  );
   const listed = (await api('GET', '/api/v1/topics?limit=1000')).body.items.find((t: Json) => t.name === 'detail');
   assert.equal(listed.messages, 5 + 3, 'messages = high watermark - log start, summed');
   assert.equal(listed.bytes, body.partitions[0].bytes + body.partitions[1].bytes);
@@ -117,10 +155,15 @@ test('topic detail: offsets per partition match what was produced and deleted', 
 
 test('topic configs: set and remove, refused with the field named', async () => {
   await api('POST', '/api/v1/topics', { name: 'configured' });
-  const set = await api('PATCH', '/api/v1/topics/configured/configs', { set: { 'retention.ms': '60000', 'max.message.bytes': 2_000_000 } });
+  const set = await api('PATCH', '/api/v1/topics/configured/configs', {
+    set: { 'retention.ms': '60000', 'max.message.bytes': 2_000_000 },
+  });
   assert.equal(set.status, 200);
   assert.deepEqual(set.body.configs, { 'retention.ms': '60000', 'max.message.bytes': '2000000' });
-  const described = await admin.describeConfigs({ resources: [{ type: 2, name: 'configured', configNames: ['retention.ms'] }], includeSynonyms: false });
+  const described = await admin.describeConfigs({
+    resources: [{ type: 2, name: 'configured', configNames: ['retention.ms'] }],
+    includeSynonyms: false,
+  });
   assert.equal(described.resources[0]!.configEntries[0]!.configValue, '60000', 'kafkajs sees the change');
   const removed = await api('PATCH', '/api/v1/topics/configured/configs', { remove: ['retention.ms'] });
   assert.deepEqual(removed.body.configs, { 'max.message.bytes': '2000000' });
@@ -141,15 +184,28 @@ test('message browser: pages of messages, text or base64, headers, default to th
   });
   const first = await api('GET', '/api/v1/topics/browse/partitions/0/messages?offset=0&limit=4');
   assert.equal(first.status, 200);
-  assert.deepEqual(first.body.items.map((m: Json) => m.offset), [0, 1, 2, 3]);
+  assert.deepEqual(
+    first.body.items.map((m: Json) => m.offset),
+    [0, 1, 2, 3],
+  );
   assert.equal(first.body.next_offset, 4);
   assert.equal(first.body.high_watermark, 11);
-  assert.deepEqual({ key: first.body.items[1].key, value: first.body.items[1].value, headers: first.body.items[1].headers }, { key: 'k1', value: 'value 1', headers: { trace: 't1' } });
+  assert.deepEqual(
+    { key: first.body.items[1].key, value: first.body.items[1].value, headers: first.body.items[1].headers },
+    { key: 'k1', value: 'value 1', headers: { trace: 't1' } },
+  );
   assert.ok(first.body.items[0].timestamp_ms > 0);
   const next = await api('GET', `/api/v1/topics/browse/partitions/0/messages?offset=${first.body.next_offset}&limit=4`);
-  assert.deepEqual(next.body.items.map((m: Json) => m.offset), [4, 5, 6, 7]);
+  assert.deepEqual(
+    next.body.items.map((m: Json) => m.offset),
+    [4, 5, 6, 7],
+  );
   const newest = await api('GET', '/api/v1/topics/browse/partitions/0/messages?limit=3');
-  assert.deepEqual(newest.body.items.map((m: Json) => m.offset), [8, 9, 10], 'no offset: the last `limit` messages');
+  assert.deepEqual(
+    newest.body.items.map((m: Json) => m.offset),
+    [8, 9, 10],
+    'no offset: the last `limit` messages',
+  );
   const binary = newest.body.items[2];
   assert.equal(binary.key, null);
   assert.deepEqual(binary.value, { base64: Buffer.from([0xff, 0x00, 0xfe]).toString('base64') });
@@ -158,7 +214,10 @@ test('message browser: pages of messages, text or base64, headers, default to th
   assert.deepEqual([past_end.body.items.length, past_end.body.next_offset], [0, 50]);
   assert.equal((await api('GET', '/api/v1/topics/browse/partitions/1/messages')).status, 404);
   const bad_limit = await api('GET', '/api/v1/topics/browse/partitions/0/messages?limit=0');
-  assert.deepEqual([bad_limit.status, bad_limit.body.error.code, bad_limit.body.error.field], [400, 'invalid_query', 'limit']);
+  assert.deepEqual(
+    [bad_limit.status, bad_limit.body.error.code, bad_limit.body.error.field],
+    [400, 'invalid_query', 'limit'],
+  );
 });
 
 test('groups: lag equals the real lag; offsets reset is refused while members run and works after', async () => {
@@ -172,7 +231,8 @@ test('groups: lag equals the real lag; offsets reset is refused while members ru
     autoCommit: false,
     eachMessage: async ({ message }) => {
       seen++;
-      if (Number(message.offset) === 11) await consumer.commitOffsets([{ topic: 'lagged', partition: 0, offset: '12' }]);
+      if (Number(message.offset) === 11)
+        await consumer.commitOffsets([{ topic: 'lagged', partition: 0, offset: '12' }]);
     },
   });
   await until(() => seen === 20, '20 messages consumed');
@@ -187,7 +247,10 @@ test('groups: lag equals the real lag; offsets reset is refused while members ru
   const kafka_view = await admin.fetchOffsets({ groupId: 'lag-group', topics: ['lagged'] });
   assert.equal(20 - Number(kafka_view[0]!.partitions[0]!.offset), detail.body.lag, 'the lag kafkajs computes');
   const listed = await api('GET', '/api/v1/groups');
-  assert.deepEqual(listed.body.items.find((g: Json) => g.group_id === 'lag-group'), { group_id: 'lag-group', state: 'stable', protocol_type: 'consumer', members: 1, lag: 8 });
+  assert.deepEqual(
+    listed.body.items.find((g: Json) => g.group_id === 'lag-group'),
+    { group_id: 'lag-group', state: 'stable', protocol_type: 'consumer', members: 1, lag: 8 },
+  );
 
   const refused = await api('POST', '/api/v1/groups/lag-group/offsets/reset', { topic: 'lagged', to: 'earliest' });
   assert.equal(refused.status, 409);
@@ -197,11 +260,22 @@ test('groups: lag equals the real lag; offsets reset is refused while members ru
   const earliest = await api('POST', '/api/v1/groups/lag-group/offsets/reset', { topic: 'lagged', to: 'earliest' });
   assert.equal(earliest.status, 200);
   assert.deepEqual(earliest.body.partitions, [{ partition: 0, offset: 0 }]);
-  assert.equal((await admin.fetchOffsets({ groupId: 'lag-group', topics: ['lagged'] }))[0]!.partitions[0]!.offset, '0', 'kafkajs sees the reset');
+  assert.equal(
+    (await admin.fetchOffsets({ groupId: 'lag-group', topics: ['lagged'] }))[0]!.partitions[0]!.offset,
+    '0',
+    'kafkajs sees the reset',
+  );
   assert.equal((await api('GET', '/api/v1/groups/lag-group')).body.lag, 20);
-  const to_offset = await api('POST', '/api/v1/groups/lag-group/offsets/reset', { topic: 'lagged', to: { offset: 15 }, partitions: [0] });
+  const to_offset = await api('POST', '/api/v1/groups/lag-group/offsets/reset', {
+    topic: 'lagged',
+    to: { offset: 15 },
+    partitions: [0],
+  });
   assert.deepEqual(to_offset.body.partitions, [{ partition: 0, offset: 15 }]);
-  const by_time = await api('POST', '/api/v1/groups/lag-group/offsets/reset', { topic: 'lagged', to: { timestamp_ms: 0 } });
+  const by_time = await api('POST', '/api/v1/groups/lag-group/offsets/reset', {
+    topic: 'lagged',
+    to: { timestamp_ms: 0 },
+  });
   assert.deepEqual(by_time.body.partitions, [{ partition: 0, offset: 0 }], 'the first message at or after the time');
   const latest = await api('POST', '/api/v1/groups/lag-group/offsets/reset', { topic: 'lagged', to: 'latest' });
   assert.deepEqual(latest.body.partitions, [{ partition: 0, offset: 20 }]);
@@ -209,7 +283,11 @@ test('groups: lag equals the real lag; offsets reset is refused while members ru
 
   const bad_to = await api('POST', '/api/v1/groups/lag-group/offsets/reset', { topic: 'lagged', to: 'yesterday' });
   assert.deepEqual([bad_to.status, bad_to.body.error.field], [400, 'to']);
-  const bad_partitions = await api('POST', '/api/v1/groups/lag-group/offsets/reset', { topic: 'lagged', to: 'latest', partitions: [3] });
+  const bad_partitions = await api('POST', '/api/v1/groups/lag-group/offsets/reset', {
+    topic: 'lagged',
+    to: 'latest',
+    partitions: [3],
+  });
   assert.deepEqual([bad_partitions.status, bad_partitions.body.error.field], [400, 'partitions']);
   const bad_topic = await api('POST', '/api/v1/groups/lag-group/offsets/reset', { topic: 'nope', to: 'latest' });
   assert.deepEqual([bad_topic.status, bad_topic.body.error.field], [400, 'topic']);
@@ -218,8 +296,19 @@ test('groups: lag equals the real lag; offsets reset is refused while members ru
 
 test('queues and dead letters: stats of a share group, a poison message peeked and redriven once (shared audit with the SDK)', async () => {
   await admin.createTopics({ topics: [{ topic: 'jobs' }] });
-  await producer.send({ topic: 'jobs', messages: ['job-0', 'job-1', 'poison', 'job-3'].map((value) => ({ key: value, value, headers: { origin: 'test' } })) });
-  const sluice = new Sluice({ brokers: [`${running.kafka_address.host}:${running.kafka_address.port}`], clientId: 'http-api-queue', retry: { retries: 10, initialRetryTime: 100 } });
+  await producer.send({
+    topic: 'jobs',
+    messages: ['job-0', 'job-1', 'poison', 'job-3'].map((value) => ({
+      key: value,
+      value,
+      headers: { origin: 'test' },
+    })),
+  });
+  const sluice = new Sluice({
+    brokers: [`${running.kafka_address.host}:${running.kafka_address.port}`],
+    clientId: 'http-api-queue',
+    retry: { retries: 10, initialRetryTime: 100 },
+  });
   const queue = sluice.queueConsumer({ groupId: 'workers', maxWaitTimeInMs: 100 });
   await queue.subscribe({ topics: ['jobs'] });
   const accepted: string[] = [];
@@ -243,17 +332,40 @@ test('queues and dead letters: stats of a share group, a poison message peeked a
   assert.equal(detail.body.members.length, 1);
   assert.equal(detail.body.settings.delivery_count_limit, 2);
   const [partition] = detail.body.partitions;
-  assert.deepEqual([partition.topic, partition.partition, partition.start_offset, partition.high_watermark, partition.in_flight, partition.available], ['jobs', 0, 4, 4, 0, 0]);
+  assert.deepEqual(
+    [
+      partition.topic,
+      partition.partition,
+      partition.start_offset,
+      partition.high_watermark,
+      partition.in_flight,
+      partition.available,
+    ],
+    ['jobs', 0, 4, 4, 0, 0],
+  );
   assert.equal((await api('GET', '/api/v1/queues/nobody')).status, 404);
   await queue.disconnect();
 
   const letters = await api('GET', '/api/v1/dead-letters');
-  assert.deepEqual(letters.body.items.find((d: Json) => d.topic === 'jobs.workers.dlq'), { topic: 'jobs.workers.dlq', origin_topic: 'jobs', group: 'workers', partitions: 1, messages: 1 });
+  assert.deepEqual(
+    letters.body.items.find((d: Json) => d.topic === 'jobs.workers.dlq'),
+    { topic: 'jobs.workers.dlq', origin_topic: 'jobs', group: 'workers', partitions: 1, messages: 1 },
+  );
   const peeked = await api('GET', '/api/v1/dead-letters/jobs.workers.dlq/messages?offset=0');
   assert.equal(peeked.status, 200);
   const [letter] = peeked.body.items;
   assert.deepEqual(
-    [letter.offset, letter.key, letter.value, letter.headers.origin, letter.origin_topic, letter.origin_partition, letter.origin_offset, letter.group, letter.delivery_count],
+    [
+      letter.offset,
+      letter.key,
+      letter.value,
+      letter.headers.origin,
+      letter.origin_topic,
+      letter.origin_partition,
+      letter.origin_offset,
+      letter.group,
+      letter.delivery_count,
+    ],
     [0, 'poison', 'poison', 'test', 'jobs', 0, 2, 'workers', 2],
   );
   assert.match(letter.reason, /delivery limit 2 reached; last failure: cannot handle poison/);
@@ -271,29 +383,46 @@ test('queues and dead letters: stats of a share group, a poison message peeked a
   assert.equal(redriven.status, 200);
   assert.deepEqual(redriven.body, { selected: 1, redriven: 1, skipped_already_redriven: 0 });
   const again = await api('POST', '/api/v1/dead-letters/jobs.workers.dlq/redrive', { all: true });
-  assert.deepEqual(again.body, { selected: 1, redriven: 0, skipped_already_redriven: 1 }, 'the audit topic keeps it from going twice');
+  assert.deepEqual(
+    again.body,
+    { selected: 1, redriven: 0, skipped_already_redriven: 1 },
+    'the audit topic keeps it from going twice',
+  );
   const sdk_admin = sluice.admin();
   await sdk_admin.connect();
   const by_sdk = await sdk_admin.redriveDeadLetters({ topic: 'jobs.workers.dlq' });
   await sdk_admin.disconnect();
-  assert.deepEqual([by_sdk.redriven, by_sdk.skippedAlreadyRedriven], [0, 1], 'the SDK (and so the CLI) reads the same audit');
+  assert.deepEqual(
+    [by_sdk.redriven, by_sdk.skippedAlreadyRedriven],
+    [0, 1],
+    'the SDK (and so the CLI) reads the same audit',
+  );
 
   const back = await api('GET', '/api/v1/topics/jobs/partitions/0/messages?offset=4');
   assert.equal(back.body.items.length, 1, 'the dead letter is back in its origin topic, once');
   const [copy] = back.body.items;
-  assert.deepEqual([copy.key, copy.value, copy.headers.origin, copy.headers['sluice-redriven-from']], ['poison', 'poison', 'test', 'jobs.workers.dlq/0/0']);
+  assert.deepEqual(
+    [copy.key, copy.value, copy.headers.origin, copy.headers['sluice-redriven-from']],
+    ['poison', 'poison', 'test', 'jobs.workers.dlq/0/0'],
+  );
   assert.ok(!Object.keys(copy.headers).some((h) => h.startsWith('sluice-dlq-')), 'dead-letter headers are dropped');
   assert.equal(copy.timestamp_ms, letter.timestamp_ms, 'the original timestamp is kept');
   const audit = await api('GET', '/api/v1/topics/sluice.dlq.audit/partitions/0/messages?offset=0');
   const record = JSON.parse(audit.body.items[0].value) as Json;
-  assert.deepEqual([record.dlq, record.partition, record.offset, record.to, record.to_partition, record.to_offset], ['jobs.workers.dlq', 0, 0, 'jobs', 0, 4]);
+  assert.deepEqual(
+    [record.dlq, record.partition, record.offset, record.to, record.to_partition, record.to_offset],
+    ['jobs.workers.dlq', 0, 0, 'jobs', 0, 4],
+  );
   assert.equal(audit.body.items[0].key, 'jobs.workers.dlq/0/0');
 });
 
 test('delayed and stats: counters move with traffic', async () => {
   const before_stats = (await api('GET', '/api/v1/stats')).body;
   await admin.createTopics({ topics: [{ topic: 'later' }] });
-  await producer.send({ topic: 'later', messages: [{ value: 'soon', headers: { 'sluice-delay-ms': '60000' } }, { value: 'now' }] });
+  await producer.send({
+    topic: 'later',
+    messages: [{ value: 'soon', headers: { 'sluice-delay-ms': '60000' } }, { value: 'now' }],
+  });
   const delayed = await api('GET', '/api/v1/delayed');
   assert.equal(delayed.status, 200);
   assert.ok(delayed.body.pending >= 1);
@@ -312,7 +441,10 @@ test('errors: JSON with a code, and the field when a body or query is wrong', as
   assert.equal((await api('GET', '/api/v1/no-such-thing')).status, 404);
   assert.equal((await api('DELETE', '/api/v1/topics/nope')).status, 404);
   const partitions = await api('POST', '/api/v1/topics', { name: 'bad', partitions: '3' });
-  assert.deepEqual([partitions.status, partitions.body.error.code, partitions.body.error.field], [400, 'invalid_body', 'partitions']);
+  assert.deepEqual(
+    [partitions.status, partitions.body.error.code, partitions.body.error.field],
+    [400, 'invalid_body', 'partitions'],
+  );
   const name = await api('POST', '/api/v1/topics', { partitions: 1 });
   assert.deepEqual([name.status, name.body.error.field], [400, 'name']);
   const bad_name = await api('POST', '/api/v1/topics', { name: 'no spaces' });
@@ -345,7 +477,10 @@ test('errors: JSON with a code, and the field when a body or query is wrong', as
 
 test('2,000 topics: listed in capped pages while a timer keeps firing on time', async () => {
   for (let i = 0; i < 2000; i += 250) {
-    await admin.createTopics({ topics: Array.from({ length: 250 }, (_, j) => ({ topic: `many-${String(i + j).padStart(4, '0')}` })), timeout: 60_000 });
+    await admin.createTopics({
+      topics: Array.from({ length: 250 }, (_, j) => ({ topic: `many-${String(i + j).padStart(4, '0')}` })),
+      timeout: 60_000,
+    });
   }
   let last = performance.now();
   let stall = 0;
@@ -385,13 +520,19 @@ describe('health', () => {
 
   test('/readyz answers 503 once shutdown begins, and when a partition is offline', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-http-ready-'));
-    const other = await start_broker({ data_dir: dir, kafka: { host: '127.0.0.1', port: 0 }, http: { host: '127.0.0.1', port: 0 } });
+    const other = await start_broker({
+      data_dir: dir,
+      kafka: { host: '127.0.0.1', port: 0 },
+      http: { host: '127.0.0.1', port: 0 },
+    });
     const url = `http://127.0.0.1:${other.http_address!.port}`;
     try {
       await other.broker.topics.create('fragile', 1);
       assert.equal((await fetch(`${url}/readyz`)).status, 200);
       // A failed fsync takes a partition offline; this is the state it leaves behind.
-      (other.broker.topic_index.local_log('fragile', 0)! as unknown as { go_offline(reason: string): void }).go_offline('simulated fsync failure');
+      (other.broker.topic_index.local_log('fragile', 0)! as unknown as { go_offline(reason: string): void }).go_offline(
+        'simulated fsync failure',
+      );
       const offline = await fetch(`${url}/readyz`);
       assert.equal(offline.status, 503);
       assert.match(JSON.stringify(await offline.json()), /fragile-0/);

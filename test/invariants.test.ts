@@ -23,7 +23,9 @@ function run_child(script: string): Promise<{ code: number | null; stdout: strin
 }
 
 test('a write the disk puts elsewhere is caught by its read-back: the broker process stops, logged, and acknowledges nothing', async () => {
-  const { code, stdout, stderr } = await run_child(path.join(import.meta.dirname, 'support', 'misdirected_write_broker.ts'));
+  const { code, stdout, stderr } = await run_child(
+    path.join(import.meta.dirname, 'support', 'misdirected_write_broker.ts'),
+  );
   assert.equal(code, INVARIANT_EXIT_CODE, stderr);
   assert.match(stderr, /does not hold the batch just written/);
   assert.match(stderr, /invariant broken: stopping the broker/);
@@ -42,7 +44,11 @@ test('a broken invariant while answering a request stops the process instead of 
     };
     const connection = await Connection.connect(running.kafka_address.host, running.kafka_address.port);
     const records = encode_record_batch([{ key: null, value: Buffer.from('x'), timestamp_ms: Date.now() }]);
-    const produce = connection.call(PRODUCE, 9, { acks: -1, timeout_ms: 5000, topic_data: [{ name: 'orders', partition_data: [{ index: 0, records }] }] });
+    const produce = connection.call(PRODUCE, 9, {
+      acks: -1,
+      timeout_ms: 5000,
+      topic_data: [{ name: 'orders', partition_data: [{ index: 0, records }] }],
+    });
     await assert.rejects(produce, /connection closed/, 'no answer: the connection closes');
     assert.equal(stopped.length, 1);
     assert.match(stopped[0]!.message, /planted: offsets went back/);

@@ -13,7 +13,6 @@ import { start_broker, type RunningBroker } from '../src/compose/start_broker.ts
 import { Sluice } from '../src/sdk/index.ts';
 import { until } from './support/until.ts';
 
-
 const FAMILIES: Record<string, 'counter' | 'gauge' | 'histogram'> = {
   sluice_messages_in_total: 'counter',
   sluice_bytes_in_total: 'counter',
@@ -52,7 +51,8 @@ async function parse(url: string): Promise<PromMetrics> {
   assert.match(response.headers.get('content-type') ?? '', /^text\/plain/);
   const lines = (await response.text()).split('\n');
   const not_a_number = lines.filter((line) => !line.startsWith('#') && /\s[Nn]a[Nn]$/.test(line));
-  for (const line of not_a_number) assert.match(line, /^nodejs_eventloop_lag_\w+ /, `only event-loop statistics may be NaN: ${line}`);
+  for (const line of not_a_number)
+    assert.match(line, /^nodejs_eventloop_lag_\w+ /, `only event-loop statistics may be NaN: ${line}`);
   return getMetricsFromStream(Readable.from([lines.filter((line) => !not_a_number.includes(line)).join('\n')]));
 }
 
@@ -80,10 +80,22 @@ before(async () => {
     data_dir,
     kafka: { host: '127.0.0.1', port: 0 },
     http: { host: '127.0.0.1', port: 0 },
-    share_groups: { partition: { delivery_count_limit: 2, retry_backoff_ms: [20], record_lock_duration_ms: 5_000, records_in_flight_max: 1_000 } },
+    share_groups: {
+      partition: {
+        delivery_count_limit: 2,
+        retry_backoff_ms: [20],
+        record_lock_duration_ms: 5_000,
+        records_in_flight_max: 1_000,
+      },
+    },
   });
   base = `http://${running.http_address!.host}:${running.http_address!.port}`;
-  kafka = new Kafka({ brokers: [`${running.kafka_address.host}:${running.kafka_address.port}`], clientId: 'metrics-test', logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 100 } });
+  kafka = new Kafka({
+    brokers: [`${running.kafka_address.host}:${running.kafka_address.port}`],
+    clientId: 'metrics-test',
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 10, initialRetryTime: 100 },
+  });
   admin = kafka.admin();
   await admin.connect();
   producer = kafka.producer();
@@ -113,10 +125,22 @@ test('traffic, request timings, fsyncs and lag move with what clients do', async
   const produce_requests = histogram_count(before_scrape, 'sluice_request_duration_seconds', { api: 'Produce' });
   const fsyncs = histogram_count(before_scrape, 'sluice_fsync_duration_seconds');
 
-  await producer.send({ topic: 'measured', acks: -1, messages: Array.from({ length: 10 }, (_, i) => ({ partition: 0, value: `m${i}` })) });
-  await producer.send({ topic: 'measured', acks: -1, messages: Array.from({ length: 4 }, (_, i) => ({ partition: 1, value: `n${i}` })) });
+  await producer.send({
+    topic: 'measured',
+    acks: -1,
+    messages: Array.from({ length: 10 }, (_, i) => ({ partition: 0, value: `m${i}` })),
+  });
+  await producer.send({
+    topic: 'measured',
+    acks: -1,
+    messages: Array.from({ length: 4 }, (_, i) => ({ partition: 1, value: `n${i}` })),
+  });
   const produced = await scrape();
-  assert.equal(value(produced, 'sluice_messages_in_total', { topic: 'measured', partition: '0' }), 10, 'records counted from batch headers');
+  assert.equal(
+    value(produced, 'sluice_messages_in_total', { topic: 'measured', partition: '0' }),
+    10,
+    'records counted from batch headers',
+  );
   assert.equal(value(produced, 'sluice_messages_in_total', { topic: 'measured', partition: '1' }), 4);
   assert.ok(value(produced, 'sluice_bytes_in_total', { topic: 'measured', partition: '0' }) > 10 * 2);
   assert.ok(histogram_count(produced, 'sluice_request_duration_seconds', { api: 'Produce' }) >= produce_requests + 2);
@@ -135,23 +159,43 @@ test('traffic, request timings, fsyncs and lag move with what clients do', async
   assert.equal(value(fetched, 'sluice_messages_out_total', { topic: 'measured', partition: '1' }), 4);
   assert.ok(value(fetched, 'sluice_bytes_out_total', { topic: 'measured', partition: '0' }) > 0);
   assert.ok(histogram_count(fetched, 'sluice_request_duration_seconds', { api: 'Fetch' }) >= 1);
-  assert.equal(value(fetched, 'sluice_consumer_group_lag', { group: 'measurers', topic: 'measured', partition: '0' }), 0);
-  assert.ok(sample(fetched, 'sluice_consumer_group_lag', { group: 'measurers', topic: 'measured', partition: '1' }), 'every committed partition has a lag');
+  assert.equal(
+    value(fetched, 'sluice_consumer_group_lag', { group: 'measurers', topic: 'measured', partition: '0' }),
+    0,
+  );
+  assert.ok(
+    sample(fetched, 'sluice_consumer_group_lag', { group: 'measurers', topic: 'measured', partition: '1' }),
+    'every committed partition has a lag',
+  );
 
-  await producer.send({ topic: 'measured', messages: Array.from({ length: 6 }, (_, i) => ({ partition: 0, value: `late${i}` })) });
+  await producer.send({
+    topic: 'measured',
+    messages: Array.from({ length: 6 }, (_, i) => ({ partition: 0, value: `late${i}` })),
+  });
   const lagging = await scrape();
-  assert.equal(value(lagging, 'sluice_consumer_group_lag', { group: 'measurers', topic: 'measured', partition: '0' }), 6, 'produced after the last commit');
+  assert.equal(
+    value(lagging, 'sluice_consumer_group_lag', { group: 'measurers', topic: 'measured', partition: '0' }),
+    6,
+    'produced after the last commit',
+  );
   assert.equal(value(lagging, 'sluice_messages_in_total', { topic: 'measured', partition: '0' }), 16);
 
   await admin.deleteTopics({ topics: ['measured'] });
   const deleted = await scrape();
-  assert.equal(sample(deleted, 'sluice_messages_in_total', { topic: 'measured' }), undefined, 'a deleted topic leaves the metrics');
+  assert.equal(
+    sample(deleted, 'sluice_messages_in_total', { topic: 'measured' }),
+    undefined,
+    'a deleted topic leaves the metrics',
+  );
 });
 
 test('queue metrics per share group: redeliveries, dead letters, in flight', async () => {
   await admin.createTopics({ topics: [{ topic: 'chores' }] });
   await producer.send({ topic: 'chores', messages: ['a', 'poison', 'b'].map((v) => ({ value: v })) });
-  const sluice = new Sluice({ brokers: [`${running.kafka_address.host}:${running.kafka_address.port}`], clientId: 'metrics-queue' });
+  const sluice = new Sluice({
+    brokers: [`${running.kafka_address.host}:${running.kafka_address.port}`],
+    clientId: 'metrics-queue',
+  });
   const queue = sluice.queueConsumer({ groupId: 'choremen', maxWaitTimeInMs: 100 });
   await queue.subscribe({ topics: ['chores'] });
   await queue.run({
@@ -167,7 +211,10 @@ test('queue metrics per share group: redeliveries, dead letters, in flight', asy
   assert.equal(value(families, 'sluice_queue_redeliveries_total', { group: 'choremen' }), 1);
   assert.equal(value(families, 'sluice_queue_in_flight', { group: 'choremen' }), 0);
   assert.equal(value(families, 'sluice_queue_expired_total', { group: 'choremen' }), 0);
-  assert.ok(value(families, 'sluice_messages_out_total', { topic: 'chores', partition: '0' }) >= 4, 'share fetches count acquired records, redeliveries included');
+  assert.ok(
+    value(families, 'sluice_messages_out_total', { topic: 'chores', partition: '0' }) >= 4,
+    'share fetches count acquired records, redeliveries included',
+  );
   assert.ok(histogram_count(families, 'sluice_request_duration_seconds', { api: 'ShareFetch' }) >= 1);
 });
 
@@ -180,7 +227,11 @@ test('delayed records pending', async () => {
 
 test('two brokers in one process keep separate metrics', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-metrics-other-'));
-  const other = await start_broker({ data_dir: dir, kafka: { host: '127.0.0.1', port: 0 }, http: { host: '127.0.0.1', port: 0 } });
+  const other = await start_broker({
+    data_dir: dir,
+    kafka: { host: '127.0.0.1', port: 0 },
+    http: { host: '127.0.0.1', port: 0 },
+  });
   try {
     const families = await parse(`http://127.0.0.1:${other.http_address!.port}/metrics`);
     assert.ok(families.sluice_messages_in_total, 'the family is there');

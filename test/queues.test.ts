@@ -14,7 +14,13 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const LOCK_MS = 1_500;
 const DELIVERY_LIMIT = 3;
 const SHARE_CONFIG = {
-  shareGroups: { recordLockDurationMs: LOCK_MS, deliveryCountLimit: DELIVERY_LIMIT, retryBackoffMs: [100], sessionTimeoutMs: 3_000, heartbeatIntervalMs: 300 },
+  shareGroups: {
+    recordLockDurationMs: LOCK_MS,
+    deliveryCountLimit: DELIVERY_LIMIT,
+    retryBackoffMs: [100],
+    sessionTimeoutMs: 3_000,
+    heartbeatIntervalMs: 300,
+  },
 };
 const WAIT_MS_MAX = 60_000;
 
@@ -34,7 +40,12 @@ after(async () => {
   fs.rmSync(data_dir, { recursive: true, force: true });
 });
 
-const client = () => new Sluice({ brokers: [broker.bootstrap], clientId: 'queue-test', retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1_000 } });
+const client = () =>
+  new Sluice({
+    brokers: [broker.bootstrap],
+    clientId: 'queue-test',
+    retry: { retries: 20, initialRetryTime: 100, maxRetryTime: 1_000 },
+  });
 
 async function until(condition: () => boolean, what: string, wait_ms = WAIT_MS_MAX): Promise<void> {
   const deadline = Date.now() + wait_ms;
@@ -53,7 +64,13 @@ async function create_and_fill(topic: string, count: number, value = (i: number)
   const producer = sluice.producer();
   await producer.connect();
   for (let i = 0; i < count; i += 1000) {
-    await producer.send({ topic, messages: Array.from({ length: Math.min(1000, count - i) }, (_, j) => ({ key: `k${(i + j) % 10}`, value: value(i + j) })) });
+    await producer.send({
+      topic,
+      messages: Array.from({ length: Math.min(1000, count - i) }, (_, j) => ({
+        key: `k${(i + j) % 10}`,
+        value: value(i + j),
+      })),
+    });
   }
   await producer.disconnect();
 }
@@ -79,8 +96,15 @@ test('four queue consumers on one partition share 10,000 messages; each is accep
   }
   await until(() => handled.size === 10_000, '10,000 messages handled');
   await Promise.all(consumers.map((q) => q.disconnect()));
-  assert.deepEqual([...handled.values()].filter((n) => n !== 1), [], 'no message handled twice');
-  assert.ok(per_consumer.every((n) => n > 0), `every consumer got work: ${per_consumer.join(', ')}`);
+  assert.deepEqual(
+    [...handled.values()].filter((n) => n !== 1),
+    [],
+    'no message handled twice',
+  );
+  assert.ok(
+    per_consumer.every((n) => n > 0),
+    `every consumer got work: ${per_consumer.join(', ')}`,
+  );
   // Everything was accepted: a new member of the group finds nothing.
   const late = client().queueConsumer({ groupId: 'sharers', maxWaitTimeInMs: 100 });
   let extra = 0;
@@ -93,7 +117,19 @@ test('four queue consumers on one partition share 10,000 messages; each is accep
 
 test('a consumer killed with messages in flight: those messages reach another consumer after the lock timeout', async () => {
   await create_and_fill('orphans', 200);
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test', 'support', 'queue_consumer_process.ts'), broker.bootstrap, 'rescuers', 'orphans', '50'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'test', 'support', 'queue_consumer_process.ts'),
+      broker.bootstrap,
+      'rescuers',
+      'orphans',
+      '50',
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -107,13 +143,20 @@ test('a consumer killed with messages in flight: those messages reach another co
   const received = new Map<number, { deliveries: number; at: number }>();
   const queue = client().queueConsumer({ groupId: 'rescuers', maxWaitTimeInMs: 100 });
   await queue.subscribe({ topics: ['orphans'] });
-  await queue.run({ concurrency: 8, eachMessage: async ({ message, deliveryCount }) => void received.set(Number(message.offset), { deliveries: deliveryCount, at: Date.now() }) });
+  await queue.run({
+    concurrency: 8,
+    eachMessage: async ({ message, deliveryCount }) =>
+      void received.set(Number(message.offset), { deliveries: deliveryCount, at: Date.now() }),
+  });
   await until(() => received.size === 200, 'all 200 messages');
   await queue.disconnect();
   for (const offset of orphaned) {
     const got = received.get(offset)!;
     assert.equal(got.deliveries, 2, `offset ${offset} is a second delivery`);
-    assert.ok(got.at - killed_at >= LOCK_MS - 1_000, `offset ${offset} came back after the lock timeout (${got.at - killed_at} ms after the kill)`);
+    assert.ok(
+      got.at - killed_at >= LOCK_MS - 1_000,
+      `offset ${offset} came back after the lock timeout (${got.at - killed_at} ms after the kill)`,
+    );
   }
   assert.equal([...received.values()].filter((r) => r.deliveries === 1).length, 150);
 });
@@ -167,33 +210,74 @@ test('a handler that always fails: the message is dead-lettered after the delive
   assert.equal(letter!.headers['sluice-dlq-offset'], '2');
   assert.equal(letter!.headers['sluice-dlq-group'], 'payers');
   assert.equal(letter!.headers['sluice-dlq-delivery-count'], '3');
-  assert.match(letter!.headers['sluice-dlq-reason']!, /delivery limit 3 reached; last failure: card declined \(attempt 3\)/);
+  assert.match(
+    letter!.headers['sluice-dlq-reason']!,
+    /delivery limit 3 reached; last failure: card declined \(attempt 3\)/,
+  );
   assert.ok(letter!.headers['message-id'], 'the original headers travel with it');
 
   // The CLI: list, peek, redrive (once: a second redrive sends nothing), then purge the origin.
-  const listed = JSON.parse((await cli(['dlq', 'list', '--json'])).stdout) as Array<{ topic: string; messages: number; origin: string; group: string }>;
-  assert.deepEqual(listed.find((r) => r.topic === 'payments.payers.dlq'), { topic: 'payments.payers.dlq', origin: 'payments', group: 'payers', messages: 1 });
-  const peeked = (await cli(['dlq', 'peek', 'payments.payers.dlq', '--json'])).stdout.trim().split('\n').map((line) => JSON.parse(line) as { value: string; origin: { topic: string; offset: number }; delivery_count: number });
-  assert.deepEqual(peeked.map((p) => [p.value, p.origin.topic, p.origin.offset, p.delivery_count]), [['poison', 'payments', 2, 3]]);
+  const listed = JSON.parse((await cli(['dlq', 'list', '--json'])).stdout) as Array<{
+    topic: string;
+    messages: number;
+    origin: string;
+    group: string;
+  }>;
+  assert.deepEqual(
+    listed.find((r) => r.topic === 'payments.payers.dlq'),
+    { topic: 'payments.payers.dlq', origin: 'payments', group: 'payers', messages: 1 },
+  );
+  const peeked = (await cli(['dlq', 'peek', 'payments.payers.dlq', '--json'])).stdout
+    .trim()
+    .split('\n')
+    .map(
+      (line) =>
+        JSON.parse(line) as { value: string; origin: { topic: string; offset: number }; delivery_count: number },
+    );
+  assert.deepEqual(
+    peeked.map((p) => [p.value, p.origin.topic, p.origin.offset, p.delivery_count]),
+    [['poison', 'payments', 2, 3]],
+  );
   const refused = await cli(['dlq', 'redrive', 'payments.payers.dlq', '--all', '--to', 'no-such-topic'], false);
   assert.notEqual(refused.code, 0);
   assert.match(refused.stderr, /redrive to no-such-topic: the topic does not exist/);
-  const redrive = JSON.parse((await cli(['dlq', 'redrive', 'payments.payers.dlq', '--all', '--json'])).stdout) as { redriven: number };
+  const redrive = JSON.parse((await cli(['dlq', 'redrive', 'payments.payers.dlq', '--all', '--json'])).stdout) as {
+    redriven: number;
+  };
   assert.equal(redrive.redriven, 1);
-  const again = JSON.parse((await cli(['dlq', 'redrive', 'payments.payers.dlq', '--all', '--json'])).stdout) as { redriven: number; skipped_already_redriven: number };
+  const again = JSON.parse((await cli(['dlq', 'redrive', 'payments.payers.dlq', '--all', '--json'])).stdout) as {
+    redriven: number;
+    skipped_already_redriven: number;
+  };
   assert.deepEqual([again.redriven, again.skipped_already_redriven], [0, 1], 'de-duplicated by the audit topic');
-  const origin = (await cli(['consume', 'payments', '--from-beginning', '--json', '--timeout-ms', '1500'])).stdout.trim().split('\n').map((line) => JSON.parse(line) as { offset: number; value: string });
-  assert.deepEqual(origin.map((m) => m.value), ['payment-0', 'payment-1', 'poison', 'payment-3', 'payment-4', 'payment-5', 'poison'], 'the dead letter is back in its origin topic, once');
+  const origin = (await cli(['consume', 'payments', '--from-beginning', '--json', '--timeout-ms', '1500'])).stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { offset: number; value: string });
+  assert.deepEqual(
+    origin.map((m) => m.value),
+    ['payment-0', 'payment-1', 'poison', 'payment-3', 'payment-4', 'payment-5', 'poison'],
+    'the dead letter is back in its origin topic, once',
+  );
   const purged = JSON.parse((await cli(['topic', 'purge', 'payments', '--json'])).stdout) as { messages: number };
   assert.equal(purged.messages, 7);
-  const after_purge = (await cli(['consume', 'payments', '--from-beginning', '--json', '--timeout-ms', '500'])).stdout.trim();
+  const after_purge = (
+    await cli(['consume', 'payments', '--from-beginning', '--json', '--timeout-ms', '500'])
+  ).stdout.trim();
   assert.equal(after_purge, '');
 });
 
 /** Runs `sluice ARGS --bootstrap B`; by default asserts a clean exit. */
-async function cli(args: string[], must_succeed = true): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function cli(
+  args: string[],
+  must_succeed = true,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'sluice.js'), ...args, '--bootstrap', broker.bootstrap], { cwd: ROOT, timeout: 30_000 });
+    const child = spawn(
+      process.execPath,
+      [path.join(ROOT, 'bin', 'sluice.js'), ...args, '--bootstrap', broker.bootstrap],
+      { cwd: ROOT, timeout: 30_000 },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -201,7 +285,8 @@ async function cli(args: string[], must_succeed = true): Promise<{ code: number 
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
-  if (must_succeed) assert.equal(result.code, 0, `sluice ${args.join(' ')} exited with ${result.code}\n${result.stderr}`);
+  if (must_succeed)
+    assert.equal(result.code, 0, `sluice ${args.join(' ')} exited with ${result.code}\n${result.stderr}`);
   return result;
 }
 
@@ -231,24 +316,36 @@ test('kill -9 of the broker while queue consumers work: nothing is lost, and red
   await until(() => handled.size === COUNT, `all ${COUNT} handled after the restart`);
   await Promise.all(consumers.map((q) => q.disconnect()));
   const repeated = [...handled.values()].filter((n) => n > 1).length;
-  assert.ok(repeated <= 2 * MAX_RECORDS, `${repeated} messages handled again: at most the ${2 * MAX_RECORDS} that two members can hold`);
+  assert.ok(
+    repeated <= 2 * MAX_RECORDS,
+    `${repeated} messages handled again: at most the ${2 * MAX_RECORDS} that two members can hold`,
+  );
 });
 
 test('overflow reject: producers get a retriable error naming the cap; nothing accepted is lost', async () => {
-  const sluice = new Sluice({ brokers: [broker.bootstrap], clientId: 'overflow-test', retry: { retries: 1, initialRetryTime: 50 } });
+  const sluice = new Sluice({
+    brokers: [broker.bootstrap],
+    clientId: 'overflow-test',
+    retry: { retries: 1, initialRetryTime: 50 },
+  });
   const admin = sluice.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic: 'bounded', numPartitions: 1, configEntries: [{ name: 'sluice.max.messages', value: '100' }] }] });
+  await admin.createTopics({
+    topics: [{ topic: 'bounded', numPartitions: 1, configEntries: [{ name: 'sluice.max.messages', value: '100' }] }],
+  });
   await admin.disconnect();
   const producer = sluice.producer();
   await producer.connect();
   await producer.send({ topic: 'bounded', messages: Array.from({ length: 100 }, (_, i) => ({ value: `m${i}` })) });
-  await assert.rejects(producer.send({ topic: 'bounded', messages: [{ value: 'one too many' }] }), (error: Error & { type?: string; retriable?: boolean }) => {
-    assert.equal(error.type, 'THROTTLING_QUOTA_EXCEEDED');
-    assert.equal(error.retriable, true);
-    assert.match(error.message, /bounded-0 is full: 100 messages wait \(sluice.max.messages=100\)/);
-    return true;
-  });
+  await assert.rejects(
+    producer.send({ topic: 'bounded', messages: [{ value: 'one too many' }] }),
+    (error: Error & { type?: string; retriable?: boolean }) => {
+      assert.equal(error.type, 'THROTTLING_QUOTA_EXCEEDED');
+      assert.equal(error.retriable, true);
+      assert.match(error.message, /bounded-0 is full: 100 messages wait \(sluice.max.messages=100\)/);
+      return true;
+    },
+  );
   await producer.disconnect();
   const received: string[] = [];
   const queue = client().queueConsumer({ groupId: 'bounded-readers', maxWaitTimeInMs: 100 });
@@ -267,17 +364,34 @@ test('export, purge, import restores a topic: keys, headers and timestamps kept;
   await admin.disconnect();
   const producer = sluice.producer();
   await producer.connect();
-  const sent = Array.from({ length: 300 }, (_, i) => ({ key: `acct-${i % 7}`, value: `entry-${i}`, timestamp: 1_700_000_000_000 + i, headers: { origin: `batch-${i % 3}` } }));
+  const sent = Array.from({ length: 300 }, (_, i) => ({
+    key: `acct-${i % 7}`,
+    value: `entry-${i}`,
+    timestamp: 1_700_000_000_000 + i,
+    headers: { origin: `batch-${i % 3}` },
+  }));
   await producer.send({ topic: 'ledger', messages: sent });
   await producer.disconnect();
   const file = path.join(data_dir, 'ledger.jsonl');
-  const exported = JSON.parse((await cli(['export', 'ledger', '--out', file, '--json'])).stdout) as { messages: number };
+  const exported = JSON.parse((await cli(['export', 'ledger', '--out', file, '--json'])).stdout) as {
+    messages: number;
+  };
   assert.equal(exported.messages, 300);
-  assert.notEqual((await cli(['export', 'ledger', '--out', file], false)).code, 0, 'an existing export is never overwritten');
-  assert.equal((JSON.parse((await cli(['topic', 'purge', 'ledger', '--json'])).stdout) as { messages: number }).messages, 300);
+  assert.notEqual(
+    (await cli(['export', 'ledger', '--out', file], false)).code,
+    0,
+    'an existing export is never overwritten',
+  );
+  assert.equal(
+    (JSON.parse((await cli(['topic', 'purge', 'ledger', '--json'])).stdout) as { messages: number }).messages,
+    300,
+  );
   const imported = JSON.parse((await cli(['import', 'ledger', '--in', file, '--json'])).stdout) as { imported: number };
   assert.equal(imported.imported, 300);
-  const again = JSON.parse((await cli(['import', 'ledger', '--in', file, '--json'])).stdout) as { imported: number; skipped_already_present: number };
+  const again = JSON.parse((await cli(['import', 'ledger', '--in', file, '--json'])).stdout) as {
+    imported: number;
+    skipped_already_present: number;
+  };
   assert.deepEqual([again.imported, again.skipped_already_present], [0, 300]);
   const missing = await cli(['import', 'no-such-topic', '--in', file], false);
   assert.match(missing.stderr, /topic no-such-topic does not exist/);
@@ -285,7 +399,16 @@ test('export, purge, import restores a topic: keys, headers and timestamps kept;
   const got: Array<{ key: string; value: string; timestamp: string; origin: string; partition: number }> = [];
   const reader = client().consumer({ maxWaitTimeInMs: 50 });
   await reader.subscribe({ topics: ['ledger'], fromBeginning: true });
-  await reader.run({ eachMessage: async ({ partition, message }) => void got.push({ partition, key: message.key!.toString(), value: message.value!.toString(), timestamp: message.timestamp, origin: String(message.headers!.origin) }) });
+  await reader.run({
+    eachMessage: async ({ partition, message }) =>
+      void got.push({
+        partition,
+        key: message.key!.toString(),
+        value: message.value!.toString(),
+        timestamp: message.timestamp,
+        origin: String(message.headers!.origin),
+      }),
+  });
   await until(() => got.length >= 300, '300 restored messages');
   await new Promise((resolve) => setTimeout(resolve, 200));
   await reader.disconnect();
@@ -304,7 +427,17 @@ test('an ordered share group (sluice.share.ordering=key): four consumers, failur
   const { INCREMENTAL_ALTER_CONFIGS } = await import('../src/protocol/kafka/messages/44_incremental_alter_configs.ts');
   const connection = await Connection.connect('127.0.0.1', broker.port);
   const altered = await connection.call(INCREMENTAL_ALTER_CONFIGS, 1, {
-    resources: [{ resource_type: 32, resource_name: 'ordered-workers', configs: [{ name: 'sluice.share.ordering', config_operation: 0, value: 'key' }, { name: 'sluice.share.retry.backoff.ms', config_operation: 0, value: '20' }, { name: 'share.delivery.count.limit', config_operation: 0, value: '50' }] }],
+    resources: [
+      {
+        resource_type: 32,
+        resource_name: 'ordered-workers',
+        configs: [
+          { name: 'sluice.share.ordering', config_operation: 0, value: 'key' },
+          { name: 'sluice.share.retry.backoff.ms', config_operation: 0, value: '20' },
+          { name: 'share.delivery.count.limit', config_operation: 0, value: '50' },
+        ],
+      },
+    ],
     validate_only: false,
   });
   connection.close();

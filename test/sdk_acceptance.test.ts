@@ -185,7 +185,10 @@ async function read_with_kafkajs(kafka: Kafka, count: number): Promise<KafkajsSe
         });
       },
     });
-    await until(() => kjs_seen.length >= count, () => `kafkajs to receive ${count} messages (has ${kjs_seen.length})`);
+    await until(
+      () => kjs_seen.length >= count,
+      () => `kafkajs to receive ${count} messages (has ${kjs_seen.length})`,
+    );
     await new Promise((resolve) => setTimeout(resolve, 300)); // anything beyond COUNT would show up now
   } finally {
     await kjs_consumer.disconnect();
@@ -391,7 +394,10 @@ async function read_topic(port: number, topic: string): Promise<Array<{ value: s
       WAIT_MS,
       'consumer.run',
     );
-    await until(() => stored.length >= end, () => `reading ${end} stored messages (has ${stored.length})`);
+    await until(
+      () => stored.length >= end,
+      () => `reading ${end} stored messages (has ${stored.length})`,
+    );
   } finally {
     await bounded(consumer.disconnect(), WAIT_MS, 'consumer.disconnect');
   }
@@ -469,11 +475,15 @@ test(
       ['admin.connect()', sluice.admin()],
     ] as const;
     for (const [what, client] of clients) {
-      await rejects_quickly(what, () => client.connect(), (error) => {
-        assert.ok(error instanceof SluiceError, `${what}: not a SluiceError: ${String(error)}`);
-        assert.equal(error.name, 'ConnectionError', `${what}: ${error.name}: ${error.message}`);
-        assert.match(error.message, new RegExp(`127\\.0\\.0\\.1:${port}`), `${what}: the message names the address`);
-      });
+      await rejects_quickly(
+        what,
+        () => client.connect(),
+        (error) => {
+          assert.ok(error instanceof SluiceError, `${what}: not a SluiceError: ${String(error)}`);
+          assert.equal(error.name, 'ConnectionError', `${what}: ${error.name}: ${error.message}`);
+          assert.match(error.message, new RegExp(`127\\.0\\.0\\.1:${port}`), `${what}: the message names the address`);
+        },
+      );
       await client.disconnect();
     }
   },

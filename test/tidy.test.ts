@@ -149,8 +149,9 @@ async function layer_breaches_fail(): Promise<void> {
 async function sizes_fail(): Promise<void> {
   const root = fixture({
     'src/storage/big.ts': lines(...Array(601).fill('// filler')),
-    'src/storage/slow.ts': function_of('eighty_one', 81)
-      + lines('export class K {', '  method(): void {', ...Array(81).fill('    // body'), '  }', '}'),
+    'src/storage/slow.ts':
+      function_of('eighty_one', 81) +
+      lines('export class K {', '  method(): void {', ...Array(81).fill('    // body'), '  }', '}'),
     'bench/nested.ts': lines(
       'export function outer(): () => number {',
       ...Array(5).fill('  // outer'),
@@ -195,10 +196,14 @@ async function real_clock_fails(): Promise<void> {
 async function exceptions_checked(): Promise<void> {
   const root = fixture({
     'src/storage/wide.ts': lines(`export const WIDE = '${'x'.repeat(101)}';`),
-    'exceptions.json': JSON.stringify([
-      { path: 'src/storage/wide.ts', rule: 'line-length', reason: 'a generated table' },
-      { path: 'src/storage/gone.ts', rule: 'file-lines', reason: 'split up since' },
-    ], null, 2),
+    'exceptions.json': JSON.stringify(
+      [
+        { path: 'src/storage/wide.ts', rule: 'line-length', reason: 'a generated table' },
+        { path: 'src/storage/gone.ts', rule: 'file-lines', reason: 'split up since' },
+      ],
+      null,
+      2,
+    ),
     'bad.json': JSON.stringify([{ path: 'src/storage/wide.ts', rule: 'line-length' }]),
   });
   const [run, bad] = await Promise.all([
@@ -207,8 +212,8 @@ async function exceptions_checked(): Promise<void> {
   ]);
   assert.equal(run.code, 1);
   assert.deepEqual(run.violations, [
-    'exceptions.json:7: stale-exception: no file-lines violation in src/storage/gone.ts any more: '
-      + 'remove this exception ("split up since")',
+    'exceptions.json:7: stale-exception: no file-lines violation in src/storage/gone.ts any more: ' +
+      'remove this exception ("split up since")',
   ]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /bad\.json:1: needs a reason/);

@@ -35,7 +35,12 @@ export function disk_limit(dir: string, bytes: number, write_bytes: number, writ
     fs.rmSync(file, { force: true });
   }
   const seconds = (performance.now() - started) / 1000;
-  return { write_bytes, writes_per_fsync, mb_per_s: (writes * write_bytes) / 1e6 / seconds, fsyncs_per_s: fsyncs / seconds };
+  return {
+    write_bytes,
+    writes_per_fsync,
+    mb_per_s: (writes * write_bytes) / 1e6 / seconds,
+    fsyncs_per_s: fsyncs / seconds,
+  };
 }
 
 /** Loopback TCP: one connection streaming 64 KiB writes for `duration_ms`. */
@@ -75,7 +80,13 @@ export interface MachineFacts {
 export function machine_facts(dir: string): MachineFacts {
   let filesystem = 'unknown';
   try {
-    filesystem = execFileSync('df', ['-T', dir], { encoding: 'utf8' }).trim().split('\n').pop()!.split(/\s+/).slice(0, 2).join(' ');
+    filesystem = execFileSync('df', ['-T', dir], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .pop()!
+      .split(/\s+/)
+      .slice(0, 2)
+      .join(' ');
   } catch {
     // df is missing: leave it unknown
   }
@@ -123,7 +134,10 @@ export class ServerSampler {
   private peak = 0;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly pids: () => number[], interval_ms = 100) {
+  constructor(
+    private readonly pids: () => number[],
+    interval_ms = 100,
+  ) {
     this.cpu_before = this.cpu();
     this.sample();
     this.timer = setInterval(() => this.sample(), interval_ms);
@@ -134,7 +148,10 @@ export class ServerSampler {
   }
 
   private sample(): void {
-    this.peak = Math.max(this.peak, this.pids().reduce((sum, pid) => sum + rss_bytes(pid), 0));
+    this.peak = Math.max(
+      this.peak,
+      this.pids().reduce((sum, pid) => sum + rss_bytes(pid), 0),
+    );
   }
 
   stop(): { cpu_s: number; peak_rss_bytes: number } {

@@ -22,7 +22,15 @@ export interface WorkloadResult {
   cpu_s: number;
   cpu_us_per_msg: number;
   peak_rss_mib: number;
-  latency?: { p50_ms: number; p99_ms: number; p999_ms: number; max_ms: number; sent: number; received: number; rate_per_s: number };
+  latency?: {
+    p50_ms: number;
+    p99_ms: number;
+    p999_ms: number;
+    max_ms: number;
+    sent: number;
+    received: number;
+    rate_per_s: number;
+  };
   error?: string;
 }
 
@@ -55,11 +63,26 @@ const n0 = (v: number) => Math.round(v).toLocaleString('en-US');
 const n1 = (v: number) => v.toFixed(1);
 const n2 = (v: number) => v.toFixed(2);
 
-function cell(results: WorkloadResult[], system: string, workload: WorkloadResult['workload'], payload: number, partitions = 1, producers = 1): string {
-  const r = results.find((x) => x.system === system && x.workload === workload && x.payload_bytes === payload && x.partitions === partitions && x.producers === producers);
+function cell(
+  results: WorkloadResult[],
+  system: string,
+  workload: WorkloadResult['workload'],
+  payload: number,
+  partitions = 1,
+  producers = 1,
+): string {
+  const r = results.find(
+    (x) =>
+      x.system === system &&
+      x.workload === workload &&
+      x.payload_bytes === payload &&
+      x.partitions === partitions &&
+      x.producers === producers,
+  );
   if (!r) return '–';
   if (r.error) return `n/a (${r.error.split('\n')[0]!.slice(0, 40)})`;
-  if (workload === 'latency' && r.latency) return `${n2(r.latency.p50_ms)} / ${n2(r.latency.p99_ms)} / ${n2(r.latency.p999_ms)} / ${n1(r.latency.max_ms)}`;
+  if (workload === 'latency' && r.latency)
+    return `${n2(r.latency.p50_ms)} / ${n2(r.latency.p99_ms)} / ${n2(r.latency.p999_ms)} / ${n1(r.latency.max_ms)}`;
   return `${n0(r.msgs_per_s)}${r.truncated ? '*' : ''}`;
 }
 
@@ -68,10 +91,15 @@ export function markdown(report: Report): string {
   const m = report.machine;
   lines.push(`# Benchmark report`, '');
   lines.push(`Run ${report.started_at}, profile \`${report.profile}\`: \`${report.command}\``, '');
-  lines.push(`Machine: ${String(m.cpu_model)}, ${String(m.cores)} cores, ${String(m.memory_gib)} GiB, ${String(m.kernel)}, Node ${String(m.node)}, data on ${String(m.filesystem)}.`, '');
-  lines.push('## The machine\'s own limits (same run)', '');
+  lines.push(
+    `Machine: ${String(m.cpu_model)}, ${String(m.cores)} cores, ${String(m.memory_gib)} GiB, ${String(m.kernel)}, Node ${String(m.node)}, data on ${String(m.filesystem)}.`,
+    '',
+  );
+  lines.push("## The machine's own limits (same run)", '');
   lines.push('| limit | value |', '| --- | ---: |');
-  lines.push(`| fsync'd sequential write, 16 KiB per fdatasync | ${n1(report.limits.disk_16k_each_mb_s)} MB/s (${n0(report.limits.fsyncs_per_s)} fsyncs/s) |`);
+  lines.push(
+    `| fsync'd sequential write, 16 KiB per fdatasync | ${n1(report.limits.disk_16k_each_mb_s)} MB/s (${n0(report.limits.fsyncs_per_s)} fsyncs/s) |`,
+  );
   lines.push(`| fsync'd sequential write, 1 MiB per fdatasync | ${n1(report.limits.disk_1m_per_fsync_mb_s)} MB/s |`);
   lines.push(`| loopback TCP, one connection | ${n1(report.limits.loopback_mb_s)} MB/s |`);
   if (report.cold_start_ms !== null) lines.push(`| Sluice cold start to \`ready\` | ${n0(report.cold_start_ms)} ms |`);
@@ -81,11 +109,15 @@ export function markdown(report: Report): string {
     const group = systems.filter((s) => s.durability === durability);
     if (group.length === 0) continue;
     lines.push(`## ${CLASS_TITLES[durability]}`, '');
-    lines.push('| system | publish 100 B msg/s | publish 1 KiB msg/s | publish+consume 100 B msg/s | drain 100 B msg/s | queue (4 consumers, per-message ack) msg/s | latency p50 / p99 / p99.9 / max ms | broker CPU µs/msg (publish 100 B) | peak RSS MiB |');
+    lines.push(
+      '| system | publish 100 B msg/s | publish 1 KiB msg/s | publish+consume 100 B msg/s | drain 100 B msg/s | queue (4 consumers, per-message ack) msg/s | latency p50 / p99 / p99.9 / max ms | broker CPU µs/msg (publish 100 B) | peak RSS MiB |',
+    );
     lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
     for (const s of group) {
       const mine = report.results.filter((r) => r.system === s.system);
-      const pub = mine.find((r) => r.workload === 'publish' && r.payload_bytes === 100 && r.partitions === 1 && r.producers === 1);
+      const pub = mine.find(
+        (r) => r.workload === 'publish' && r.payload_bytes === 100 && r.partitions === 1 && r.producers === 1,
+      );
       const rss = Math.max(...mine.map((r) => r.peak_rss_mib));
       lines.push(
         `| ${s.label} | ${cell(report.results, s.system, 'publish', 100)} | ${cell(report.results, s.system, 'publish', 1024)} | ${cell(report.results, s.system, 'publish_consume', 100)} | ${cell(report.results, s.system, 'drain', 100)} | ${cell(report.results, s.system, 'queue', 100)} | ${cell(report.results, s.system, 'latency', 100)} | ${pub && !pub.error ? n2(pub.cpu_us_per_msg) : '–'} | ${Number.isFinite(rss) ? n0(rss) : '–'} |`,
@@ -98,14 +130,26 @@ export function markdown(report: Report): string {
   const sweeps = report.results.filter((r) => r.partitions !== 1 || r.producers !== 1);
   if (sweeps.length > 0) {
     lines.push('## Partitions and producers', '');
-    lines.push('| system | payload | partitions | producers | msg/s | MB/s | broker CPU µs/msg |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+    lines.push(
+      '| system | payload | partitions | producers | msg/s | MB/s | broker CPU µs/msg |',
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    );
     for (const r of sweeps) {
-      lines.push(`| ${r.label} | ${r.payload_bytes} B | ${r.partitions} | ${r.producers} | ${r.error ? 'n/a' : n0(r.msgs_per_s)} | ${r.error ? '' : n1(r.mb_per_s)} | ${r.error ? '' : n2(r.cpu_us_per_msg)} |`);
+      lines.push(
+        `| ${r.label} | ${r.payload_bytes} B | ${r.partitions} | ${r.producers} | ${r.error ? 'n/a' : n0(r.msgs_per_s)} | ${r.error ? '' : n1(r.mb_per_s)} | ${r.error ? '' : n2(r.cpu_us_per_msg)} |`,
+      );
     }
     lines.push('');
   }
-  lines.push('`*` the run reached its time limit before publishing (or, for the queue workload, consuming) every message; the rate covers what was acknowledged.', '');
-  if (report.results.some((r) => r.workload === 'queue')) lines.push('Queue: a backlog of 100-B messages on one queue (Sluice: a topic with 1 partition) written first, untimed; then 4 consumers in the harness process share it and acknowledge every message on its own, timed from the first message received to the last one acknowledged by the handlers. `–`: the system has no queue driver in the harness.', '');
+  lines.push(
+    '`*` the run reached its time limit before publishing (or, for the queue workload, consuming) every message; the rate covers what was acknowledged.',
+    '',
+  );
+  if (report.results.some((r) => r.workload === 'queue'))
+    lines.push(
+      'Queue: a backlog of 100-B messages on one queue (Sluice: a topic with 1 partition) written first, untimed; then 4 consumers in the harness process share it and acknowledge every message on its own, timed from the first message received to the last one acknowledged by the handlers. `–`: the system has no queue driver in the harness.',
+      '',
+    );
   if (report.unavailable.length > 0) {
     lines.push('## Not run', '');
     for (const u of report.unavailable) lines.push(`- ${u.label}: ${u.reason}`);
@@ -113,14 +157,19 @@ export function markdown(report: Report): string {
   }
   lines.push('## Targets', '');
   lines.push('| target | measured | verdict | note |', '| --- | --- | --- | --- |');
-  for (const t of report.targets) lines.push(`| ${t.target} | ${t.measured} | ${t.met === null ? 'not measured' : t.met ? 'met' : '**missed**'} | ${t.note} |`);
+  for (const t of report.targets)
+    lines.push(
+      `| ${t.target} | ${t.measured} | ${t.met === null ? 'not measured' : t.met ? 'met' : '**missed**'} | ${t.note} |`,
+    );
   lines.push('');
   return lines.join('\n');
 }
 
 /** Two bar charts side by side: publish 100 B msg/s and latency p99 ms, one bar per system. */
 export function svg_chart(report: Report): string {
-  const publish = report.results.filter((r) => r.workload === 'publish' && r.payload_bytes === 100 && r.partitions === 1 && r.producers === 1 && !r.error);
+  const publish = report.results.filter(
+    (r) => r.workload === 'publish' && r.payload_bytes === 100 && r.partitions === 1 && r.producers === 1 && !r.error,
+  );
   const latency = report.results.filter((r) => r.workload === 'latency' && r.latency && !r.error);
   const colors: Record<DurabilityClass, string> = { fsync: '#2b6cb0', periodic: '#d69e2e', none: '#a0aec0' };
   const width = 1000;
@@ -128,16 +177,24 @@ export function svg_chart(report: Report): string {
   const rows = Math.max(publish.length, latency.length, 1);
   const height = 90 + rows * row_height;
   const parts: string[] = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`);
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
+  );
   parts.push(`<rect width="100%" height="100%" fill="white"/>`);
-  const panel = (x0: number, title: string, items: Array<{ label: string; value: number; text: string; durability: DurabilityClass }>) => {
+  const panel = (
+    x0: number,
+    title: string,
+    items: Array<{ label: string; value: number; text: string; durability: DurabilityClass }>,
+  ) => {
     parts.push(`<text x="${x0}" y="24" font-size="15" font-weight="bold">${title}</text>`);
     const max = Math.max(...items.map((i) => i.value), 1e-9);
     items.forEach((item, i) => {
       const y = 50 + i * row_height;
       const bar = (item.value / max) * 200;
       parts.push(`<text x="${x0}" y="${y + 14}">${escape(item.label)}</text>`);
-      parts.push(`<rect x="${x0 + 190}" y="${y}" width="${bar.toFixed(1)}" height="18" fill="${colors[item.durability]}"/>`);
+      parts.push(
+        `<rect x="${x0 + 190}" y="${y}" width="${bar.toFixed(1)}" height="18" fill="${colors[item.durability]}"/>`,
+      );
       parts.push(`<text x="${x0 + 195 + bar}" y="${y + 14}">${item.text}</text>`);
     });
   };
@@ -149,7 +206,12 @@ export function svg_chart(report: Report): string {
   panel(
     510,
     'End-to-end latency p99 (ms, lower is better)',
-    latency.map((r) => ({ label: r.label, value: r.latency!.p99_ms, text: n2(r.latency!.p99_ms), durability: r.durability })),
+    latency.map((r) => ({
+      label: r.label,
+      value: r.latency!.p99_ms,
+      text: n2(r.latency!.p99_ms),
+      durability: r.durability,
+    })),
   );
   const legend_y = height - 14;
   (['fsync', 'periodic', 'none'] as const).forEach((d, i) => {

@@ -183,7 +183,10 @@ async function request<T>(method: string, path: string, body?: unknown, signal?:
     response = await fetch(BASE + path, {
       method,
       signal,
-      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      headers:
+        body === undefined
+          ? { accept: 'application/json' }
+          : { accept: 'application/json', 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (error) {
@@ -199,7 +202,12 @@ async function request<T>(method: string, path: string, body?: unknown, signal?:
   }
   if (!response.ok) {
     const error = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
-    throw new ApiError(response.status, error?.code ?? `http_${response.status}`, error?.message ?? (response.statusText || 'request failed'), path);
+    throw new ApiError(
+      response.status,
+      error?.code ?? `http_${response.status}`,
+      error?.message ?? (response.statusText || 'request failed'),
+      path,
+    );
   }
   if (parsed === undefined) throw new ApiError(response.status, 'bad_response', 'the answer is not JSON', path);
   return parsed as T;
@@ -217,19 +225,41 @@ export const api = {
   get: <T>(path: string, signal?: AbortSignal) => request<T>('GET', path, undefined, signal),
   cluster: (signal?: AbortSignal) => request<ClusterInfo>('GET', '/cluster', undefined, signal),
   stats: (signal?: AbortSignal) => request<Stats>('GET', '/stats', undefined, signal),
-  topics: (offset: number, limit: number, internal: boolean, signal?: AbortSignal) => request<Page<TopicSummary>>('GET', `/topics${q({ offset, limit, internal })}`, undefined, signal),
+  topics: (offset: number, limit: number, internal: boolean, signal?: AbortSignal) =>
+    request<Page<TopicSummary>>('GET', `/topics${q({ offset, limit, internal })}`, undefined, signal),
   topic: (name: string, signal?: AbortSignal) => request<TopicDetail>('GET', `/topics/${seg(name)}`, undefined, signal),
   create_topic: (name: string, partitions: number) => request<unknown>('POST', '/topics', { name, partitions }),
   messages: (topic: string, partition: number, offset: number, limit: number, signal?: AbortSignal) =>
-    request<MessagePage>('GET', `/topics/${seg(topic)}/partitions/${partition}/messages${q({ offset, limit })}`, undefined, signal),
-  groups: (offset: number, limit: number, signal?: AbortSignal) => request<Page<GroupSummary>>('GET', `/groups${q({ offset, limit })}`, undefined, signal),
+    request<MessagePage>(
+      'GET',
+      `/topics/${seg(topic)}/partitions/${partition}/messages${q({ offset, limit })}`,
+      undefined,
+      signal,
+    ),
+  groups: (offset: number, limit: number, signal?: AbortSignal) =>
+    request<Page<GroupSummary>>('GET', `/groups${q({ offset, limit })}`, undefined, signal),
   group: (id: string, signal?: AbortSignal) => request<GroupDetail>('GET', `/groups/${seg(id)}`, undefined, signal),
-  queues: (offset: number, limit: number, signal?: AbortSignal) => request<Page<QueueSummary>>('GET', `/queues${q({ offset, limit })}`, undefined, signal),
-  queue: (group: string, signal?: AbortSignal) => request<QueueDetail>('GET', `/queues/${seg(group)}`, undefined, signal),
-  dead_letters: (offset: number, limit: number, signal?: AbortSignal) => request<Page<DeadLetterTopic>>('GET', `/dead-letters${q({ offset, limit })}`, undefined, signal),
+  queues: (offset: number, limit: number, signal?: AbortSignal) =>
+    request<Page<QueueSummary>>('GET', `/queues${q({ offset, limit })}`, undefined, signal),
+  queue: (group: string, signal?: AbortSignal) =>
+    request<QueueDetail>('GET', `/queues/${seg(group)}`, undefined, signal),
+  dead_letters: (offset: number, limit: number, signal?: AbortSignal) =>
+    request<Page<DeadLetterTopic>>('GET', `/dead-letters${q({ offset, limit })}`, undefined, signal),
   /** Without an offset, the newest page. */
-  dead_letter_messages: (topic: string, partition: number, offset: number | undefined, limit: number, signal?: AbortSignal) =>
-    request<MessagePage<DeadLetterMessage>>('GET', `/dead-letters/${seg(topic)}/messages${q({ partition, offset, limit })}`, undefined, signal),
-  redrive: (topic: string, selection: { offsets: Array<{ partition: number; offset: number }> } | { all: true }) => request<RedriveOutcome>('POST', `/dead-letters/${seg(topic)}/redrive`, selection),
+  dead_letter_messages: (
+    topic: string,
+    partition: number,
+    offset: number | undefined,
+    limit: number,
+    signal?: AbortSignal,
+  ) =>
+    request<MessagePage<DeadLetterMessage>>(
+      'GET',
+      `/dead-letters/${seg(topic)}/messages${q({ partition, offset, limit })}`,
+      undefined,
+      signal,
+    ),
+  redrive: (topic: string, selection: { offsets: Array<{ partition: number; offset: number }> } | { all: true }) =>
+    request<RedriveOutcome>('POST', `/dead-letters/${seg(topic)}/redrive`, selection),
   delayed: (signal?: AbortSignal) => request<DelayedStats>('GET', '/delayed', undefined, signal),
 };

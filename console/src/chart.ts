@@ -27,10 +27,7 @@ export class LiveChart {
   private plot: uPlot | null = null;
   private readonly resize = new ResizeObserver(() => this.fit());
 
-  constructor(
-    series: SeriesSpec[],
-    options: { testid: string; y_label: string; format?: (n: number) => string },
-  ) {
+  constructor(series: SeriesSpec[], options: { testid: string; y_label: string; format?: (n: number) => string }) {
     this.element = h('div', { class: 'chart', testid: options.testid });
     this.data = [[], ...series.map(() => [])];
     this.options = {
@@ -38,10 +35,31 @@ export class LiveChart {
       height: CHART_HEIGHT_PX,
       scales: { y: { range: (_u, min, max) => [0, Math.max(1, max * Y_HEADROOM, min)] } },
       axes: [
-        { stroke: '#667085', grid: { stroke: '#eef0f3' }, incrs: TIME_TICK_STEPS_S, space: TIME_TICK_SPACE_PX, values: (_u, ticks) => ticks.map(clock) },
-        { stroke: '#667085', grid: { stroke: '#eef0f3' }, label: options.y_label, size: 64, values: (_u, ticks) => ticks.map((t) => (options.format ?? String)(t)) },
+        {
+          stroke: '#667085',
+          grid: { stroke: '#eef0f3' },
+          incrs: TIME_TICK_STEPS_S,
+          space: TIME_TICK_SPACE_PX,
+          values: (_u, ticks) => ticks.map(clock),
+        },
+        {
+          stroke: '#667085',
+          grid: { stroke: '#eef0f3' },
+          label: options.y_label,
+          size: 64,
+          values: (_u, ticks) => ticks.map((t) => (options.format ?? String)(t)),
+        },
       ],
-      series: [{ label: 'time', value: (_u, v) => (v === null ? '–' : clock(v)) }, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, fill: `${s.color}1a`, points: { show: false } }))],
+      series: [
+        { label: 'time', value: (_u, v) => (v === null ? '–' : clock(v)) },
+        ...series.map((s) => ({
+          label: s.label,
+          stroke: s.color,
+          width: 2,
+          fill: `${s.color}1a`,
+          points: { show: false },
+        })),
+      ],
       legend: { live: true },
     };
   }
@@ -65,7 +83,8 @@ export class LiveChart {
   }
 
   private fit(): void {
-    if (this.plot && Math.abs(this.plot.width - this.width()) > 1) this.plot.setSize({ width: this.width(), height: CHART_HEIGHT_PX });
+    if (this.plot && Math.abs(this.plot.width - this.width()) > 1)
+      this.plot.setSize({ width: this.width(), height: CHART_HEIGHT_PX });
   }
 
   destroy(): void {

@@ -31,13 +31,20 @@ const SECTIONS: Array<[section: string, title: string]> = [
   ['brokers', 'Brokers'],
 ];
 
-const nav_links = SECTIONS.map(([section, title]) => link(section === 'overview' ? '#/' : `#/${section}`, title, { testid: `nav-${section}`, 'data-section': section }));
+const nav_links = SECTIONS.map(([section, title]) =>
+  link(section === 'overview' ? '#/' : `#/${section}`, title, { testid: `nav-${section}`, 'data-section': section }),
+);
 const banner = h('div', { class: 'banner' });
 const outlet = h('main', { class: 'content' });
 const app = document.getElementById('app')!;
 replace(
   app,
-  h('aside', { class: 'sidebar' }, h('a', { class: 'brand', href: '#/' }, h('span', { class: 'brand-mark' }, '≋'), ' Sluice'), h('nav', {}, nav_links)),
+  h(
+    'aside',
+    { class: 'sidebar' },
+    h('a', { class: 'brand', href: '#/' }, h('span', { class: 'brand-mark' }, '≋'), ' Sluice'),
+    h('nav', {}, nav_links),
+  ),
   h('div', { class: 'main' }, banner, outlet),
 );
 
@@ -50,6 +57,10 @@ const show = () => {
 };
 
 window.addEventListener('hashchange', show);
-window.addEventListener('error', (event) => replace(banner, error_box(event.error ?? event.message, 'The console hit an error')));
-window.addEventListener('unhandledrejection', (event) => replace(banner, error_box(event.reason, 'The console hit an error')));
+window.addEventListener('error', (event) =>
+  replace(banner, error_box(event.error ?? event.message, 'The console hit an error')),
+);
+window.addEventListener('unhandledrejection', (event) =>
+  replace(banner, error_box(event.reason, 'The console hit an error')),
+);
 show();

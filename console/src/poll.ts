@@ -11,7 +11,12 @@ export interface PollOptions {
   delay_first?: boolean;
 }
 
-export function poll(signal: AbortSignal, tick: () => Promise<void>, on_error: (error: unknown) => void, options: PollOptions = {}): void {
+export function poll(
+  signal: AbortSignal,
+  tick: () => Promise<void>,
+  on_error: (error: unknown) => void,
+  options: PollOptions = {},
+): void {
   const interval_ms = options.interval_ms ?? POLL_INTERVAL_MS;
   const run = async () => {
     if (signal.aborted) return;

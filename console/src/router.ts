@@ -79,7 +79,13 @@ export async function render_current(outlet: HTMLElement, on_section: (section: 
     replace(
       root,
       h('header', { class: 'page-header' }, h('h1', {}, 'Page not found')),
-      h('div', { class: 'error', testid: 'error', role: 'alert' }, h('strong', {}, 'No such page'), `: nothing lives at ${path}. `, h('a', { href: '#/' }, 'Back to the overview')),
+      h(
+        'div',
+        { class: 'error', testid: 'error', role: 'alert' },
+        h('strong', {}, 'No such page'),
+        `: nothing lives at ${path}. `,
+        h('a', { href: '#/' }, 'Back to the overview'),
+      ),
     );
     root.dataset.state = 'error';
     return;

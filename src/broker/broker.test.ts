@@ -7,7 +7,11 @@ import { encode_record_batch } from '../protocol/record_batch.ts';
 import { temp_dir } from '../../test/support/storage.ts';
 
 function idempotent_batch(producer_id: number, epoch: number, sequence: number, count: number): Buffer {
-  const records = Array.from({ length: count }, (_, i) => ({ key: null, value: Buffer.from(`s${sequence + i}`), timestamp_ms: 1_700_000_000_000 }));
+  const records = Array.from({ length: count }, (_, i) => ({
+    key: null,
+    value: Buffer.from(`s${sequence + i}`),
+    timestamp_ms: 1_700_000_000_000,
+  }));
   return encode_record_batch(records, { producer_id, producer_epoch: epoch, base_sequence: sequence });
 }
 
@@ -24,9 +28,15 @@ test('idempotent producers: duplicates get their original offset, gaps and old e
     assert.equal((await broker.partitions.produce('t', 0, idempotent_batch(pid, 0, 0, 3), -1)).base_offset, 0);
     assert.equal((await broker.partitions.produce('t', 0, idempotent_batch(pid, 0, 3, 2), -1)).base_offset, 3);
     assert.equal(broker.topic_index.local_log('t', 0)!.high_watermark, 5);
-    await assert.rejects(broker.partitions.produce('t', 0, idempotent_batch(pid, 0, 9, 1), -1), (e: unknown) => e instanceof BrokerError && e.kind === 'out_of_order_sequence');
+    await assert.rejects(
+      broker.partitions.produce('t', 0, idempotent_batch(pid, 0, 9, 1), -1),
+      (e: unknown) => e instanceof BrokerError && e.kind === 'out_of_order_sequence',
+    );
     // Concurrent duplicates of an in-flight batch wait for it and share its offset.
-    const [x, y] = await Promise.all([broker.partitions.produce('t', 0, idempotent_batch(pid, 0, 5, 1), -1), broker.partitions.produce('t', 0, idempotent_batch(pid, 0, 5, 1), -1)]);
+    const [x, y] = await Promise.all([
+      broker.partitions.produce('t', 0, idempotent_batch(pid, 0, 5, 1), -1),
+      broker.partitions.produce('t', 0, idempotent_batch(pid, 0, 5, 1), -1),
+    ]);
     assert.equal(x.base_offset, y.base_offset);
     await broker.close();
 
@@ -36,17 +46,30 @@ test('idempotent producers: duplicates get their original offset, gaps and old e
     const next = await broker.partitions.produce('t', 0, idempotent_batch(pid, 0, 6, 1), -1);
     assert.equal(next.base_offset, 6);
     // A new epoch must start at sequence 0; an old epoch is fenced afterwards.
-    await assert.rejects(broker.partitions.produce('t', 0, idempotent_batch(pid, 1, 7, 1), -1), (e: unknown) => e instanceof BrokerError && e.kind === 'out_of_order_sequence');
+    await assert.rejects(
+      broker.partitions.produce('t', 0, idempotent_batch(pid, 1, 7, 1), -1),
+      (e: unknown) => e instanceof BrokerError && e.kind === 'out_of_order_sequence',
+    );
     await broker.partitions.produce('t', 0, idempotent_batch(pid, 1, 0, 1), -1);
-    await assert.rejects(broker.partitions.produce('t', 0, idempotent_batch(pid, 0, 7, 1), -1), (e: unknown) => e instanceof BrokerError && e.kind === 'invalid_producer_epoch');
+    await assert.rejects(
+      broker.partitions.produce('t', 0, idempotent_batch(pid, 0, 7, 1), -1),
+      (e: unknown) => e instanceof BrokerError && e.kind === 'invalid_producer_epoch',
+    );
     // Without a fresh snapshot (as after a crash) the state is rebuilt from the log itself.
     await broker.storage.checkpoint();
     fs.rmSync(`${data_dir}/producer-state.json`);
     broker.coordinators.release_group_waiters();
     await broker.storage.close();
     broker = await open_core({ data_dir, node_id: 1 });
-    assert.equal((await broker.partitions.produce('t', 0, idempotent_batch(pid, 1, 0, 1), -1)).base_offset, 7, 'duplicate recognised from the replayed log');
-    await assert.rejects(broker.partitions.produce('t', 0, idempotent_batch(pid, 1, 5, 1), -1), (e: unknown) => e instanceof BrokerError && e.kind === 'out_of_order_sequence');
+    assert.equal(
+      (await broker.partitions.produce('t', 0, idempotent_batch(pid, 1, 0, 1), -1)).base_offset,
+      7,
+      'duplicate recognised from the replayed log',
+    );
+    await assert.rejects(
+      broker.partitions.produce('t', 0, idempotent_batch(pid, 1, 5, 1), -1),
+      (e: unknown) => e instanceof BrokerError && e.kind === 'out_of_order_sequence',
+    );
     await broker.close();
   } finally {
     fs.rmSync(data_dir, { recursive: true, force: true });

@@ -94,7 +94,8 @@ export class Broker implements Core, CoreInternals {
       (observer) => (parts.storage.flusher.on_fsync = observer),
     );
     this.producer_states = new ProducerStates(parts.io, parts.data_dir, parts.logger, () => this.own_logs());
-    const append = (topic: string, partition: number, records: Buffer) => this.append_records(topic, partition, records);
+    const append = (topic: string, partition: number, records: Buffer) =>
+      this.append_records(topic, partition, records);
     this.coordinators = new Coordinators({
       node_id: parts.node_id,
       topics: this.topic_index,
@@ -107,7 +108,13 @@ export class Broker implements Core, CoreInternals {
       group_configs: (group_id) => parts.metadata.group_configs(group_id),
       settings: { groups: parts.settings.groups, shares: parts.settings.share_groups, delayed: parts.settings.delayed },
     });
-    this.overflow = new OverflowGuard(this.topic_index, () => this.coordinators.share_host, (name, partitions) => this.topic_index.ensure(name, partitions), parts.logger, append);
+    this.overflow = new OverflowGuard(
+      this.topic_index,
+      () => this.coordinators.share_host,
+      (name, partitions) => this.topic_index.ensure(name, partitions),
+      parts.logger,
+      append,
+    );
     this.produce_path = new ProducePath({
       topics: this.topic_index,
       placement: parts.placement,
@@ -148,7 +155,8 @@ export class Broker implements Core, CoreInternals {
     const fsync = this.storage.config.durability.kind === 'fsync';
     return {
       apply_topics: (topics) => this.topic_index.apply_view(topics),
-      create_topic: (name, partitions, configs, placement) => this.topic_index.ensure(name, partitions, configs, placement),
+      create_topic: (name, partitions, configs, placement) =>
+        this.topic_index.ensure(name, partitions, configs, placement),
       ensure_log: async (topic, partition) => {
         const log = await this.topic_index.ensure_log(topic, partition);
         if (!this.producer_states.has(log.name) && !is_internal_topic(topic)) await this.producer_states.load(log);
@@ -193,7 +201,8 @@ export class Broker implements Core, CoreInternals {
    * -1 when it is not known.
    */
   async produce_anywhere(topic: string, partition: number, records: Buffer): Promise<number> {
-    if (this.placement.is_leader(topic, partition)) return (await this.produce_path.produce(topic, partition, records, -1)).base_offset;
+    if (this.placement.is_leader(topic, partition))
+      return (await this.produce_path.produce(topic, partition, records, -1)).base_offset;
     return this.placement.forward(topic, partition, records);
   }
 

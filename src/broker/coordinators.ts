@@ -45,7 +45,11 @@ interface Hosts {
 type Kind = keyof Hosts;
 
 /** Which coordinator follows which internal partition (partition 0 of each). */
-const COORDINATED: Record<string, Kind> = { [OFFSETS_TOPIC]: 'group', [SHARE_STATE_TOPIC]: 'share', [DELAYED_TOPIC]: 'delayed' };
+const COORDINATED: Record<string, Kind> = {
+  [OFFSETS_TOPIC]: 'group',
+  [SHARE_STATE_TOPIC]: 'share',
+  [DELAYED_TOPIC]: 'delayed',
+};
 
 export class Coordinators {
   private readonly hosts: Hosts = { group: null, share: null, delayed: null };

@@ -16,7 +16,8 @@ export function read_users_file(path: string): Record<string, string> {
     throw new Error(`SASL users file ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
   const users = (parsed as { users?: unknown } | null)?.users;
-  if (typeof users !== 'object' || users === null || Array.isArray(users)) throw new Error(`SASL users file ${path}: expected {"users": {"name": "password", ...}}`);
+  if (typeof users !== 'object' || users === null || Array.isArray(users))
+    throw new Error(`SASL users file ${path}: expected {"users": {"name": "password", ...}}`);
   return users as Record<string, string>;
 }
 
@@ -29,8 +30,12 @@ export class CredentialStore {
     if (entries.length > USERS_MAX) throw new Error(`at most ${USERS_MAX} users, got ${entries.length}`);
     const users = new Map<string, Record<ScramHash, ScramCredential>>();
     for (const [name, password] of entries) {
-      if (name === '' || typeof password !== 'string' || password === '') throw new Error(`user ${JSON.stringify(name)}: a non-empty name and password are required`);
-      users.set(name, { sha256: await scram_credential(password, 'sha256'), sha512: await scram_credential(password, 'sha512') });
+      if (name === '' || typeof password !== 'string' || password === '')
+        throw new Error(`user ${JSON.stringify(name)}: a non-empty name and password are required`);
+      users.set(name, {
+        sha256: await scram_credential(password, 'sha256'),
+        sha512: await scram_credential(password, 'sha512'),
+      });
     }
     return new CredentialStore(users);
   }

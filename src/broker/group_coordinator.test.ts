@@ -10,8 +10,17 @@ import { SYSTEM_CLOCK } from '../core/clock.ts';
 const keep_alive = setInterval(() => undefined, 1000);
 test.after(() => clearInterval(keep_alive));
 
-const no_offsets = { has_group: () => false, group_ids: () => [], delete_group: async () => undefined } as unknown as OffsetStore;
-const settings = { session_timeout_ms_min: 10, session_timeout_ms_max: 60_000, initial_rebalance_delay_ms: 0, members_max: 10 };
+const no_offsets = {
+  has_group: () => false,
+  group_ids: () => [],
+  delete_group: async () => undefined,
+} as unknown as OffsetStore;
+const settings = {
+  session_timeout_ms_min: 10,
+  session_timeout_ms_max: 60_000,
+  initial_rebalance_delay_ms: 0,
+  members_max: 10,
+};
 
 function join(overrides: Partial<JoinRequest> = {}): JoinRequest {
   return {
@@ -36,10 +45,13 @@ function kind(expected: string) {
 test('a member without id is given one and must join with it (JoinGroup v4+)', async () => {
   const groups = new GroupCoordinator(no_offsets, settings, SYSTEM_CLOCK);
   let id = '';
-  assert.throws(() => groups.join(join({ require_known_member_id: true })), (error: unknown) => {
-    id = (error as { member_id: string }).member_id;
-    return kind('member_id_required')(error);
-  });
+  assert.throws(
+    () => groups.join(join({ require_known_member_id: true })),
+    (error: unknown) => {
+      id = (error as { member_id: string }).member_id;
+      return kind('member_id_required')(error);
+    },
+  );
   const joined = await groups.join(join({ member_id: id, require_known_member_id: true }));
   assert.equal(joined.member_id, id);
   assert.equal(joined.leader, id);
@@ -79,7 +91,9 @@ test('two members: one generation, the leader assigns, followers wait for the as
 test('members that miss their session timeout leave and the group rebalances without them', async () => {
   const groups = new GroupCoordinator(no_offsets, settings, SYSTEM_CLOCK);
   const a = await groups.join(join({ session_timeout_ms: 50 }));
-  await groups.sync('g', a.member_id, a.generation_id, null, [{ member_id: a.member_id, assignment: Buffer.from('x') }]);
+  await groups.sync('g', a.member_id, a.generation_id, null, [
+    { member_id: a.member_id, assignment: Buffer.from('x') },
+  ]);
   await new Promise((resolve) => setTimeout(resolve, 120));
   assert.equal(groups.describe('g').members.length, 0);
   assert.equal(groups.describe('g').state, 'empty');
@@ -104,8 +118,14 @@ test('static membership: a restarted instance takes over its place and fences th
   await groups.sync('g', old.member_id, old.generation_id, 'worker-1', []);
   const renewed = await groups.join(join({ group_instance_id: 'worker-1' }));
   assert.notEqual(renewed.member_id, old.member_id);
-  assert.throws(() => groups.heartbeat('g', old.member_id, renewed.generation_id, 'worker-1'), kind('fenced_instance_id'));
-  assert.throws(() => groups.join(join({ member_id: old.member_id, group_instance_id: 'worker-1' })), kind('fenced_instance_id'));
+  assert.throws(
+    () => groups.heartbeat('g', old.member_id, renewed.generation_id, 'worker-1'),
+    kind('fenced_instance_id'),
+  );
+  assert.throws(
+    () => groups.join(join({ member_id: old.member_id, group_instance_id: 'worker-1' })),
+    kind('fenced_instance_id'),
+  );
   const [left] = groups.leave('g', [{ member_id: '', group_instance_id: 'worker-1' }]);
   assert.equal(left, null);
   assert.equal(groups.describe('g').members.length, 0);
@@ -118,6 +138,9 @@ test('bad joins are refused with the reason', () => {
   assert.throws(() => groups.join(join({ session_timeout_ms: 1 })), kind('invalid_session_timeout'));
   void groups.join(join());
   assert.throws(() => groups.join(join({ protocol_type: 'connect' })), kind('inconsistent_group_protocol'));
-  assert.throws(() => groups.join(join({ protocols: [{ name: 'other', metadata: Buffer.alloc(0) }] })), kind('inconsistent_group_protocol'));
+  assert.throws(
+    () => groups.join(join({ protocols: [{ name: 'other', metadata: Buffer.alloc(0) }] })),
+    kind('inconsistent_group_protocol'),
+  );
   groups.close();
 });

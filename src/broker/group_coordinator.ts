@@ -86,11 +86,20 @@ export class GroupCoordinator {
     if (request.group_id === '') throw new BrokerError('invalid_group_id', 'the group id is empty');
     const { session_timeout_ms_min: min, session_timeout_ms_max: max } = this.settings;
     if (request.session_timeout_ms < min || request.session_timeout_ms > max) {
-      throw new BrokerError('invalid_session_timeout', `session timeout ${request.session_timeout_ms} ms is outside [${min}, ${max}]`);
+      throw new BrokerError(
+        'invalid_session_timeout',
+        `session timeout ${request.session_timeout_ms} ms is outside [${min}, ${max}]`,
+      );
     }
     const group = this.group(request.group_id, true)!;
-    if (group.members.size > 0 && (request.protocol_type !== group.protocol_type || !this.shares_protocol(group, request))) {
-      throw new BrokerError('inconsistent_group_protocol', `member protocols do not match group ${group.id}'s (${group.protocol_type})`);
+    if (
+      group.members.size > 0 &&
+      (request.protocol_type !== group.protocol_type || !this.shares_protocol(group, request))
+    ) {
+      throw new BrokerError(
+        'inconsistent_group_protocol',
+        `member protocols do not match group ${group.id}'s (${group.protocol_type})`,
+      );
     }
     let member_id = request.member_id;
     if (request.group_instance_id !== null) {
@@ -146,13 +155,20 @@ export class GroupCoordinator {
   }
 
   private shares_protocol(group: Group, request: JoinRequest): boolean {
-    return request.protocols.some((p) => [...group.members.values()].every((m) => m.protocols.some((q) => q.name === p.name)));
+    return request.protocols.some((p) =>
+      [...group.members.values()].every((m) => m.protocols.some((q) => q.name === p.name)),
+    );
   }
 
   private replace_static_member(group: Group, old_id: string, new_id: string): void {
     const old = group.members.get(old_id);
     if (!old) return;
-    this.remove_member(group, old, new BrokerError('fenced_instance_id', 'replaced by a newer member with the same instance id'), false);
+    this.remove_member(
+      group,
+      old,
+      new BrokerError('fenced_instance_id', 'replaced by a newer member with the same instance id'),
+      false,
+    );
     if (group.leader_id === old_id) group.leader_id = new_id;
   }
 
@@ -229,7 +245,9 @@ export class GroupCoordinator {
   /** Each member votes for its most preferred protocol that every member supports. */
   private choose_protocol(group: Group): string {
     const members = [...group.members.values()];
-    const candidates = members[0]!.protocols.map((p) => p.name).filter((name) => members.every((m) => m.protocols.some((p) => p.name === name)));
+    const candidates = members[0]!.protocols
+      .map((p) => p.name)
+      .filter((name) => members.every((m) => m.protocols.some((p) => p.name === name)));
     const votes = new Map<string, number>();
     for (const member of members) {
       const choice = member.protocols.find((p) => candidates.includes(p.name))?.name;
@@ -242,7 +260,12 @@ export class GroupCoordinator {
 
   // ------------------------------------------------------------------ SyncGroup, Heartbeat, LeaveGroup
 
-  private member_of(group_id: string, member_id: string, generation_id: number, instance_id: string | null = null): { group: Group; member: Member } {
+  private member_of(
+    group_id: string,
+    member_id: string,
+    generation_id: number,
+    instance_id: string | null = null,
+  ): { group: Group; member: Member } {
     const group = this.groups.get(group_id);
     const member = group?.members.get(member_id);
     if (!group || !member) {
@@ -252,15 +275,28 @@ export class GroupCoordinator {
       throw new BrokerError('unknown_member_id', `unknown member ${member_id} in group ${group_id}`);
     }
     if (generation_id !== group.generation_id) {
-      throw new BrokerError('illegal_generation', `generation ${generation_id} is not the group's ${group.generation_id}`);
+      throw new BrokerError(
+        'illegal_generation',
+        `generation ${generation_id} is not the group's ${group.generation_id}`,
+      );
     }
     return { group, member };
   }
 
-  sync(group_id: string, member_id: string, generation_id: number, instance_id: string | null, assignments: Array<{ member_id: string; assignment: Buffer }>): Promise<{ protocol_type: string; protocol_name: string; assignment: Buffer }> {
+  sync(
+    group_id: string,
+    member_id: string,
+    generation_id: number,
+    instance_id: string | null,
+    assignments: Array<{ member_id: string; assignment: Buffer }>,
+  ): Promise<{ protocol_type: string; protocol_name: string; assignment: Buffer }> {
     const { group, member } = this.member_of(group_id, member_id, generation_id, instance_id);
     this.touch(group, member);
-    const answer = (assignment: Buffer) => ({ protocol_type: group.protocol_type, protocol_name: group.protocol_name, assignment });
+    const answer = (assignment: Buffer) => ({
+      protocol_type: group.protocol_type,
+      protocol_name: group.protocol_name,
+      assignment,
+    });
     if (group.state === 'preparing_rebalance') throw rebalance_error();
     if (group.state === 'stable') return Promise.resolve(answer(member.assignment));
     return new Promise((resolve, reject) => {
@@ -283,14 +319,18 @@ export class GroupCoordinator {
 
   heartbeat(group_id: string, member_id: string, generation_id: number, instance_id: string | null): void {
     const group = this.groups.get(group_id);
-    if (!group || group.members.size === 0) throw new BrokerError('unknown_member_id', `unknown member ${member_id} in group ${group_id}`);
+    if (!group || group.members.size === 0)
+      throw new BrokerError('unknown_member_id', `unknown member ${member_id} in group ${group_id}`);
     const { member } = this.member_of(group_id, member_id, generation_id, instance_id);
     this.touch(group, member);
     if (group.state === 'preparing_rebalance') throw rebalance_error();
   }
 
   /** Removes members; returns an error per member (null when it left). */
-  leave(group_id: string, leavers: Array<{ member_id: string; group_instance_id: string | null }>): Array<BrokerError | null> {
+  leave(
+    group_id: string,
+    leavers: Array<{ member_id: string; group_instance_id: string | null }>,
+  ): Array<BrokerError | null> {
     const group = this.groups.get(group_id);
     return leavers.map(({ member_id, group_instance_id }) => {
       if (!group) return new BrokerError('unknown_member_id', `unknown group ${group_id}`);
@@ -298,7 +338,8 @@ export class GroupCoordinator {
       if (group_instance_id !== null) {
         const known = group.static_members.get(group_instance_id);
         if (known === undefined) return new BrokerError('unknown_member_id', `unknown instance ${group_instance_id}`);
-        if (id !== '' && id !== known) return new BrokerError('fenced_instance_id', `instance ${group_instance_id} is held by another member`);
+        if (id !== '' && id !== known)
+          return new BrokerError('fenced_instance_id', `instance ${group_instance_id} is held by another member`);
         id = known;
       }
       const member = group.members.get(id);
@@ -348,7 +389,8 @@ export class GroupCoordinator {
     if (group_id === '') throw new BrokerError('invalid_group_id', 'the group id is empty');
     const group = this.groups.get(group_id);
     if (generation_id < 0 && (!group || group.members.size === 0)) return;
-    if (!group || group.members.size === 0) throw new BrokerError('unknown_member_id', `group ${group_id} has no member ${member_id}`);
+    if (!group || group.members.size === 0)
+      throw new BrokerError('unknown_member_id', `group ${group_id} has no member ${member_id}`);
     this.member_of(group_id, member_id, generation_id, instance_id);
     if (group.state === 'completing_rebalance') throw rebalance_error();
   }
@@ -386,8 +428,10 @@ export class GroupCoordinator {
 
   async delete(group_id: string): Promise<void> {
     const group = this.groups.get(group_id);
-    if (group && group.members.size > 0) throw new BrokerError('non_empty_group', `group ${group_id} still has members`);
-    if (!group && !this.offsets.has_group(group_id)) throw new BrokerError('group_id_not_found', `unknown group ${group_id}`);
+    if (group && group.members.size > 0)
+      throw new BrokerError('non_empty_group', `group ${group_id} still has members`);
+    if (!group && !this.offsets.has_group(group_id))
+      throw new BrokerError('group_id_not_found', `unknown group ${group_id}`);
     this.groups.delete(group_id);
     await this.offsets.delete_group(group_id);
   }

@@ -18,7 +18,12 @@ export interface RecordsRead {
  * Records from `from_offset` (moved up to the log start) below the high watermark, at most
  * `records_max` of them and about `bytes_max` bytes of stored batches (at least one batch).
  */
-export async function read_records(log: PartitionReader, from_offset: number, records_max: number, bytes_max: number): Promise<RecordsRead> {
+export async function read_records(
+  log: PartitionReader,
+  from_offset: number,
+  records_max: number,
+  bytes_max: number,
+): Promise<RecordsRead> {
   let offset = Math.max(from_offset, log.log_start_offset);
   const end = log.high_watermark;
   const records: DecodedRecord[] = [];

@@ -52,7 +52,14 @@ export class OffsetStore {
       offsets = new Map();
       this.groups.set(key.g, offsets);
     }
-    offsets.set(key_of(key.t, key.p!), { topic: key.t, partition: key.p!, offset: parsed.o, metadata: parsed.m, leader_epoch: parsed.e, commit_timestamp_ms: timestamp_ms });
+    offsets.set(key_of(key.t, key.p!), {
+      topic: key.t,
+      partition: key.p!,
+      offset: parsed.o,
+      metadata: parsed.m,
+      leader_epoch: parsed.e,
+      commit_timestamp_ms: timestamp_ms,
+    });
   }
 
   /** Appends the commits durably, then makes them visible. */
@@ -70,7 +77,11 @@ export class OffsetStore {
 
   /** Deletes every offset of a group (DeleteGroups). */
   async delete_group(group: string): Promise<void> {
-    await this.log.append(encode_record_batch([{ key: Buffer.from(JSON.stringify({ g: group })), value: null, timestamp_ms: this.clock.now_ms() }]));
+    await this.log.append(
+      encode_record_batch([
+        { key: Buffer.from(JSON.stringify({ g: group })), value: null, timestamp_ms: this.clock.now_ms() },
+      ]),
+    );
     this.groups.delete(group);
   }
 
@@ -79,7 +90,12 @@ export class OffsetStore {
     const records: BatchRecord[] = [];
     for (const [group, offsets] of this.groups) {
       for (const entry of offsets.values()) {
-        if (entry.topic === topic) records.push({ key: Buffer.from(JSON.stringify({ g: group, t: topic, p: entry.partition })), value: null, timestamp_ms: this.clock.now_ms() });
+        if (entry.topic === topic)
+          records.push({
+            key: Buffer.from(JSON.stringify({ g: group, t: topic, p: entry.partition })),
+            value: null,
+            timestamp_ms: this.clock.now_ms(),
+          });
       }
     }
     if (records.length === 0) return;

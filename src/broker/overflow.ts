@@ -30,7 +30,11 @@ export function overflow_limits(configs: TopicConfigs): OverflowLimits | null {
   const max_messages = Number(configs['sluice.max.messages'] ?? -1);
   const max_bytes = Number(configs['sluice.max.bytes'] ?? -1);
   if (max_messages < 0 && max_bytes < 0) return null;
-  return { max_messages, max_bytes, policy: configs['sluice.overflow.policy'] === 'archive-oldest' ? 'archive-oldest' : 'reject' };
+  return {
+    max_messages,
+    max_bytes,
+    policy: configs['sluice.overflow.policy'] === 'archive-oldest' ? 'archive-oldest' : 'reject',
+  };
 }
 
 export function archive_topic_name(topic: string): string {
@@ -51,23 +55,43 @@ export class OverflowGuard {
 
   /** Where the partition's unconsumed messages start. */
   unconsumed_from(topic: string, partition: number, log: PartitionLog): number {
-    return Math.max(log.log_start_offset, this.share_coordinator()?.lowest_start_offset(topic, partition) ?? log.log_start_offset);
+    return Math.max(
+      log.log_start_offset,
+      this.share_coordinator()?.lowest_start_offset(topic, partition) ?? log.log_start_offset,
+    );
   }
 
   /**
    * Makes room for `count` more messages of `bytes` bytes, or throws queue_full. Cheap when the
    * topic has no caps or is below them.
    */
-  async make_room(topic: string, partition: number, log: PartitionLog, limits: OverflowLimits, count: number, bytes: number): Promise<void> {
+  async make_room(
+    topic: string,
+    partition: number,
+    log: PartitionLog,
+    limits: OverflowLimits,
+    count: number,
+    bytes: number,
+  ): Promise<void> {
     const from = this.unconsumed_from(topic, partition, log);
     const waiting = log.next_offset - from;
     const over_messages = limits.max_messages >= 0 ? waiting + count - limits.max_messages : 0;
     const over_bytes = limits.max_bytes >= 0 ? log.size_bytes + bytes - limits.max_bytes : 0;
     if (over_messages <= 0 && over_bytes <= 0) return;
-    const why = over_messages > 0 ? `${waiting} messages wait (sluice.max.messages=${limits.max_messages})` : `the partition holds ${log.size_bytes} bytes (sluice.max.bytes=${limits.max_bytes})`;
-    if (limits.policy === 'reject' || count > ARCHIVE_MESSAGES_MAX || (over_messages > 0 && count > limits.max_messages)) {
+    const why =
+      over_messages > 0
+        ? `${waiting} messages wait (sluice.max.messages=${limits.max_messages})`
+        : `the partition holds ${log.size_bytes} bytes (sluice.max.bytes=${limits.max_bytes})`;
+    if (
+      limits.policy === 'reject' ||
+      count > ARCHIVE_MESSAGES_MAX ||
+      (over_messages > 0 && count > limits.max_messages)
+    ) {
       this.counters.rejected += count;
-      throw new BrokerError('queue_full', `${topic}-${partition} is full: ${why}; nothing was written, retry once consumers catch up`);
+      throw new BrokerError(
+        'queue_full',
+        `${topic}-${partition} is full: ${why}; nothing was written, retry once consumers catch up`,
+      );
     }
     const archive_count = over_messages > 0 ? over_messages : await this.messages_for_bytes(log, from, over_bytes);
     await this.archive_oldest(topic, partition, log, from, Math.min(archive_count, ARCHIVE_MESSAGES_MAX));
@@ -90,7 +114,13 @@ export class OverflowGuard {
   }
 
   /** Copies `count` messages from `from` to the archive topic, then takes them out of the queue. */
-  private async archive_oldest(topic: string, partition: number, log: PartitionLog, from: number, count: number): Promise<void> {
+  private async archive_oldest(
+    topic: string,
+    partition: number,
+    log: PartitionLog,
+    from: number,
+    count: number,
+  ): Promise<void> {
     const end = Math.min(from + count, log.high_watermark);
     const records: BatchRecord[] = [];
     let offset = from;
@@ -99,7 +129,13 @@ export class OverflowGuard {
       if (batches.length === 0) break;
       for (const batch of batches) {
         for (const record of decode_record_batch(await decompress_record_batch(batch))) {
-          if (record.offset >= offset && record.offset < end) records.push({ key: record.key, value: record.value, headers: record.headers, timestamp_ms: record.timestamp_ms });
+          if (record.offset >= offset && record.offset < end)
+            records.push({
+              key: record.key,
+              value: record.value,
+              headers: record.headers,
+              timestamp_ms: record.timestamp_ms,
+            });
         }
         offset = batch_last_offset(batch, 0) + 1;
         if (offset >= end) break;
@@ -116,6 +152,9 @@ export class OverflowGuard {
     if (!shares || shares.lowest_start_offset(topic, partition) === null) await log.delete_records_before(end);
     else await shares.skip_before(topic, partition, end);
     this.counters.archived += records.length;
-    this.logger.info({ topic, partition, archived: records.length, to: archive_topic_name(topic) }, 'queue full: oldest messages archived');
+    this.logger.info(
+      { topic, partition, archived: records.length, to: archive_topic_name(topic) },
+      'queue full: oldest messages archived',
+    );
   }
 }

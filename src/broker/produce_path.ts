@@ -72,7 +72,8 @@ function read_header(records: Buffer): BatchHeader | null {
   };
 }
 
-const is_idempotent = (header: BatchHeader | null): header is BatchHeader => header !== null && header.producer_id >= 0 && header.base_sequence >= 0;
+const is_idempotent = (header: BatchHeader | null): header is BatchHeader =>
+  header !== null && header.producer_id >= 0 && header.base_sequence >= 0;
 
 export class ProducePath {
   /** Per partition, the end of the chain of produces that had to wait (see produce). */
@@ -106,7 +107,8 @@ export class ProducePath {
         const delayed = await delayed_records(records, received_ms, this.deps.delayed_settings.delay_max_ms);
         if (delayed) result = this.produce_delayed(log, topic, partition, records, header, delayed, received_ms);
       }
-      if (!result && limits && header) await this.deps.overflow.make_room(topic, partition, log, limits, header.records_count, records.length);
+      if (!result && limits && header)
+        await this.deps.overflow.make_room(topic, partition, log, limits, header.records_count, records.length);
       result ??= this.append_in_order(log, records, header, local_ack); // issues the append before its first await
       open();
       return await result;
@@ -117,18 +119,34 @@ export class ProducePath {
   }
 
   /** The append of an ordinary batch; the log's append is called before the first await. */
-  private async append_in_order(log: PartitionLog, records: Buffer, header: BatchHeader | null, local_ack: boolean): Promise<ProduceResult> {
+  private async append_in_order(
+    log: PartitionLog,
+    records: Buffer,
+    header: BatchHeader | null,
+    local_ack: boolean,
+  ): Promise<ProduceResult> {
     if (!is_idempotent(header)) return result_of(await log.append(records, { local_ack }));
     // Check the batch (CRC, size) before trusting its producer fields: a corrupt retry must be
     // refused as corrupt, not answered as a duplicate or a sequence error.
     check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
     const producers = this.deps.producers.of(log.name);
-    const duplicate = producers.check(header.producer_id, header.producer_epoch, header.base_sequence, header.last_sequence);
+    const duplicate = producers.check(
+      header.producer_id,
+      header.producer_epoch,
+      header.base_sequence,
+      header.last_sequence,
+    );
     if (duplicate) return this.answer_duplicate(log, duplicate, local_ack);
     const base_offset = log.next_offset;
     const appended = log.append(records, { checked: true, local_ack });
     if (log.next_offset === base_offset) return result_of(await appended); // refused before any offset was assigned
-    const entry: BatchEntry = { first_sequence: header.base_sequence, last_sequence: header.last_sequence, base_offset, last_offset: log.next_offset - 1, settled: appended };
+    const entry: BatchEntry = {
+      first_sequence: header.base_sequence,
+      last_sequence: header.last_sequence,
+      base_offset,
+      last_offset: log.next_offset - 1,
+      settled: appended,
+    };
     producers.record(header.producer_id, header.producer_epoch, entry);
     try {
       return result_of(await appended);
@@ -150,7 +168,11 @@ export class ProducePath {
     await duplicate.settled.catch((error: unknown) => {
       if (!(error instanceof BrokerError)) throw error;
     });
-    const answer = { base_offset: duplicate.base_offset, log_append_time_ms: -1, log_start_offset: log.log_start_offset };
+    const answer = {
+      base_offset: duplicate.base_offset,
+      log_append_time_ms: -1,
+      log_start_offset: log.log_start_offset,
+    };
     if (!local_ack && log.ack_gate) await log.ack_gate({ ...answer, last_offset: duplicate.last_offset });
     return answer;
   }
@@ -160,20 +182,39 @@ export class ProducePath {
    * in it are due at once). There is no offset in the topic yet: the answer carries -1. An
    * idempotent producer's retry is recognised as long as the producer state holds the batch.
    */
-  private async produce_delayed(log: PartitionLog, topic: string, partition: number, records: Buffer, header: BatchHeader | null, delayed: DelayedRecords, received_ms: number): Promise<ProduceResult> {
+  private async produce_delayed(
+    log: PartitionLog,
+    topic: string,
+    partition: number,
+    records: Buffer,
+    header: BatchHeader | null,
+    delayed: DelayedRecords,
+    received_ms: number,
+  ): Promise<ProduceResult> {
     const answer = { base_offset: -1, log_append_time_ms: -1, log_start_offset: log.log_start_offset };
     if (!is_idempotent(header)) {
       await this.schedule_delayed(topic, partition, records, delayed.due_ms, received_ms);
       return answer;
     }
     const producers = this.deps.producers.of(log.name);
-    const duplicate = producers.check(header.producer_id, header.producer_epoch, header.base_sequence, header.last_sequence);
+    const duplicate = producers.check(
+      header.producer_id,
+      header.producer_epoch,
+      header.base_sequence,
+      header.last_sequence,
+    );
     if (duplicate) {
       await duplicate.settled;
       return answer;
     }
     const scheduling = this.schedule_delayed(topic, partition, records, delayed.due_ms, received_ms);
-    const entry: BatchEntry = { first_sequence: header.base_sequence, last_sequence: header.last_sequence, base_offset: -1, last_offset: -1, settled: scheduling };
+    const entry: BatchEntry = {
+      first_sequence: header.base_sequence,
+      last_sequence: header.last_sequence,
+      base_offset: -1,
+      last_offset: -1,
+      settled: scheduling,
+    };
     producers.record(header.producer_id, header.producer_epoch, entry);
     try {
       await scheduling;
@@ -185,10 +226,17 @@ export class ProducePath {
   }
 
   /** Hands a delayed batch to delayed delivery: here, or on the broker running it. */
-  private async schedule_delayed(topic: string, partition: number, records: Buffer, due_ms: number[], received_ms: number): Promise<void> {
+  private async schedule_delayed(
+    topic: string,
+    partition: number,
+    records: Buffer,
+    due_ms: number[],
+    received_ms: number,
+  ): Promise<void> {
     const host = this.deps.delayed_host();
     if (host) return host.schedule(topic, partition, records, due_ms, received_ms);
-    if (this.deps.placement.is_leader(DELAYED_TOPIC, 0)) throw new BrokerError('leader_not_available', 'delayed delivery is not running yet');
+    if (this.deps.placement.is_leader(DELAYED_TOPIC, 0))
+      throw new BrokerError('leader_not_available', 'delayed delivery is not running yet');
     await this.deps.placement.forward(DELAYED_TOPIC, 0, DelayedDelivery.wrap(topic, partition, records, received_ms));
   }
 
@@ -207,5 +255,9 @@ export class ProducePath {
 }
 
 function result_of(appended: AppendResult): ProduceResult {
-  return { base_offset: appended.base_offset, log_append_time_ms: appended.log_append_time_ms, log_start_offset: appended.log_start_offset };
+  return {
+    base_offset: appended.base_offset,
+    log_append_time_ms: appended.log_append_time_ms,
+    log_start_offset: appended.log_start_offset,
+  };
 }

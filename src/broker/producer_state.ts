@@ -38,11 +38,17 @@ export class PartitionProducers {
     const entry = this.producers.get(producer_id);
     if (!entry) return null; // no state (new producer, or state expired): any sequence starts it
     if (epoch < entry.epoch) {
-      throw new BrokerError('invalid_producer_epoch', `producer ${producer_id} epoch ${epoch} is older than ${entry.epoch}`);
+      throw new BrokerError(
+        'invalid_producer_epoch',
+        `producer ${producer_id} epoch ${epoch} is older than ${entry.epoch}`,
+      );
     }
     if (epoch > entry.epoch) {
       if (first_sequence !== 0) {
-        throw new BrokerError('out_of_order_sequence', `producer ${producer_id} new epoch ${epoch} must start at sequence 0, not ${first_sequence}`);
+        throw new BrokerError(
+          'out_of_order_sequence',
+          `producer ${producer_id} new epoch ${epoch} must start at sequence 0, not ${first_sequence}`,
+        );
       }
       return null;
     }
@@ -91,7 +97,12 @@ export class PartitionProducers {
     for (const [id, entry] of this.producers) {
       const batches = entry.batches
         .filter((b) => b.last_offset < offset)
-        .map(({ first_sequence, last_sequence, base_offset, last_offset }) => ({ first_sequence, last_sequence, base_offset, last_offset }));
+        .map(({ first_sequence, last_sequence, base_offset, last_offset }) => ({
+          first_sequence,
+          last_sequence,
+          base_offset,
+          last_offset,
+        }));
       if (batches.length > 0) out.push({ id, epoch: entry.epoch, batches });
     }
     return out;
@@ -100,7 +111,10 @@ export class PartitionProducers {
   static from_json(json: unknown): PartitionProducers {
     const state = new PartitionProducers();
     for (const item of json as Array<{ id: number; epoch: number; batches: Omit<BatchEntry, 'settled'>[] }>) {
-      state.producers.set(item.id, { epoch: item.epoch, batches: item.batches.map((b) => ({ ...b, settled: Promise.resolve() })) });
+      state.producers.set(item.id, {
+        epoch: item.epoch,
+        batches: item.batches.map((b) => ({ ...b, settled: Promise.resolve() })),
+      });
     }
     return state;
   }

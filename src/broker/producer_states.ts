@@ -4,7 +4,13 @@
 // batch headers written after the snapshot replayed from the log. Followers learn producer state
 // as copied batches enter their log (record_batches), so a new leader recognises retries.
 import path from 'node:path';
-import { type FileIO, type Logger, type PartitionLog, read_whole_file, replace_file_atomically } from '../storage/index.ts';
+import {
+  type FileIO,
+  type Logger,
+  type PartitionLog,
+  read_whole_file,
+  replace_file_atomically,
+} from '../storage/index.ts';
 import {
   BATCH_HEADER_BYTES,
   batch_base_offset,
@@ -102,7 +108,11 @@ export class ProducerStates {
         const flushed = log.flushed_offset;
         snapshot[log.name] = { offset: flushed, producers: this.partitions.get(log.name)?.to_json(flushed) ?? [] };
       }
-      await replace_file_atomically(this.io, path.join(this.data_dir, PRODUCER_STATE_FILE), Buffer.from(JSON.stringify(snapshot)));
+      await replace_file_atomically(
+        this.io,
+        path.join(this.data_dir, PRODUCER_STATE_FILE),
+        Buffer.from(JSON.stringify(snapshot)),
+      );
     };
     const next = this.saves.then(save);
     this.saves = next.catch((error: unknown) => {
@@ -121,7 +131,11 @@ export class ProducerStates {
 
 /** Records the producer fields of each batch in `batches` (back to back) into `producers`. */
 function record_producer_batches(producers: PartitionProducers, batches: Buffer): void {
-  for (let position = 0; position + BATCH_HEADER_BYTES <= batches.length; position += batch_size_at(batches, position)) {
+  for (
+    let position = 0;
+    position + BATCH_HEADER_BYTES <= batches.length;
+    position += batch_size_at(batches, position)
+  ) {
     const producer_id = batch_producer_id(batches, position);
     const sequence = batch_base_sequence(batches, position);
     if (producer_id < 0 || sequence < 0) continue;

@@ -9,9 +9,18 @@ test('per-partition traffic and totals; counters of deleted partitions are prune
   stats.record_out('a', 0, 4, 120);
   stats.record_in('b', 1, 1, 10);
   assert.deepEqual(stats.totals, { messages_in: 6, bytes_in: 160, messages_out: 4, bytes_out: 120 });
-  assert.deepEqual([...stats.traffic()].map((t) => [t.topic, t.partition, t.messages_in, t.messages_out]), [['a', 0, 5, 4], ['b', 1, 1, 0]]);
+  assert.deepEqual(
+    [...stats.traffic()].map((t) => [t.topic, t.partition, t.messages_in, t.messages_out]),
+    [
+      ['a', 0, 5, 4],
+      ['b', 1, 1, 0],
+    ],
+  );
   stats.prune();
-  assert.deepEqual([...stats.traffic()].map((t) => t.topic), ['a']);
+  assert.deepEqual(
+    [...stats.traffic()].map((t) => t.topic),
+    ['a'],
+  );
   assert.equal(stats.totals.messages_in, 6, 'totals stay: they are since start');
   const seen: string[] = [];
   stats.request_done('Produce', 1);

@@ -57,6 +57,7 @@ export class BrokerStats implements StatsApi {
 
   /** Drops the counters of partitions whose topic is gone. */
   prune(): void {
-    for (const [key, traffic] of this.partitions) if (!this.exists(traffic.topic, traffic.partition)) this.partitions.delete(key);
+    for (const [key, traffic] of this.partitions)
+      if (!this.exists(traffic.topic, traffic.partition)) this.partitions.delete(key);
   }
 }

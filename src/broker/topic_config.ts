@@ -15,12 +15,36 @@ function integer(min: number) {
 }
 
 const ENTRIES: Record<string, ConfigEntry> = {
-  'retention.ms': { default: String(LOG_CONFIG_DEFAULT.retention_ms), validate: integer(-1), apply: (c, v) => (c.retention_ms = Number(v)) },
-  'retention.bytes': { default: String(LOG_CONFIG_DEFAULT.retention_bytes), validate: integer(-1), apply: (c, v) => (c.retention_bytes = Number(v)) },
-  'segment.bytes': { default: String(LOG_CONFIG_DEFAULT.segment_bytes), validate: integer(14), apply: (c, v) => (c.segment_bytes = Number(v)) },
-  'segment.ms': { default: String(LOG_CONFIG_DEFAULT.segment_ms), validate: integer(1), apply: (c, v) => (c.segment_ms = Number(v)) },
-  'index.interval.bytes': { default: String(LOG_CONFIG_DEFAULT.index_interval_bytes), validate: integer(0), apply: (c, v) => (c.index_interval_bytes = Number(v)) },
-  'max.message.bytes': { default: String(LOG_CONFIG_DEFAULT.message_bytes_max), validate: integer(0), apply: (c, v) => (c.message_bytes_max = Number(v)) },
+  'retention.ms': {
+    default: String(LOG_CONFIG_DEFAULT.retention_ms),
+    validate: integer(-1),
+    apply: (c, v) => (c.retention_ms = Number(v)),
+  },
+  'retention.bytes': {
+    default: String(LOG_CONFIG_DEFAULT.retention_bytes),
+    validate: integer(-1),
+    apply: (c, v) => (c.retention_bytes = Number(v)),
+  },
+  'segment.bytes': {
+    default: String(LOG_CONFIG_DEFAULT.segment_bytes),
+    validate: integer(14),
+    apply: (c, v) => (c.segment_bytes = Number(v)),
+  },
+  'segment.ms': {
+    default: String(LOG_CONFIG_DEFAULT.segment_ms),
+    validate: integer(1),
+    apply: (c, v) => (c.segment_ms = Number(v)),
+  },
+  'index.interval.bytes': {
+    default: String(LOG_CONFIG_DEFAULT.index_interval_bytes),
+    validate: integer(0),
+    apply: (c, v) => (c.index_interval_bytes = Number(v)),
+  },
+  'max.message.bytes': {
+    default: String(LOG_CONFIG_DEFAULT.message_bytes_max),
+    validate: integer(0),
+    apply: (c, v) => (c.message_bytes_max = Number(v)),
+  },
   'message.timestamp.type': {
     default: 'CreateTime',
     validate: (v) => (v === 'CreateTime' || v === 'LogAppendTime' ? null : 'must be CreateTime or LogAppendTime'),
@@ -32,7 +56,8 @@ const ENTRIES: Record<string, ConfigEntry> = {
   },
   'compression.type': {
     default: 'producer',
-    validate: (v) => (v === 'producer' ? null : 'only "producer" is supported: batches are stored as the producer compressed them'),
+    validate: (v) =>
+      v === 'producer' ? null : 'only "producer" is supported: batches are stored as the producer compressed them',
   },
   // acks=all is refused (NOT_ENOUGH_REPLICAS) while the in-sync replica set is smaller than this.
   'min.insync.replicas': { default: '1', validate: integer(1) },

@@ -115,23 +115,40 @@ export class TopicManager {
 
   static validate_name(name: string): void {
     if (!TOPIC_NAME.test(name) || name === '.' || name === '..') {
-      throw new BrokerError('invalid_topic', `invalid topic name ${JSON.stringify(name)}: use 1-249 of a-z A-Z 0-9 . _ -`);
+      throw new BrokerError(
+        'invalid_topic',
+        `invalid topic name ${JSON.stringify(name)}: use 1-249 of a-z A-Z 0-9 . _ -`,
+      );
     }
   }
 
   static validate_partition_count(partitions: number): void {
     if (!Number.isInteger(partitions) || partitions < 1 || partitions > PARTITIONS_MAX) {
-      throw new BrokerError('invalid_partitions', `partition count ${partitions} must be between 1 and ${PARTITIONS_MAX}`);
+      throw new BrokerError(
+        'invalid_partitions',
+        `partition count ${partitions} must be between 1 and ${PARTITIONS_MAX}`,
+      );
     }
   }
 
-  async create(name: string, partitions: number, configs: TopicConfigs = {}, options: CreateOptions = {}): Promise<TopicRecord> {
+  async create(
+    name: string,
+    partitions: number,
+    configs: TopicConfigs = {},
+    options: CreateOptions = {},
+  ): Promise<TopicRecord> {
     TopicManager.validate_name(name);
     TopicManager.validate_partition_count(partitions);
     validate_configs(configs);
     return this.serial(async () => {
       if (this.by_name.has(name)) throw new BrokerError('topic_already_exists', `topic ${name} already exists`);
-      const record: TopicRecord = { name, id: new_uuid(), partitions, configs: { ...configs }, created_ms: this.clock.now_ms() };
+      const record: TopicRecord = {
+        name,
+        id: new_uuid(),
+        partitions,
+        configs: { ...configs },
+        created_ms: this.clock.now_ms(),
+      };
       if (options.validate_only) return record;
       const placement: TopicPlacement = { replication_factor: options.replication_factor ?? -1 };
       if (options.assignment) placement.assignment = options.assignment;
@@ -141,7 +158,12 @@ export class TopicManager {
   }
 
   /** create(), leaving a topic that exists alone (the broker's own topics). */
-  async ensure(name: string, partitions: number, configs: TopicConfigs = {}, options: CreateOptions = {}): Promise<void> {
+  async ensure(
+    name: string,
+    partitions: number,
+    configs: TopicConfigs = {},
+    options: CreateOptions = {},
+  ): Promise<void> {
     if (this.by_name.has(name)) return;
     try {
       await this.create(name, partitions, configs, options);
@@ -163,7 +185,10 @@ export class TopicManager {
       if (!record) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${name}`);
       TopicManager.validate_partition_count(total);
       if (total <= record.partitions) {
-        throw new BrokerError('invalid_partitions', `topic ${name} has ${record.partitions} partitions; the new count must be larger`);
+        throw new BrokerError(
+          'invalid_partitions',
+          `topic ${name} has ${record.partitions} partitions; the new count must be larger`,
+        );
       }
       if (options.validate_only) return;
       await this.placement.update_topic(name, (stored) => ({ ...stored, partitions: total }));
@@ -171,7 +196,11 @@ export class TopicManager {
   }
 
   /** Replaces (or, with `merge`, updates) a topic's configs and applies them to its partitions. */
-  async set_configs(name: string, configs: TopicConfigs, options: { validate_only?: boolean; merge?: boolean; remove?: string[] } = {}): Promise<void> {
+  async set_configs(
+    name: string,
+    configs: TopicConfigs,
+    options: { validate_only?: boolean; merge?: boolean; remove?: string[] } = {},
+  ): Promise<void> {
     return this.serial(async () => {
       const record = this.by_name.get(name);
       if (!record) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${name}`);

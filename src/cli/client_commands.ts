@@ -11,17 +11,36 @@ function parse_configs(pairs: string[] = []): Array<{ name: string; value: strin
   });
 }
 
-export async function topic_create(name: string, options: ClientFlags & { partitions: string; replicationFactor?: string; config?: string[] }): Promise<void> {
+export async function topic_create(
+  name: string,
+  options: ClientFlags & { partitions: string; replicationFactor?: string; config?: string[] },
+): Promise<void> {
   const replication = options.replicationFactor === undefined ? -1 : Number(options.replicationFactor);
   const created = await with_admin(options, (admin) =>
-    admin.createTopics({ waitForLeaders: true, topics: [{ topic: name, numPartitions: Number(options.partitions), replicationFactor: replication, configEntries: parse_configs(options.config) }] }),
+    admin.createTopics({
+      waitForLeaders: true,
+      topics: [
+        {
+          topic: name,
+          numPartitions: Number(options.partitions),
+          replicationFactor: replication,
+          configEntries: parse_configs(options.config),
+        },
+      ],
+    }),
   );
   if (!created) throw new Error(`topic ${name} already exists`);
-  print(options, { topic: name, partitions: Number(options.partitions) }, () => `created topic ${name} with ${options.partitions} partition(s)`);
+  print(
+    options,
+    { topic: name, partitions: Number(options.partitions) },
+    () => `created topic ${name} with ${options.partitions} partition(s)`,
+  );
 }
 
 export async function topic_list(options: ClientFlags & { internal?: boolean }): Promise<void> {
-  const topics = (await with_admin(options, (admin) => admin.listTopics())).filter((name) => options.internal || !name.startsWith('__')).sort();
+  const topics = (await with_admin(options, (admin) => admin.listTopics()))
+    .filter((name) => options.internal || !name.startsWith('__'))
+    .sort();
   print(options, topics, () => topics.join('\n'));
 }
 
@@ -34,7 +53,14 @@ export async function topic_describe(name: string, options: ClientFlags): Promis
       topic: name,
       partitions: metadata.topics[0]!.partitions.map((p) => {
         const o = offsets.find((x) => x.partition === p.partitionId)!;
-        return { partition: p.partitionId, leader: p.leader, replicas: p.replicas, isr: p.isr, start_offset: Number(o.low), end_offset: Number(o.high) };
+        return {
+          partition: p.partitionId,
+          leader: p.leader,
+          replicas: p.replicas,
+          isr: p.isr,
+          start_offset: Number(o.low),
+          end_offset: Number(o.high),
+        };
       }),
       configs: Object.fromEntries(configs.resources[0]!.configEntries.map((c) => [c.configName, c.configValue])),
     };
@@ -42,7 +68,10 @@ export async function topic_describe(name: string, options: ClientFlags): Promis
   print(options, described, () =>
     [
       `topic ${name}`,
-      ...described.partitions.map((p) => `  partition ${p.partition}  leader ${p.leader}  replicas ${p.replicas.join(',')}  isr ${p.isr.join(',')}  offsets ${p.start_offset}..${p.end_offset}`),
+      ...described.partitions.map(
+        (p) =>
+          `  partition ${p.partition}  leader ${p.leader}  replicas ${p.replicas.join(',')}  isr ${p.isr.join(',')}  offsets ${p.start_offset}..${p.end_offset}`,
+      ),
       ...Object.entries(described.configs).map(([k, v]) => `  ${k}=${v}`),
     ].join('\n'),
   );
@@ -56,7 +85,9 @@ export async function topic_delete(name: string, options: ClientFlags): Promise<
 export async function topic_purge(name: string, options: ClientFlags): Promise<void> {
   const purged = await with_admin(options, async (admin) => {
     const offsets = await admin.fetchTopicOffsets(name);
-    const partitions = offsets.filter((p) => Number(p.high) > Number(p.low)).map((p) => ({ partition: p.partition, offset: p.high }));
+    const partitions = offsets
+      .filter((p) => Number(p.high) > Number(p.low))
+      .map((p) => ({ partition: p.partition, offset: p.high }));
     if (partitions.length > 0) await admin.deleteTopicRecords({ topic: name, partitions });
     return { topic: name, messages: offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0) };
   });
@@ -64,8 +95,14 @@ export async function topic_purge(name: string, options: ClientFlags): Promise<v
 }
 
 export async function topic_add_partitions(name: string, options: ClientFlags & { count: string }): Promise<void> {
-  await with_admin(options, (admin) => admin.createPartitions({ topicPartitions: [{ topic: name, count: Number(options.count) }] }));
-  print(options, { topic: name, partitions: Number(options.count) }, () => `topic ${name} now has ${options.count} partitions`);
+  await with_admin(options, (admin) =>
+    admin.createPartitions({ topicPartitions: [{ topic: name, count: Number(options.count) }] }),
+  );
+  print(
+    options,
+    { topic: name, partitions: Number(options.count) },
+    () => `topic ${name} now has ${options.count} partitions`,
+  );
 }
 
 /** --acks as the SDK producer takes it: -1 (all), 1 or 0 (none). */
@@ -81,7 +118,10 @@ const CHUNK_MESSAGES = 1000;
 const CHUNKS_IN_FLIGHT = 4;
 
 /** Sends --value, or one message per line of standard input. */
-export async function produce(topic: string, options: ClientFlags & { key?: string; value?: string; acks: string }): Promise<void> {
+export async function produce(
+  topic: string,
+  options: ClientFlags & { key?: string; value?: string; acks: string },
+): Promise<void> {
   const acks = parse_acks(options.acks);
   const producer = client(options).producer({ idempotent: acks === -1, acks, allowAutoTopicCreation: true });
   await producer.connect();
@@ -132,12 +172,17 @@ export async function produce(topic: string, options: ClientFlags & { key?: stri
  * --group the consumer joins that group and commits what it printed; without it the consumer runs
  * in broadcast mode: it reads every partition itself, joins no group and commits nothing.
  */
-export async function consume(topic: string, options: ClientFlags & { group?: string; fromBeginning?: boolean; max?: string; timeoutMs: string }): Promise<void> {
+export async function consume(
+  topic: string,
+  options: ClientFlags & { group?: string; fromBeginning?: boolean; max?: string; timeoutMs: string },
+): Promise<void> {
   const group = options.group ?? null;
   const max = options.max === undefined ? Infinity : Number(options.max);
-  if (Number.isNaN(max) || max < 0) throw new Error(`--max expects a number of messages, got ${JSON.stringify(options.max)}`);
+  if (Number.isNaN(max) || max < 0)
+    throw new Error(`--max expects a number of messages, got ${JSON.stringify(options.max)}`);
   const timeout_ms = Number(options.timeoutMs);
-  if (!Number.isFinite(timeout_ms) || timeout_ms < 0) throw new Error(`--timeout-ms expects milliseconds, got ${JSON.stringify(options.timeoutMs)}`);
+  if (!Number.isFinite(timeout_ms) || timeout_ms < 0)
+    throw new Error(`--timeout-ms expects milliseconds, got ${JSON.stringify(options.timeoutMs)}`);
   const consumer = client(options).consumer(group === null ? {} : { groupId: group });
   let received = 0;
   let finished = false;
@@ -184,7 +229,9 @@ export async function consume(topic: string, options: ClientFlags & { group?: st
             received++;
             const value = message.value?.toString() ?? '';
             process.stdout.write(
-              options.json ? `${JSON.stringify({ partition, offset: Number(message.offset), key: message.key?.toString() ?? null, value })}\n` : `${value}\n`,
+              options.json
+                ? `${JSON.stringify({ partition, offset: Number(message.offset), key: message.key?.toString() ?? null, value })}\n`
+                : `${value}\n`,
             );
             bar.update(received);
             clearTimeout(timer);
@@ -219,29 +266,47 @@ export async function group_describe(group: string, options: ClientFlags): Promi
       for (const p of topic.partitions) {
         const end = Number(ends.find((e) => e.partition === p.partition)?.high ?? -1);
         const committed = Number(p.offset);
-        lag.push({ topic: topic.topic, partition: p.partition, committed, end, lag: committed < 0 ? null : end - committed });
+        lag.push({
+          topic: topic.topic,
+          partition: p.partition,
+          committed,
+          end,
+          lag: committed < 0 ? null : end - committed,
+        });
       }
     }
     const g = groups[0]!;
-    return { group, state: g.state, protocol: g.protocol, members: g.members.map((m) => ({ member_id: m.memberId, client_id: m.clientId, host: m.clientHost })), offsets: lag };
+    return {
+      group,
+      state: g.state,
+      protocol: g.protocol,
+      members: g.members.map((m) => ({ member_id: m.memberId, client_id: m.clientId, host: m.clientHost })),
+      offsets: lag,
+    };
   });
   print(options, described, () =>
     [
       `group ${group}  state ${described.state}  protocol ${described.protocol}`,
       ...described.members.map((m) => `  member ${m.member_id}  client ${m.client_id}  ${m.host}`),
-      ...described.offsets.map((o) => `  ${o.topic}-${o.partition}  committed ${o.committed}  end ${o.end}  lag ${o.lag ?? '-'}`),
+      ...described.offsets.map(
+        (o) => `  ${o.topic}-${o.partition}  committed ${o.committed}  end ${o.end}  lag ${o.lag ?? '-'}`,
+      ),
     ].join('\n'),
   );
 }
 
-export async function group_reset_offsets(group: string, options: ClientFlags & { topic: string; to: string }): Promise<void> {
+export async function group_reset_offsets(
+  group: string,
+  options: ClientFlags & { topic: string; to: string },
+): Promise<void> {
   const partitions = await with_admin(options, async (admin) => {
     const bounds = await admin.fetchTopicOffsets(options.topic);
     const target = (p: { low: string; high: string }) => {
       if (options.to === 'earliest') return p.low;
       if (options.to === 'latest') return p.high;
       const offset = Number(options.to);
-      if (!Number.isInteger(offset) || offset < 0) throw new Error(`--to expects earliest, latest or an offset, got ${JSON.stringify(options.to)}`);
+      if (!Number.isInteger(offset) || offset < 0)
+        throw new Error(`--to expects earliest, latest or an offset, got ${JSON.stringify(options.to)}`);
       return String(Math.min(Math.max(offset, Number(p.low)), Number(p.high)));
     };
     // Concrete offsets, so the group's committed positions say where it really is.
@@ -249,7 +314,17 @@ export async function group_reset_offsets(group: string, options: ClientFlags & 
     await admin.setOffsets({ groupId: group, topic: options.topic, partitions: chosen });
     return chosen;
   });
-  print(options, { group, topic: options.topic, partitions: partitions.map((p) => ({ partition: p.partition, offset: Number(p.offset) })) }, () =>
-    [`reset ${group} on ${options.topic}:`, ...partitions.map((p) => `  partition ${p.partition} -> ${p.offset}`)].join('\n'),
+  print(
+    options,
+    {
+      group,
+      topic: options.topic,
+      partitions: partitions.map((p) => ({ partition: p.partition, offset: Number(p.offset) })),
+    },
+    () =>
+      [
+        `reset ${group} on ${options.topic}:`,
+        ...partitions.map((p) => `  partition ${p.partition} -> ${p.offset}`),
+      ].join('\n'),
   );
 }

@@ -15,11 +15,20 @@ function sasl_of(flags: ClientFlags): SaslOptions | undefined {
   if (!flags.saslUsername) return undefined;
   const password = process.env.SLUICE_SASL_PASSWORD;
   if (!password) throw new Error('--sasl-username needs the password in the SLUICE_SASL_PASSWORD environment variable');
-  return { mechanism: (flags.saslMechanism ?? 'scram-sha-256') as SaslOptions['mechanism'], username: flags.saslUsername, password };
+  return {
+    mechanism: (flags.saslMechanism ?? 'scram-sha-256') as SaslOptions['mechanism'],
+    username: flags.saslUsername,
+    password,
+  };
 }
 
 export function client(flags: ClientFlags): Sluice {
-  return new Sluice({ brokers: flags.bootstrap.split(','), clientId: 'sluice-cli', retry: { retries: 3 }, sasl: sasl_of(flags) });
+  return new Sluice({
+    brokers: flags.bootstrap.split(','),
+    clientId: 'sluice-cli',
+    retry: { retries: 3 },
+    sasl: sasl_of(flags),
+  });
 }
 
 export async function with_admin<T>(flags: ClientFlags, work: (admin: Admin) => Promise<T>): Promise<T> {
@@ -38,13 +47,21 @@ export interface Progress {
   stop(): void;
 }
 
-export function progress(flags: ClientFlags, label: string, total: number | null, interactive_stream_busy: boolean): Progress {
+export function progress(
+  flags: ClientFlags,
+  label: string,
+  total: number | null,
+  interactive_stream_busy: boolean,
+): Progress {
   if (!process.stderr.isTTY || flags.json || interactive_stream_busy) return { update: () => {}, stop: () => {} };
   const started = Date.now();
   const bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,
-      format: total === null ? `${label} {value} messages | {rate} msg/s | {duration_formatted}` : `${label} [{bar}] {value}/{total} messages | {rate} msg/s | {duration_formatted}`,
+      format:
+        total === null
+          ? `${label} {value} messages | {rate} msg/s | {duration_formatted}`
+          : `${label} [{bar}] {value}/{total} messages | {rate} msg/s | {duration_formatted}`,
       hideCursor: false,
       clearOnComplete: true,
       fps: 10,
@@ -62,5 +79,3 @@ export function progress(flags: ClientFlags, label: string, total: number | null
 export function print(flags: ClientFlags, value: unknown, text: () => string): void {
   process.stdout.write(flags.json ? `${JSON.stringify(value)}\n` : `${text()}\n`);
 }
-
-

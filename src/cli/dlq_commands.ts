@@ -9,7 +9,11 @@ const PEEK_DEFAULT = 20;
 
 export async function dlq_list(options: ClientFlags): Promise<void> {
   const rows = await with_admin(options, (admin) => admin.listDeadLetterTopics());
-  print(options, rows, () => (rows.length === 0 ? 'no dead-letter topics' : rows.map((r) => `${r.topic}  ${r.messages} messages  (origin ${r.origin}, group ${r.group})`).join('\n')));
+  print(options, rows, () =>
+    rows.length === 0
+      ? 'no dead-letter topics'
+      : rows.map((r) => `${r.topic}  ${r.messages} messages  (origin ${r.origin}, group ${r.group})`).join('\n'),
+  );
 }
 
 function as_json(topic: string, l: DeadLetter) {
@@ -30,15 +34,20 @@ function as_json(topic: string, l: DeadLetter) {
 
 export async function dlq_peek(topic: string, options: ClientFlags & { max?: string }): Promise<void> {
   const max = options.max === undefined ? PEEK_DEFAULT : Number(options.max);
-  if (!Number.isInteger(max) || max < 0) throw new Error(`--max expects a number of messages, got ${JSON.stringify(options.max)}`);
-  const letters = (await with_admin(options, (admin) => admin.peekDeadLetters(topic, { max }))).map((l) => as_json(topic, l));
+  if (!Number.isInteger(max) || max < 0)
+    throw new Error(`--max expects a number of messages, got ${JSON.stringify(options.max)}`);
+  const letters = (await with_admin(options, (admin) => admin.peekDeadLetters(topic, { max }))).map((l) =>
+    as_json(topic, l),
+  );
   if (options.json) {
     for (const letter of letters) process.stdout.write(`${JSON.stringify(letter)}\n`);
     return;
   }
   if (letters.length === 0) process.stdout.write(`${topic} is empty\n`);
   for (const l of letters) {
-    process.stdout.write(`${l.partition}:${l.offset}  from ${l.origin.topic}-${l.origin.partition}@${l.origin.offset}  deliveries ${l.delivery_count}  ${l.reason ?? ''}\n  ${l.value ?? '(null)'}\n`);
+    process.stdout.write(
+      `${l.partition}:${l.offset}  from ${l.origin.topic}-${l.origin.partition}@${l.origin.offset}  deliveries ${l.delivery_count}  ${l.reason ?? ''}\n  ${l.value ?? '(null)'}\n`,
+    );
   }
 }
 
@@ -52,13 +61,18 @@ function parse_selection(text: string): Array<{ partition: number; offset: numbe
       const [a, b] = part.includes(':') ? part.split(':') : ['0', part];
       const partition = Number(a);
       const offset = Number(b);
-      if (!Number.isInteger(partition) || partition < 0 || !Number.isInteger(offset) || offset < 0) throw new Error(`--offsets expects OFFSET or PARTITION:OFFSET items, got ${JSON.stringify(part)}`);
+      if (!Number.isInteger(partition) || partition < 0 || !Number.isInteger(offset) || offset < 0)
+        throw new Error(`--offsets expects OFFSET or PARTITION:OFFSET items, got ${JSON.stringify(part)}`);
       return { partition, offset };
     });
 }
 
-export async function dlq_redrive(topic: string, options: ClientFlags & { to?: string; offsets?: string; all?: boolean }): Promise<void> {
-  if (!options.all && options.offsets === undefined) throw new Error('choose what to redrive: --all, or --offsets 3,7 (or PARTITION:OFFSET items)');
+export async function dlq_redrive(
+  topic: string,
+  options: ClientFlags & { to?: string; offsets?: string; all?: boolean },
+): Promise<void> {
+  if (!options.all && options.offsets === undefined)
+    throw new Error('choose what to redrive: --all, or --offsets 3,7 (or PARTITION:OFFSET items)');
   const offsets = options.offsets === undefined ? undefined : parse_selection(options.offsets);
   let bar: ReturnType<typeof progress> | null = null;
   const result = await with_admin(options, (admin) =>
@@ -72,6 +86,17 @@ export async function dlq_redrive(topic: string, options: ClientFlags & { to?: s
       },
     }),
   ).finally(() => bar?.stop());
-  const summary = { dlq: topic, selected: result.selected, redriven: result.redriven, skipped_already_redriven: result.skippedAlreadyRedriven, audit: DLQ_AUDIT_TOPIC };
-  print(options, summary, () => `redrove ${result.redriven} of ${result.selected} selected dead letters from ${topic}${result.skippedAlreadyRedriven > 0 ? ` (${result.skippedAlreadyRedriven} were redriven before)` : ''}; recorded in ${DLQ_AUDIT_TOPIC}`);
+  const summary = {
+    dlq: topic,
+    selected: result.selected,
+    redriven: result.redriven,
+    skipped_already_redriven: result.skippedAlreadyRedriven,
+    audit: DLQ_AUDIT_TOPIC,
+  };
+  print(
+    options,
+    summary,
+    () =>
+      `redrove ${result.redriven} of ${result.selected} selected dead letters from ${topic}${result.skippedAlreadyRedriven > 0 ? ` (${result.skippedAlreadyRedriven} were redriven before)` : ''}; recorded in ${DLQ_AUDIT_TOPIC}`,
+  );
 }

@@ -32,11 +32,15 @@ export interface HeapGrowth {
   stop(): void;
 }
 
-export function start_heap_growth(floor_bytes = OLD_GENERATION_FLOOR_BYTES, interval_ms = HEAP_GROWTH_INTERVAL_MS): HeapGrowth {
+export function start_heap_growth(
+  floor_bytes = OLD_GENERATION_FLOOR_BYTES,
+  interval_ms = HEAP_GROWTH_INTERVAL_MS,
+): HeapGrowth {
   let percent = 0;
   const adjust = () => {
     const wanted = growing_percent_for(v8.getHeapStatistics().used_heap_size, floor_bytes);
-    const changed = wanted === 0 || percent === 0 ? wanted !== percent : Math.abs(wanted - percent) > percent * PERCENT_CHANGE_MIN;
+    const changed =
+      wanted === 0 || percent === 0 ? wanted !== percent : Math.abs(wanted - percent) > percent * PERCENT_CHANGE_MIN;
     if (!changed) return;
     percent = wanted;
     v8.setFlagsFromString(`--heap-growing-percent=${percent}`);

@@ -5,10 +5,12 @@ import { text_of, type_text } from '../core/setting_values.ts';
 // Commands load their modules on use, so `sluice start` does not pay for client libraries.
 function lazy<T>(load: () => Promise<T>): T {
   return new Proxy({} as object, {
-    get: (_target, name: string) => async (...args: unknown[]) => {
-      const commands = (await load()) as unknown as Record<string, (...a: unknown[]) => Promise<void>>;
-      return commands[name]!(...args);
-    },
+    get:
+      (_target, name: string) =>
+      async (...args: unknown[]) => {
+        const commands = (await load()) as unknown as Record<string, (...a: unknown[]) => Promise<void>>;
+        return commands[name]!(...args);
+      },
   }) as T;
 }
 const client = lazy(() => import('./client_commands.ts'));
@@ -35,8 +37,8 @@ function start_option(s: Setting): { flags: string; help: string } {
 
 function add_start(program: Command): void {
   const shown = (name: string) => text_of(setting(name).default!);
-  const description = `run a broker (single node, data in ${shown('data')}, Kafka on ${shown('kafka')}, `
-    + `HTTP on ${shown('http')})`;
+  const description =
+    `run a broker (single node, data in ${shown('data')}, Kafka on ${shown('kafka')}, ` + `HTTP on ${shown('http')})`;
   const command = program.command('start').description(description);
   for (const s of settings_of(null)) {
     if (s.names.flag === undefined) continue;
@@ -51,10 +53,16 @@ function bootstrap(command: Command): Command {
   return command
     .option('--bootstrap <host:port>', 'a broker to connect to', process.env.SLUICE_BOOTSTRAP ?? BOOTSTRAP_DEFAULT)
     .option('--json', 'machine-readable output')
-    .option('--sasl-username <name>', 'log in with SASL; the password comes from SLUICE_SASL_PASSWORD',
-      process.env.SLUICE_SASL_USERNAME)
-    .option('--sasl-mechanism <mechanism>', 'plain, scram-sha-256 (default) or scram-sha-512',
-      process.env.SLUICE_SASL_MECHANISM);
+    .option(
+      '--sasl-username <name>',
+      'log in with SASL; the password comes from SLUICE_SASL_PASSWORD',
+      process.env.SLUICE_SASL_USERNAME,
+    )
+    .option(
+      '--sasl-mechanism <mechanism>',
+      'plain, scram-sha-256 (default) or scram-sha-512',
+      process.env.SLUICE_SASL_MECHANISM,
+    );
 }
 
 function add_topic(program: Command): void {
@@ -63,15 +71,17 @@ function add_topic(program: Command): void {
     topic
       .command('create <name>')
       .option('--partitions <n>', 'partition count', '1')
-      .option('--replication-factor <n>', 'copies of each partition (a cluster; default: the cluster\'s)')
+      .option('--replication-factor <n>', "copies of each partition (a cluster; default: the cluster's)")
       .option('--config <name=value...>', 'topic configs'),
   ).action((name, options) => client.topic_create(name, options));
-  bootstrap(topic.command('list').option('--internal', 'include internal topics such as __consumer_offsets'))
-    .action((options) => client.topic_list(options));
+  bootstrap(topic.command('list').option('--internal', 'include internal topics such as __consumer_offsets')).action(
+    (options) => client.topic_list(options),
+  );
   bootstrap(topic.command('describe <name>')).action((name, options) => client.topic_describe(name, options));
   bootstrap(topic.command('delete <name>')).action((name, options) => client.topic_delete(name, options));
-  bootstrap(topic.command('purge <name>').description('delete every message the topic holds now (the topic stays)'))
-    .action((name, options) => client.topic_purge(name, options));
+  bootstrap(
+    topic.command('purge <name>').description('delete every message the topic holds now (the topic stays)'),
+  ).action((name, options) => client.topic_purge(name, options));
   bootstrap(
     topic
       .command('reassign <name>')
@@ -83,18 +93,22 @@ function add_topic(program: Command): void {
   ).action((name, options) => cluster_commands.topic_reassign(name, options));
   const cluster = program.command('cluster').description('the cluster: brokers, controller, partition health');
   const status = 'brokers, the controller, and partitions without a full ISR or a leader';
-  bootstrap(cluster.command('status').description(status))
-    .action((options) => cluster_commands.cluster_status(options));
-  bootstrap(topic.command('add-partitions <name>').requiredOption('--count <n>', 'the new total partition count'))
-    .action((name, options) => client.topic_add_partitions(name, options));
+  bootstrap(cluster.command('status').description(status)).action((options) =>
+    cluster_commands.cluster_status(options),
+  );
+  bootstrap(
+    topic.command('add-partitions <name>').requiredOption('--count <n>', 'the new total partition count'),
+  ).action((name, options) => client.topic_add_partitions(name, options));
 }
 
 function add_produce_consume(program: Command): void {
   bootstrap(
     program
       .command('produce <topic>')
-      .description('send --value, or each line of standard input as a message; progress on standard error when '
-        + 'input is piped')
+      .description(
+        'send --value, or each line of standard input as a message; progress on standard error when ' +
+          'input is piped',
+      )
       .option('--key <key>', 'message key')
       .option('--value <value>', 'a single message value')
       .option('--acks <acks>', '-1 (all), 1 or 0 (no acknowledgement: nothing confirms the write)', '-1'),
@@ -102,54 +116,72 @@ function add_produce_consume(program: Command): void {
   bootstrap(
     program
       .command('consume <topic>')
-      .description('print messages, one value per line (JSON lines with --json); progress on standard error when '
-        + 'output is redirected')
-      .option('--group <id>', 'consumer group to join and commit to (default: none; read every partition without a '
-        + 'group, committing nothing)')
+      .description(
+        'print messages, one value per line (JSON lines with --json); progress on standard error when ' +
+          'output is redirected',
+      )
+      .option(
+        '--group <id>',
+        'consumer group to join and commit to (default: none; read every partition without a ' +
+          'group, committing nothing)',
+      )
       .option('--from-beginning', 'start at the earliest offset when the group has no commit')
       .option('--max <n>', 'stop after this many messages')
       .option('--timeout-ms <ms>', 'stop after this long without a message', '10000'),
   ).action((name, options) => client.consume(name, options));
-  bootstrap(program.command('export <topic>')
-    .description('write every message of a topic to a JSON-lines file (progress on standard error)')
-    .requiredOption('--out <file>', 'the file to create'))
-    .action((name, options) => transfer.export_topic(name, options));
-  bootstrap(program.command('import <topic>')
-    .description('send the messages of an export file to a topic, keeping keys, headers and timestamps; already '
-      + 'imported ones are skipped')
-    .requiredOption('--in <file>', 'an export file'))
-    .action((name, options) => transfer.import_topic(name, options));
+  bootstrap(
+    program
+      .command('export <topic>')
+      .description('write every message of a topic to a JSON-lines file (progress on standard error)')
+      .requiredOption('--out <file>', 'the file to create'),
+  ).action((name, options) => transfer.export_topic(name, options));
+  bootstrap(
+    program
+      .command('import <topic>')
+      .description(
+        'send the messages of an export file to a topic, keeping keys, headers and timestamps; already ' +
+          'imported ones are skipped',
+      )
+      .requiredOption('--in <file>', 'an export file'),
+  ).action((name, options) => transfer.import_topic(name, options));
 }
 
 function add_dlq_and_group(program: Command): void {
   const dead_letters = program.command('dlq').description('dead-letter topics of share groups: list, peek, redrive');
   bootstrap(dead_letters.command('list')).action((options) => dlq.dlq_list(options));
-  bootstrap(dead_letters.command('peek <dlq-topic>').option('--max <n>', 'messages to show', '20'))
-    .action((name, options) => dlq.dlq_peek(name, options));
+  bootstrap(dead_letters.command('peek <dlq-topic>').option('--max <n>', 'messages to show', '20')).action(
+    (name, options) => dlq.dlq_peek(name, options),
+  );
   bootstrap(
     dead_letters
       .command('redrive <dlq-topic>')
-      .description('send dead letters back to their origin topic (or --to); each is recorded in sluice.dlq.audit '
-        + 'and never sent twice')
+      .description(
+        'send dead letters back to their origin topic (or --to); each is recorded in sluice.dlq.audit ' +
+          'and never sent twice',
+      )
       .option('--all', 'every dead letter of the topic')
       .option('--offsets <list>', 'only these: OFFSET or PARTITION:OFFSET, comma-separated')
-      .option('--to <topic>', 'send to this topic instead of each letter\'s origin'),
+      .option('--to <topic>', "send to this topic instead of each letter's origin"),
   ).action((name, options) => dlq.dlq_redrive(name, options));
 
   const group = program.command('group').description('list, describe and reset consumer groups');
   bootstrap(group.command('list')).action((options) => client.group_list(options));
   bootstrap(group.command('describe <group>')).action((name, options) => client.group_describe(name, options));
-  bootstrap(group.command('reset-offsets <group>')
-    .requiredOption('--topic <topic>', 'topic')
-    .requiredOption('--to <where>', 'earliest, latest or an offset'))
-    .action((name, options) => client.group_reset_offsets(name, options));
+  bootstrap(
+    group
+      .command('reset-offsets <group>')
+      .requiredOption('--topic <topic>', 'topic')
+      .requiredOption('--to <where>', 'earliest, latest or an offset'),
+  ).action((name, options) => client.group_reset_offsets(name, options));
 }
 
 function add_bench(program: Command): void {
   program
     .command('bench')
-    .description('run the side-by-side benchmark (see docs/benchmarks.md); options: --profile smoke|standard|full, '
-      + '--systems a,b, --out DIR')
+    .description(
+      'run the side-by-side benchmark (see docs/benchmarks.md); options: --profile smoke|standard|full, ' +
+        '--systems a,b, --out DIR',
+    )
     .allowUnknownOption()
     .helpOption(false)
     .argument('[options...]')
@@ -159,10 +191,12 @@ function add_bench(program: Command): void {
       const root = path.resolve(import.meta.dirname, '..', '..');
       const script = path.join(root, 'bench', 'harness', 'run.ts');
       const child = spawn(process.execPath, ['--import', 'tsx', script, ...options], { cwd: root, stdio: 'inherit' });
-      await new Promise<void>((resolve) => child.once('exit', (code) => {
-        process.exitCode = code ?? 1;
-        resolve();
-      }));
+      await new Promise<void>((resolve) =>
+        child.once('exit', (code) => {
+          process.exitCode = code ?? 1;
+          resolve();
+        }),
+      );
     });
 }
 

@@ -3,13 +3,29 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { inter_broker_login, parse_cluster, parse_delayed, parse_http, parse_share_groups, resolve_settings } from './start.ts';
+import {
+  inter_broker_login,
+  parse_cluster,
+  parse_delayed,
+  parse_http,
+  parse_share_groups,
+  resolve_settings,
+} from './start.ts';
 
 test('settings: flags over environment over the --config file over defaults', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-settings-'));
   try {
     const file = path.join(dir, 'sluice.json');
-    fs.writeFileSync(file, JSON.stringify({ data: 'from-file', durability: 'none', partitions: '3', autoCreate: false, shareGroups: { recordLockDurationMs: 1500 } }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        data: 'from-file',
+        durability: 'none',
+        partitions: '3',
+        autoCreate: false,
+        shareGroups: { recordLockDurationMs: 1500 },
+      }),
+    );
     const settings = resolve_settings({ config: file, partitions: '5' }, { SLUICE_DURABILITY: 'interval:50' });
     assert.equal(settings.data, 'from-file');
     assert.equal(settings.durability, 'interval:50');
@@ -59,10 +75,20 @@ test('cluster.interBrokerUser: required with --sasl-users in a cluster, a user o
   try {
     const cluster = (extra: Record<string, unknown> = {}) => parse_cluster('http://127.0.0.1:2379', extra);
     assert.equal(inter_broker_login(cluster(), undefined), null, 'no SASL, no login');
-    assert.deepEqual(inter_broker_login(cluster({ interBrokerUser: 'broker' }), users_file), { mechanism: 'scram-sha-512', username: 'broker', password: 'b-secret' });
+    assert.deepEqual(inter_broker_login(cluster({ interBrokerUser: 'broker' }), users_file), {
+      mechanism: 'scram-sha-512',
+      username: 'broker',
+      password: 'b-secret',
+    });
     assert.throws(() => inter_broker_login(cluster(), users_file), /set config cluster.interBrokerUser/);
-    assert.throws(() => inter_broker_login(cluster({ interBrokerUser: 'mallory' }), users_file), /"mallory" is not a user of/);
-    assert.throws(() => inter_broker_login(cluster({ interBrokerUser: 'broker' }), undefined), /only with --sasl-users/);
+    assert.throws(
+      () => inter_broker_login(cluster({ interBrokerUser: 'mallory' }), users_file),
+      /"mallory" is not a user of/,
+    );
+    assert.throws(
+      () => inter_broker_login(cluster({ interBrokerUser: 'broker' }), undefined),
+      /only with --sasl-users/,
+    );
     assert.throws(() => cluster({ interBrokerUser: '' }), /cluster.interBrokerUser: a user name/);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

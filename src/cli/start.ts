@@ -94,9 +94,12 @@ function given(s: Setting, { flags, env, file, warnings }: Sources): Given | und
 /** The value given, or null for none (an empty text for a setting that has no default). */
 function value_of(s: Setting, { raw, where, form }: Given): SettingValue | null {
   if (raw === '' && s.default === null) return null;
-  const value = typeof raw === 'boolean' && s.type.kind === 'boolean'
-    ? raw
-    : form === 'text' ? read_text(s.type, String(raw)) : read_json(s.type, raw);
+  const value =
+    typeof raw === 'boolean' && s.type.kind === 'boolean'
+      ? raw
+      : form === 'text'
+        ? read_text(s.type, String(raw))
+        : read_json(s.type, raw);
   if (value === undefined) throw new Error(refusal(where, s.type, raw, form));
   return value;
 }
@@ -220,8 +223,10 @@ function ready_line(settings: ResolvedSettings, running: RunningBroker, extra: s
   const address = running.kafka_address;
   const http = running.http_address ? `${running.http_address.host}:${running.http_address.port}` : 'off';
   const node = `node=${Number(settings.nodeId)} durability=${settings.durability}`;
-  return `sluice ready kafka=${address.host}:${address.port} http=${http} data=${path.resolve(settings.data)} ${node}` +
-    `${extra} (amqp ${settings.amqp}: not available yet)\n`;
+  return (
+    `sluice ready kafka=${address.host}:${address.port} http=${http} data=${path.resolve(settings.data)} ${node}` +
+    `${extra} (amqp ${settings.amqp}: not available yet)\n`
+  );
 }
 
 function stop_on_signals(running: RunningBroker, logger: pino.Logger): void {
@@ -263,8 +268,8 @@ export async function run_start(flags: StartFlags): Promise<void> {
   const credentials = users_file ? await CredentialStore.from_file(users_file) : null;
   if (cluster) cluster.inter_broker_sasl = inter_broker_login(cluster, users_file);
   if (credentials && http && !is_loopback(http.host)) {
-    const message = 'the HTTP admin API has no authentication: with SASL on the Kafka listener, keep it on a '
-      + 'loopback address';
+    const message =
+      'the HTTP admin API has no authentication: with SASL on the Kafka listener, keep it on a ' + 'loopback address';
     logger.warn({ http: `${http.host}:${http.port}` }, message);
   }
   start_heap_growth();
@@ -285,8 +290,8 @@ export async function run_start(flags: StartFlags): Promise<void> {
     console_handler,
     logger,
   });
-  const extra = (credentials ? ` sasl=${credentials.size} users` : '')
-    + (cluster ? ` etcd=${cluster.etcd.join(',')}` : '');
+  const extra =
+    (credentials ? ` sasl=${credentials.size} users` : '') + (cluster ? ` etcd=${cluster.etcd.join(',')}` : '');
   process.stdout.write(ready_line(settings, running, extra));
   stop_on_signals(running, logger);
 }

@@ -19,16 +19,21 @@ function with_config<T>(config: unknown, body: (file: string) => T): T {
 }
 
 test('a refused value is named where it was given: flag, environment variable or config file', () => {
-  assert.throws(() => resolve_settings({ partitions: '0' }, {}),
-    /^Error: --partitions: an integer from 1 to 10000, got "0"$/);
+  assert.throws(
+    () => resolve_settings({ partitions: '0' }, {}),
+    /^Error: --partitions: an integer from 1 to 10000, got "0"$/,
+  );
   assert.throws(() => resolve_settings({}, { SLUICE_NODE_ID: 'one' }), /^Error: SLUICE_NODE_ID: an integer from 0 to/);
-  assert.throws(() => resolve_settings({}, { SLUICE_DURABILITY: 'sometimes' }),
-    /^Error: SLUICE_DURABILITY: expected fsync, interval:MS or none, got "sometimes"$/);
+  assert.throws(
+    () => resolve_settings({}, { SLUICE_DURABILITY: 'sometimes' }),
+    /^Error: SLUICE_DURABILITY: expected fsync, interval:MS or none, got "sometimes"$/,
+  );
   with_config({ kafka: 9092, logLevel: 'loud' }, (file) => {
-    assert.throws(() => resolve_settings({ config: file }, {}),
-      /^Error: config kafka: expected HOST:PORT, got 9092$/);
-    assert.throws(() => resolve_settings({ config: file, kafka: '127.0.0.1:0' }, {}),
-      /^Error: config logLevel: "trace"/);
+    assert.throws(() => resolve_settings({ config: file }, {}), /^Error: config kafka: expected HOST:PORT, got 9092$/);
+    assert.throws(
+      () => resolve_settings({ config: file, kafka: '127.0.0.1:0' }, {}),
+      /^Error: config logLevel: "trace"/,
+    );
   });
 });
 
@@ -43,7 +48,7 @@ test('config file values may be JSON numbers or text; an empty text is "none" wh
 });
 
 test('auto-create: --no-auto-create over SLUICE_AUTO_CREATE over the config file; only "false" turns it off', () => {
-  assert.equal(resolve_settings({ autoCreate: true }, {}).autoCreate, true, 'commander\'s default is not a given flag');
+  assert.equal(resolve_settings({ autoCreate: true }, {}).autoCreate, true, "commander's default is not a given flag");
   assert.equal(resolve_settings({ autoCreate: false }, { SLUICE_AUTO_CREATE: 'true' }).autoCreate, false);
   assert.equal(resolve_settings({}, { SLUICE_AUTO_CREATE: 'false' }).autoCreate, false);
   assert.equal(resolve_settings({}, { SLUICE_AUTO_CREATE: '0' }).autoCreate, true);
@@ -57,10 +62,15 @@ test('unknown top-level keys of the config file are ignored with a warning listi
   with_config({ data: 'd', kafkaBootstrap: 'x', delayed: { maxDelayMs: 1000 } }, (file) => {
     const settings = resolve_settings({ config: file }, {});
     assert.equal(settings.warnings.length, 1);
-    assert.match(settings.warnings[0]!,
-      /^config kafkaBootstrap: unknown setting, ignored \(known: data, kafka, .*shareGroups/);
+    assert.match(
+      settings.warnings[0]!,
+      /^config kafkaBootstrap: unknown setting, ignored \(known: data, kafka, .*shareGroups/,
+    );
     const warnings: string[] = [];
-    assert.deepEqual(parse_delayed(settings.delayed, (w) => warnings.push(w)), { delay_max_ms: 1000 });
+    assert.deepEqual(
+      parse_delayed(settings.delayed, (w) => warnings.push(w)),
+      { delay_max_ms: 1000 },
+    );
     assert.deepEqual(warnings, ['config delayed.maxDelayMs is deprecated: use delayed.delayMaxMs']);
   });
   assert.deepEqual(parse_delayed({ delayMaxMs: 5 }), { delay_max_ms: 5 });
@@ -68,13 +78,24 @@ test('unknown top-level keys of the config file are ignored with a warning listi
 
 test('the cluster object: table names to the cluster options, --etcd checked', () => {
   const cluster = parse_cluster('http://a:2379, http://b:2379', {
-    prefix: '/x/', leaseTtlMs: 2000, replicationFactor: 2, replicaLagTimeMaxMs: 500, leaderRebalanceIntervalMs: 0,
+    prefix: '/x/',
+    leaseTtlMs: 2000,
+    replicationFactor: 2,
+    replicaLagTimeMaxMs: 500,
+    leaderRebalanceIntervalMs: 0,
   });
   assert.deepEqual(cluster, {
-    etcd: ['http://a:2379', 'http://b:2379'], prefix: '/x/', lease_ttl_ms: 2000, replication_factor_default: 2,
-    leader_rebalance_interval_ms: 0, replicas: { replica_lag_time_max_ms: 500 }, inter_broker_user: undefined,
+    etcd: ['http://a:2379', 'http://b:2379'],
+    prefix: '/x/',
+    lease_ttl_ms: 2000,
+    replication_factor_default: 2,
+    leader_rebalance_interval_ms: 0,
+    replicas: { replica_lag_time_max_ms: 500 },
+    inter_broker_user: undefined,
   });
   assert.throws(() => parse_cluster('a:2379', {}), /^Error: --etcd: expected http:\/\/HOST:PORT endpoints/);
-  assert.throws(() => parse_cluster('http://a:2379', { replication: 3 }),
-    /^Error: config cluster.replication: unknown setting \(known: prefix, leaseTtlMs, replicationFactor,/);
+  assert.throws(
+    () => parse_cluster('http://a:2379', { replication: 3 }),
+    /^Error: config cluster.replication: unknown setting \(known: prefix, leaseTtlMs, replicationFactor,/,
+  );
 });

@@ -30,7 +30,8 @@ interface ExportedMessage {
   timestamp: number;
 }
 
-const b64 = (buffer: Buffer | null | undefined) => (buffer === null || buffer === undefined ? null : buffer.toString('base64'));
+const b64 = (buffer: Buffer | null | undefined) =>
+  buffer === null || buffer === undefined ? null : buffer.toString('base64');
 
 export async function export_topic(topic: string, options: ClientFlags & { out: string }): Promise<void> {
   const letters = await with_admin(options, async (admin) => {
@@ -39,21 +40,40 @@ export async function export_topic(topic: string, options: ClientFlags & { out: 
     return admin.readTopic(topic, { onRead: (count) => bar.update(count) }).finally(() => bar.stop());
   });
   const out = fs.createWriteStream(options.out, { flags: 'wx' }); // never overwrite an earlier export
-  const write = (line: string) => (out.write(line) ? Promise.resolve() : new Promise<void>((resolve) => out.once('drain', resolve)));
+  const write = (line: string) =>
+    out.write(line) ? Promise.resolve() : new Promise<void>((resolve) => out.once('drain', resolve));
   const opened = new Promise<void>((resolve, reject) => out.once('open', () => resolve()).once('error', reject));
   await opened;
-  const header: ExportHeader = { format: FORMAT, version: FORMAT_VERSION, topic, exported_at_ms: Date.now(), messages: letters.length };
+  const header: ExportHeader = {
+    format: FORMAT,
+    version: FORMAT_VERSION,
+    topic,
+    exported_at_ms: Date.now(),
+    messages: letters.length,
+  };
   await write(`${JSON.stringify(header)}\n`);
   for (const { partition, offset, message } of letters) {
     const headers: Array<[string, string]> = [];
     for (const [name, value] of Object.entries(message.headers ?? {})) {
-      for (const one of Array.isArray(value) ? value : [value]) if (one !== undefined) headers.push([name, b64(Buffer.from(one as Buffer))!]);
+      for (const one of Array.isArray(value) ? value : [value])
+        if (one !== undefined) headers.push([name, b64(Buffer.from(one as Buffer))!]);
     }
-    const line: ExportedMessage = { partition, offset, key: b64(message.key), value: b64(message.value), headers, timestamp: Number(message.timestamp) };
+    const line: ExportedMessage = {
+      partition,
+      offset,
+      key: b64(message.key),
+      value: b64(message.value),
+      headers,
+      timestamp: Number(message.timestamp),
+    };
     await write(`${JSON.stringify(line)}\n`);
   }
   await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
-  print(options, { topic, file: options.out, messages: letters.length }, () => `exported ${letters.length} messages of ${topic} to ${options.out}`);
+  print(
+    options,
+    { topic, file: options.out, messages: letters.length },
+    () => `exported ${letters.length} messages of ${topic} to ${options.out}`,
+  );
 }
 
 async function read_export(file: string): Promise<{ header: ExportHeader; messages: ExportedMessage[] }> {
@@ -72,16 +92,24 @@ async function read_export(file: string): Promise<{ header: ExportHeader; messag
     }
     if (!header) {
       const h = parsed as ExportHeader;
-      if (h.format !== FORMAT || h.version !== FORMAT_VERSION) throw new Error(`${file}: not a ${FORMAT} v${FORMAT_VERSION} file`);
+      if (h.format !== FORMAT || h.version !== FORMAT_VERSION)
+        throw new Error(`${file}: not a ${FORMAT} v${FORMAT_VERSION} file`);
       header = h;
       continue;
     }
     const m = parsed as ExportedMessage;
-    if (!Number.isInteger(m.partition) || !Number.isInteger(m.offset) || !Number.isSafeInteger(m.timestamp) || !Array.isArray(m.headers)) throw new Error(`${file}:${number}: not an exported message`);
+    if (
+      !Number.isInteger(m.partition) ||
+      !Number.isInteger(m.offset) ||
+      !Number.isSafeInteger(m.timestamp) ||
+      !Array.isArray(m.headers)
+    )
+      throw new Error(`${file}:${number}: not an exported message`);
     messages.push(m);
   }
   if (!header) throw new Error(`${file} is empty`);
-  if (messages.length !== header.messages) throw new Error(`${file}: ${messages.length} messages, the header says ${header.messages} (a cut-off file?)`);
+  if (messages.length !== header.messages)
+    throw new Error(`${file}: ${messages.length} messages, the header says ${header.messages} (a cut-off file?)`);
   return { header, messages };
 }
 
@@ -89,7 +117,8 @@ export async function import_topic(topic: string, options: ClientFlags & { in: s
   const { header, messages } = await read_export(options.in);
   const sluice = client(options);
   const { partitions, existing } = await with_admin(options, async (admin) => {
-    if (!(await admin.listTopics()).includes(topic)) throw new Error(`topic ${topic} does not exist; create it first (sluice topic create)`);
+    if (!(await admin.listTopics()).includes(topic))
+      throw new Error(`topic ${topic} does not exist; create it first (sluice topic create)`);
     return { partitions: (await admin.fetchTopicOffsets(topic)).length, existing: await admin.readTopic(topic) };
   });
   const present = new Set<string>();
@@ -110,7 +139,8 @@ export async function import_topic(topic: string, options: ClientFlags & { in: s
           if (name === IMPORT_ID_HEADER) continue;
           const buffer = Buffer.from(value, 'base64');
           const existing = headers[name];
-          headers[name] = existing === undefined ? buffer : Array.isArray(existing) ? [...existing, buffer] : [existing, buffer];
+          headers[name] =
+            existing === undefined ? buffer : Array.isArray(existing) ? [...existing, buffer] : [existing, buffer];
         }
         headers[IMPORT_ID_HEADER] = Buffer.from(id_of(m));
         return {
@@ -128,6 +158,17 @@ export async function import_topic(topic: string, options: ClientFlags & { in: s
     bar.stop();
     await producer.disconnect();
   }
-  const summary = { topic, file: options.in, messages: messages.length, imported: todo.length, skipped_already_present: messages.length - todo.length };
-  print(options, summary, () => `imported ${todo.length} of ${messages.length} messages into ${topic}${summary.skipped_already_present > 0 ? ` (${summary.skipped_already_present} were there already)` : ''}`);
+  const summary = {
+    topic,
+    file: options.in,
+    messages: messages.length,
+    imported: todo.length,
+    skipped_already_present: messages.length - todo.length,
+  };
+  print(
+    options,
+    summary,
+    () =>
+      `imported ${todo.length} of ${messages.length} messages into ${topic}${summary.skipped_already_present > 0 ? ` (${summary.skipped_already_present} were there already)` : ''}`,
+  );
 }

@@ -93,7 +93,15 @@ export class ClusterNode {
     this.remote = new RemotePartitions(node_id, () => this.view, logger, dial, clock);
     const refresh = () => this.request_refresh();
     this.replicas = new ReplicaManager(
-      node_id, store, membership, host, replica_settings, logger, refresh, dial, clock,
+      node_id,
+      store,
+      membership,
+      host,
+      replica_settings,
+      logger,
+      refresh,
+      dial,
+      clock,
     );
   }
 
@@ -226,9 +234,10 @@ export class ClusterNode {
       const message = `replication factor ${rf} is larger than the ${live.length} live brokers`;
       throw new BrokerError('invalid_replication_factor', message);
     }
-    const assignment = 'assignment' in record
-      ? record.assignment
-      : assign_replicas(live, record.partitions, rf, hash_start(record.name, live.length));
+    const assignment =
+      'assignment' in record
+        ? record.assignment
+        : assign_replicas(live, record.partitions, rf, hash_start(record.name, live.length));
     const topic: ClusterTopic = { ...record, assignment };
     const states = assignment.map(new_partition_state);
     if (!(await this.store.create_topic(topic, states))) {

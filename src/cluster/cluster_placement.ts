@@ -48,11 +48,24 @@ export class ClusterPlacement implements Placement {
    */
   async join(address: { host: string; port: number }): Promise<void> {
     const { parts } = this;
-    const registration = { node_id: parts.node_id, host: address.host, port: address.port, started_ms: parts.clock.now_ms(), dir_id: await this.directory_id() };
+    const registration = {
+      node_id: parts.node_id,
+      host: address.host,
+      port: address.port,
+      started_ms: parts.clock.now_ms(),
+      dir_id: await this.directory_id(),
+    };
     // Share groups are found through the group coordinator and delayed delivery runs beside them:
     // the controller keeps the internal partitions on one leader when it can.
     const colocated = this.internal_topics.map((topic) => partition_key(topic.name, 0));
-    this.node = await ClusterNode.join(parts.etcd, { ...parts.options, colocated }, registration, this.cluster_host(), parts.logger, parts.clock);
+    this.node = await ClusterNode.join(
+      parts.etcd,
+      { ...parts.options, colocated },
+      registration,
+      this.cluster_host(),
+      parts.logger,
+      parts.clock,
+    );
   }
 
   /** A random id kept in the data directory: tells a restart of this broker from another broker. */
@@ -98,7 +111,12 @@ export class ClusterPlacement implements Placement {
     const assignment = assign_replicas([...view.brokers.keys()], 1, rf);
     try {
       for (const topic of missing) {
-        await this.attached().create_topic(topic.name, 1, { ...topic.configs, 'min.insync.replicas': String(Math.min(2, rf)) }, { replication_factor: rf, assignment });
+        await this.attached().create_topic(
+          topic.name,
+          1,
+          { ...topic.configs, 'min.insync.replicas': String(Math.min(2, rf)) },
+          { replication_factor: rf, assignment },
+        );
       }
     } catch (error) {
       this.parts.logger.warn({ error: String(error) }, 'could not create the internal topics yet');
@@ -120,7 +138,10 @@ export class ClusterPlacement implements Placement {
   // ---------------------------------------------------------------- topics
 
   async create_topic(record: TopicRecord, placement: TopicPlacement): Promise<void> {
-    await this.joined().create_topic(placement.assignment ? { ...record, assignment: placement.assignment } : record, placement.replication_factor);
+    await this.joined().create_topic(
+      placement.assignment ? { ...record, assignment: placement.assignment } : record,
+      placement.replication_factor,
+    );
   }
 
   delete_topic(name: string): Promise<void> {
@@ -176,24 +197,41 @@ export class ClusterPlacement implements Placement {
   read_log(topic: string, partition: number): PartitionLog {
     const replica = this.node?.replicas.get(topic, partition);
     if (!replica || replica.role !== 'leader' || !this.node!.membership.valid) {
-      throw new BrokerError('not_leader_or_follower', `broker ${this.parts.node_id} is not the leader of ${topic}-${partition}`);
+      throw new BrokerError(
+        'not_leader_or_follower',
+        `broker ${this.parts.node_id} is not the leader of ${topic}-${partition}`,
+      );
     }
     return replica.log;
   }
 
-  replica_fetch(node_id: number, topic: string, partition: number, fetch_offset: number, current_leader_epoch: number): PartitionLog {
-    if (!this.node) throw new BrokerError('not_leader_or_follower', `broker ${this.parts.node_id} does not replicate partitions`);
+  replica_fetch(
+    node_id: number,
+    topic: string,
+    partition: number,
+    fetch_offset: number,
+    current_leader_epoch: number,
+  ): PartitionLog {
+    if (!this.node)
+      throw new BrokerError('not_leader_or_follower', `broker ${this.parts.node_id} does not replicate partitions`);
     return this.node.replicas.replica_fetch(node_id, topic, partition, fetch_offset, current_leader_epoch);
   }
 
-  end_offset_for_epoch(topic: string, partition: number, epoch: number, current_leader_epoch: number): { epoch: number; end_offset: number } {
+  end_offset_for_epoch(
+    topic: string,
+    partition: number,
+    epoch: number,
+    current_leader_epoch: number,
+  ): { epoch: number; end_offset: number } {
     return this.joined().replicas.end_offset_for_epoch(topic, partition, epoch, current_leader_epoch);
   }
 
   reader(topic: string, partition: number): PartitionReader & { ready?(): Promise<PartitionReader> } {
     const node = this.joined();
     const replica = node.replicas.get(topic, partition);
-    const in_sync = replica?.role === 'leader' || (replica?.role === 'follower' && node.partition_state(topic, partition)?.isr.includes(this.parts.node_id));
+    const in_sync =
+      replica?.role === 'leader' ||
+      (replica?.role === 'follower' && node.partition_state(topic, partition)?.isr.includes(this.parts.node_id));
     if (replica && in_sync) return replica.log;
     return node.remote.get(topic, partition);
   }

@@ -85,9 +85,18 @@ export class Controller {
       const unclean = view.topics.get(topic)?.value.configs[UNCLEAN_ELECTION_CONFIG] === 'true';
       const next = next_partition_state(state, live, unclean);
       if (!next) continue;
-      const written = await this.store.update_partition(topic, Number(key.slice(slash + 1)), next, mod_revision, this.epoch!);
+      const written = await this.store.update_partition(
+        topic,
+        Number(key.slice(slash + 1)),
+        next,
+        mod_revision,
+        this.epoch!,
+      );
       if (written) {
-        this.logger.info({ partition: key, leader: next.leader, leader_epoch: next.leader_epoch, isr: next.isr }, 'partition state changed');
+        this.logger.info(
+          { partition: key, leader: next.leader, leader_epoch: next.leader_epoch, isr: next.isr },
+          'partition state changed',
+        );
       } else {
         this.again = true;
       }
@@ -110,8 +119,19 @@ export class Controller {
       const next = preferred_leadership(state, live);
       if (!next) continue;
       const slash = key.lastIndexOf('/');
-      if (await this.store.update_partition(key.slice(0, slash), Number(key.slice(slash + 1)), next, mod_revision, this.epoch!)) {
-        this.logger.info({ partition: key, leader: next.leader, leader_epoch: next.leader_epoch }, 'leadership handed back to the preferred replica');
+      if (
+        await this.store.update_partition(
+          key.slice(0, slash),
+          Number(key.slice(slash + 1)),
+          next,
+          mod_revision,
+          this.epoch!,
+        )
+      ) {
+        this.logger.info(
+          { partition: key, leader: next.leader, leader_epoch: next.leader_epoch },
+          'leadership handed back to the preferred replica',
+        );
       } else {
         this.again = true;
       }
@@ -128,8 +148,19 @@ export class Controller {
       if (!entry || entry.value.leader === anchor || !entry.value.isr.includes(anchor)) continue;
       const next = { ...entry.value, leader: anchor, leader_epoch: entry.value.leader_epoch + 1 };
       const slash = key.lastIndexOf('/');
-      if (await this.store.update_partition(key.slice(0, slash), Number(key.slice(slash + 1)), next, entry.mod_revision, this.epoch!)) {
-        this.logger.info({ partition: key, leader: anchor, leader_epoch: next.leader_epoch }, 'leadership moved to join the coordinator');
+      if (
+        await this.store.update_partition(
+          key.slice(0, slash),
+          Number(key.slice(slash + 1)),
+          next,
+          entry.mod_revision,
+          this.epoch!,
+        )
+      ) {
+        this.logger.info(
+          { partition: key, leader: anchor, leader_epoch: next.leader_epoch },
+          'leadership moved to join the coordinator',
+        );
       } else {
         this.again = true;
       }
@@ -142,7 +173,11 @@ export class Controller {
  * ISR never becomes empty: when its last member dies it stays listed, so the partition waits for
  * that replica (the only one certain to have every acknowledged record) instead of losing data.
  */
-export function next_partition_state(state: PartitionState, live: Set<number>, unclean: boolean): PartitionState | null {
+export function next_partition_state(
+  state: PartitionState,
+  live: Set<number>,
+  unclean: boolean,
+): PartitionState | null {
   const elected = next_leadership(state, live, unclean);
   return finish_reassignment(elected ?? state, live) ?? elected;
 }

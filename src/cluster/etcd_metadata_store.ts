@@ -21,7 +21,10 @@ export class EtcdMetadataStore implements MetadataStore {
   async set_group_configs(group_id: string, configs: GroupConfigs): Promise<void> {
     await this.etcd.set_group_configs(group_id, configs);
     const wanted = JSON.stringify(configs);
-    await this.node()?.wait_for_view((view) => JSON.stringify(view.group_configs.get(group_id) ?? {}) === wanted, `configs of group ${group_id}`);
+    await this.node()?.wait_for_view(
+      (view) => JSON.stringify(view.group_configs.get(group_id) ?? {}) === wanted,
+      `configs of group ${group_id}`,
+    );
   }
 
   allocate_producer_ids(count: number): Promise<number> {

@@ -10,7 +10,14 @@
 // Every change is a transaction comparing a revision (or the controller epoch), so a writer acting
 // on a stale view fails instead of overwriting a newer decision.
 import { Etcd3, type Namespace, noop_policy } from './etcd_client.ts';
-import { type BrokerRegistration, type ClusterTopic, type ClusterView, type PartitionState, empty_view, partition_key } from './model.ts';
+import {
+  type BrokerRegistration,
+  type ClusterTopic,
+  type ClusterView,
+  type PartitionState,
+  empty_view,
+  partition_key,
+} from './model.ts';
 
 const ETCD_CALL_TIMEOUT_MS = 5_000;
 const ETCD_DIAL_TIMEOUT_MS = 3_000;
@@ -70,7 +77,8 @@ export class EtcdStore {
       const text = kv.value.toString('utf8');
       const versioned = <T>(value: T) => ({ value, mod_revision: kv.mod_revision });
       if (key === 'cluster_id') view.cluster_id = text;
-      else if (key === 'controller') view.controller = { node_id: (JSON.parse(text) as { node_id: number }).node_id, epoch: kv.create_revision };
+      else if (key === 'controller')
+        view.controller = { node_id: (JSON.parse(text) as { node_id: number }).node_id, epoch: kv.create_revision };
       else if (key === 'producer_ids') view.producer_id_block_end = versioned(Number(text));
       else if (key.startsWith('brokers/')) {
         const broker = JSON.parse(text) as BrokerRegistration;
@@ -81,7 +89,10 @@ export class EtcdStore {
       } else if (key.startsWith('partitions/')) {
         const rest = key.slice('partitions/'.length);
         const slash = rest.lastIndexOf('/');
-        view.partitions.set(partition_key(rest.slice(0, slash), Number(rest.slice(slash + 1))), versioned(JSON.parse(text) as PartitionState));
+        view.partitions.set(
+          partition_key(rest.slice(0, slash), Number(rest.slice(slash + 1))),
+          versioned(JSON.parse(text) as PartitionState),
+        );
       } else if (key.startsWith('group_configs/')) {
         view.group_configs.set(key.slice('group_configs/'.length), JSON.parse(text) as Record<string, string>);
       }
@@ -132,7 +143,10 @@ export class EtcdStore {
     const key = `topics/${topic.name}`;
     const puts = [this.ns.put(key).value(JSON.stringify(topic))];
     states.forEach((state, p) => puts.push(this.ns.put(`partitions/${topic.name}/${p}`).value(JSON.stringify(state))));
-    const result = await this.ns.if(key, 'Create', '==', 0).then(...puts).commit();
+    const result = await this.ns
+      .if(key, 'Create', '==', 0)
+      .then(...puts)
+      .commit();
     return result.succeeded;
   }
 
@@ -142,11 +156,19 @@ export class EtcdStore {
   }
 
   /** Replaces a topic record (configs, added partitions) if unchanged since `mod_revision`. */
-  async update_topic(topic: ClusterTopic, mod_revision: string, new_states: Array<[number, PartitionState]> = []): Promise<boolean> {
+  async update_topic(
+    topic: ClusterTopic,
+    mod_revision: string,
+    new_states: Array<[number, PartitionState]> = [],
+  ): Promise<boolean> {
     const key = `topics/${topic.name}`;
     const puts = [this.ns.put(key).value(JSON.stringify(topic))];
-    for (const [p, state] of new_states) puts.push(this.ns.put(`partitions/${topic.name}/${p}`).value(JSON.stringify(state)));
-    const result = await this.ns.if(key, 'Mod', '==', mod_revision).then(...puts).commit();
+    for (const [p, state] of new_states)
+      puts.push(this.ns.put(`partitions/${topic.name}/${p}`).value(JSON.stringify(state)));
+    const result = await this.ns
+      .if(key, 'Mod', '==', mod_revision)
+      .then(...puts)
+      .commit();
     return result.succeeded;
   }
 
@@ -154,7 +176,13 @@ export class EtcdStore {
    * Writes a partition state if the key is unchanged since `mod_revision` and, for a controller,
    * the controller key still has the epoch it was elected with.
    */
-  async update_partition(topic: string, partition: number, state: PartitionState, mod_revision: string, controller_epoch?: string): Promise<boolean> {
+  async update_partition(
+    topic: string,
+    partition: number,
+    state: PartitionState,
+    mod_revision: string,
+    controller_epoch?: string,
+  ): Promise<boolean> {
     const key = `partitions/${topic}/${partition}`;
     let txn = this.ns.if(key, 'Mod', '==', mod_revision);
     if (controller_epoch !== undefined) txn = txn.and('controller', 'Create', '==', controller_epoch);
@@ -170,7 +198,9 @@ export class EtcdStore {
       const kv = await this.ns.get('producer_ids').exec();
       const current = kv.kvs[0];
       const start = current ? Number(current.value.toString('utf8')) : 0;
-      const txn = current ? this.ns.if('producer_ids', 'Mod', '==', current.mod_revision) : this.ns.if('producer_ids', 'Create', '==', 0);
+      const txn = current
+        ? this.ns.if('producer_ids', 'Mod', '==', current.mod_revision)
+        : this.ns.if('producer_ids', 'Create', '==', 0);
       const result = await txn.then(this.ns.put('producer_ids').value(String(start + count))).commit();
       if (result.succeeded) return start;
     }

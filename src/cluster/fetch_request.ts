@@ -18,7 +18,13 @@ export interface PeerFetchPartition {
 
 type FetchPartitionIn = Row<Row<RequestIn<typeof FETCH>['topics']>['partitions']>;
 
-export function peer_fetch_request(replica_id: number, partitions: readonly PeerFetchPartition[], wait_ms: number, min_bytes: number, bytes_max: number): RequestIn<typeof FETCH> {
+export function peer_fetch_request(
+  replica_id: number,
+  partitions: readonly PeerFetchPartition[],
+  wait_ms: number,
+  min_bytes: number,
+  bytes_max: number,
+): RequestIn<typeof FETCH> {
   const by_topic = new Map<string, FetchPartitionIn[]>();
   for (const p of partitions) {
     if (!by_topic.has(p.topic)) by_topic.set(p.topic, []);

@@ -23,7 +23,13 @@ test('the leader knows the epoch: the log is cut where the leader says it ends',
 test('the leader never saw the epoch: the log is cut where its own copy of the answered epoch ends', () => {
   // Epoch 9 wrote up to 50,210 on the new leader; this replica led epoch 10 from 50,200 and its
   // batch there (a retry of one the new leader has from epoch 9) must go.
-  const replica = log_with([[9, 50_000], [10, 50_200]], 50_240);
+  const replica = log_with(
+    [
+      [9, 50_000],
+      [10, 50_200],
+    ],
+    50_240,
+  );
   assert.equal(divergence_point(9, 50_210, 10, replica), 50_200);
 });
 

@@ -77,7 +77,8 @@ export class FollowerFetcher {
           await this.round();
         } catch (error) {
           rethrow_invariant(error);
-          if (!this.closed) this.logger.info({ leader: this.leader_id, error: String(error) }, 'replica fetch failed; retrying');
+          if (!this.closed)
+            this.logger.info({ leader: this.leader_id, error: String(error) }, 'replica fetch failed; retrying');
           this.drop_connection();
           await sleep(RETRY_BACKOFF_MS);
         }
@@ -91,13 +92,17 @@ export class FollowerFetcher {
     if (this.connection && !this.connection.is_closed) return this.connection;
     const address = this.address;
     if (!address) throw new Error(`leader ${this.leader_id} is not registered`);
-    this.connection = await this.dial(address.host, address.port, { client_id: `sluice-replica-${this.node_id}`, request_timeout_ms: REQUEST_TIMEOUT_MS });
+    this.connection = await this.dial(address.host, address.port, {
+      client_id: `sluice-replica-${this.node_id}`,
+      request_timeout_ms: REQUEST_TIMEOUT_MS,
+    });
     return this.connection;
   }
 
   private async round(): Promise<void> {
     const connection = await this.connect();
-    for (const replica of [...this.partitions.values()]) if (replica.needs_truncation) await this.truncate(connection, replica);
+    for (const replica of [...this.partitions.values()])
+      if (replica.needs_truncation) await this.truncate(connection, replica);
     const sent = [...this.partitions.values()].filter((replica) => !replica.needs_truncation);
     if (sent.length === 0) return sleep(RETRY_BACKOFF_MS);
     const epochs = new Map<string, number>();
@@ -109,7 +114,13 @@ export class FollowerFetcher {
       fetch_offset: replica.log.next_offset,
       partition_bytes_max: this.settings.replica_fetch_bytes_max,
     }));
-    const request = peer_fetch_request(this.node_id, wanted, this.settings.replica_fetch_wait_ms, 1, this.settings.replica_fetch_bytes_max);
+    const request = peer_fetch_request(
+      this.node_id,
+      wanted,
+      this.settings.replica_fetch_wait_ms,
+      1,
+      this.settings.replica_fetch_bytes_max,
+    );
     const response = await connection.call(FETCH, PEER_FETCH_VERSION, request);
     let refresh = false;
     // Partitions are appended side by side, so one group-commit fsync covers them all.
@@ -177,7 +188,11 @@ export class FollowerFetcher {
   }
 
   private async append(replica: Replica, batches: Buffer): Promise<void> {
-    invariant(batch_base_offset(batches, 0) === replica.log.next_offset, () => `${replica.name}: a copied batch at ${batch_base_offset(batches, 0)} does not continue the log at ${replica.log.next_offset}`);
+    invariant(
+      batch_base_offset(batches, 0) === replica.log.next_offset,
+      () =>
+        `${replica.name}: a copied batch at ${batch_base_offset(batches, 0)} does not continue the log at ${replica.log.next_offset}`,
+    );
     // Kept as is, not copied: a response frame belongs to this fetch alone, and a replicated
     // append does not write into the buffer.
     const appended = replica.log.append(batches, { replicated: true, local_ack: true });
@@ -201,7 +216,12 @@ export class FollowerFetcher {
     }
     const response = await connection.call(OFFSET_FOR_LEADER_EPOCH, OFFSET_FOR_LEADER_EPOCH_VERSION, {
       replica_id: this.node_id,
-      topics: [{ topic: replica.topic, partitions: [{ partition: replica.partition, current_leader_epoch: replica.epoch, leader_epoch: epoch }] }],
+      topics: [
+        {
+          topic: replica.topic,
+          partitions: [{ partition: replica.partition, current_leader_epoch: replica.epoch, leader_epoch: epoch }],
+        },
+      ],
     });
     const row = response.topics[0]?.partitions[0];
     this.note_error(replica.name, row?.error_code ?? ErrorCode.UNKNOWN_SERVER_ERROR, 'offset for leader epoch');
@@ -222,7 +242,10 @@ export class FollowerFetcher {
     if (error_code === last) return;
     if (error_code === ErrorCode.NONE) this.errors.delete(name);
     else this.errors.set(name, error_code);
-    this.logger.info({ partition: name, leader: this.leader_id, request, error_code }, error_code === ErrorCode.NONE ? 'leader answers again' : 'leader refused a replica request');
+    this.logger.info(
+      { partition: name, leader: this.leader_id, request, error_code },
+      error_code === ErrorCode.NONE ? 'leader answers again' : 'leader refused a replica request',
+    );
   }
 
   private async cut(replica: Replica, offset: number): Promise<void> {
@@ -237,7 +260,10 @@ export class FollowerFetcher {
       if (replica.truncating === done) replica.truncating = null;
     });
     const end = await cutting;
-    this.logger.warn({ partition: replica.name, from: before, to: end, leader: this.leader_id }, 'truncated a divergent tail');
+    this.logger.warn(
+      { partition: replica.name, from: before, to: end, leader: this.leader_id },
+      'truncated a divergent tail',
+    );
     this.host.on_truncated(replica.log, end);
   }
 }
@@ -248,10 +274,16 @@ export class FollowerFetcher {
  * its log; this log may have begun a later epoch before that point (records the leader never got,
  * under a leader since deposed), so it is cut where its own copy of the answered epoch ends too.
  */
-export function divergence_point(answered_epoch: number, leader_end_offset: number, asked_epoch: number, log: Pick<PartitionLog, 'next_offset' | 'epochs'>): number {
+export function divergence_point(
+  answered_epoch: number,
+  leader_end_offset: number,
+  asked_epoch: number,
+  log: Pick<PartitionLog, 'next_offset' | 'epochs'>,
+): number {
   if (leader_end_offset < 0) return 0;
   let end = Math.min(leader_end_offset, log.next_offset);
-  if (answered_epoch >= 0 && answered_epoch < asked_epoch) end = Math.min(end, log.epochs.end_offset_for(answered_epoch, log.next_offset).end_offset);
+  if (answered_epoch >= 0 && answered_epoch < asked_epoch)
+    end = Math.min(end, log.epochs.end_offset_for(answered_epoch, log.next_offset).end_offset);
   return Math.max(0, end);
 }
 

@@ -46,7 +46,8 @@ export class LeaderState {
     isr: number[],
     now_ms: number,
   ) {
-    for (const id of isr) this.followers.set(id, { fetch_offset: 0, caught_up_ms: now_ms, leader_end_at_last_fetch: 0, last_fetch_ms: 0 });
+    for (const id of isr)
+      this.followers.set(id, { fetch_offset: 0, caught_up_ms: now_ms, leader_end_at_last_fetch: 0, last_fetch_ms: 0 });
   }
 
   track(unsubscribe: () => void): void {
@@ -54,7 +55,12 @@ export class LeaderState {
   }
 
   record_fetch(node_id: number, fetch_offset: number, now_ms: number): FollowerProgress {
-    const progress = this.followers.get(node_id) ?? { fetch_offset: 0, caught_up_ms: 0, leader_end_at_last_fetch: 0, last_fetch_ms: 0 };
+    const progress = this.followers.get(node_id) ?? {
+      fetch_offset: 0,
+      caught_up_ms: 0,
+      leader_end_at_last_fetch: 0,
+      last_fetch_ms: 0,
+    };
     if (fetch_offset >= this.log.written_offset) progress.caught_up_ms = now_ms;
     else if (fetch_offset >= progress.leader_end_at_last_fetch) progress.caught_up_ms = progress.last_fetch_ms;
     progress.fetch_offset = fetch_offset;
@@ -77,12 +83,19 @@ export class LeaderState {
     if (this.closed_with) return Promise.reject(this.closed_with);
     if (this.log.high_watermark > result.last_offset) return Promise.resolve(result); // at or below the high watermark
     if (this.waiters.length - this.head >= ACK_WAITERS_MAX) {
-      return Promise.reject(new BrokerError('request_timed_out', `${this.log.name}: too many appends waiting for the in-sync replicas`));
+      return Promise.reject(
+        new BrokerError('request_timed_out', `${this.log.name}: too many appends waiting for the in-sync replicas`),
+      );
     }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         waiter.reject = () => undefined;
-        reject(new BrokerError('request_timed_out', `${this.log.name}: the in-sync replicas did not confirm offset ${result.last_offset} within ${ACK_WAIT_MS_MAX} ms`));
+        reject(
+          new BrokerError(
+            'request_timed_out',
+            `${this.log.name}: the in-sync replicas did not confirm offset ${result.last_offset} within ${ACK_WAIT_MS_MAX} ms`,
+          ),
+        );
       }, ACK_WAIT_MS_MAX);
       const waiter: AckWaiter = { last_offset: result.last_offset, result, resolve, reject, timer };
       this.waiters.push(waiter);
@@ -97,7 +110,11 @@ export class LeaderState {
       const error = refuse?.() ?? null;
       if (error) waiter.reject(error);
       else {
-        invariant(waiter.last_offset < this.log.high_watermark, () => `${this.log.name}: offset ${waiter.last_offset} acknowledged above the high watermark ${this.log.high_watermark}`);
+        invariant(
+          waiter.last_offset < this.log.high_watermark,
+          () =>
+            `${this.log.name}: offset ${waiter.last_offset} acknowledged above the high watermark ${this.log.high_watermark}`,
+        );
         waiter.resolve(waiter.result);
       }
     }

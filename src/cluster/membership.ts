@@ -17,7 +17,7 @@ export class BrokerIdTakenError extends Error {
   ) {
     super(
       `broker id ${node_id} is already registered in the cluster${holder ? ` by ${holder.host}:${holder.port}` : ''}; ` +
-        'give each broker its own --node-id (a killed broker\'s registration expires after its lease)',
+        "give each broker its own --node-id (a killed broker's registration expires after its lease)",
     );
     this.name = 'BrokerIdTakenError';
   }
@@ -68,7 +68,10 @@ export class Membership {
       } catch (error) {
         const holder = error instanceof BrokerIdTakenError ? error.holder : null;
         if (!holder || holder.dir_id !== this.registration.dir_id || this.clock.now_ms() > deadline_ms) throw error;
-        this.logger.info({ node_id: this.registration.node_id }, 'waiting for the registration of this broker\'s previous run to expire');
+        this.logger.info(
+          { node_id: this.registration.node_id },
+          "waiting for the registration of this broker's previous run to expire",
+        );
         await new Promise((resolve) => setTimeout(resolve, REREGISTER_RETRY_MS));
       }
     }
@@ -81,7 +84,10 @@ export class Membership {
     const lease_id = await lease.grant();
     if (!(await this.store.register_broker(this.registration, lease_id))) {
       await lease.revoke().catch(() => undefined);
-      throw new BrokerIdTakenError(this.registration.node_id, await this.store.registered_broker(this.registration.node_id));
+      throw new BrokerIdTakenError(
+        this.registration.node_id,
+        await this.store.registered_broker(this.registration.node_id),
+      );
     }
     this.lease_id = lease_id;
     this.lease_generation++;

@@ -73,7 +73,12 @@ export function empty_view(): ClusterView {
  * Replica assignment for a new topic: partition p starts at broker index p (round robin), so
  * leaders spread evenly; replicas follow in node id order.
  */
-export function assign_replicas(live_node_ids: number[], partitions: number, replication_factor: number, start = 0): number[][] {
+export function assign_replicas(
+  live_node_ids: number[],
+  partitions: number,
+  replication_factor: number,
+  start = 0,
+): number[][] {
   const nodes = [...live_node_ids].sort((a, b) => a - b);
   const assignment: number[][] = [];
   for (let p = 0; p < partitions; p++) {

@@ -35,7 +35,10 @@ export class PeerConnections {
   drop(node_id: number): void {
     const connection = this.connections.get(node_id);
     this.connections.delete(node_id);
-    void connection?.then((c) => c.close(), () => undefined);
+    void connection?.then(
+      (c) => c.close(),
+      () => undefined,
+    );
   }
 
   close(): void {

@@ -15,16 +15,29 @@ let view: ClusterView;
 let remotes: RemotePartitions;
 
 const produce = (values: string[], timestamp_ms = Date.now()) =>
-  running.broker.partitions.produce('jobs', 0, encode_record_batch(values.map((v) => ({ key: null, value: Buffer.from(v), timestamp_ms }))), -1);
+  running.broker.partitions.produce(
+    'jobs',
+    0,
+    encode_record_batch(values.map((v) => ({ key: null, value: Buffer.from(v), timestamp_ms }))),
+    -1,
+  );
 
 const offsets_in = (batches: Buffer[]) => batches.map((b) => Number(b.readBigInt64BE(0)));
 
 before(async () => {
-  running = await start_broker({ data_dir: temp_dir('remote-partitions'), kafka: { host: '127.0.0.1', port: 0 }, http: null, auto_create_topics: false });
+  running = await start_broker({
+    data_dir: temp_dir('remote-partitions'),
+    kafka: { host: '127.0.0.1', port: 0 },
+    http: null,
+    auto_create_topics: false,
+  });
   await running.broker.topics.create('jobs', 1);
   view = empty_view();
   view.brokers.set(1, { node_id: 1, ...running.kafka_address, started_ms: Date.now(), dir_id: 'test' });
-  view.partitions.set(partition_key('jobs', 0), { value: { leader: 1, leader_epoch: 0, isr: [1], replicas: [1] }, mod_revision: '1' });
+  view.partitions.set(partition_key('jobs', 0), {
+    value: { leader: 1, leader_epoch: 0, isr: [1], replicas: [1] },
+    mod_revision: '1',
+  });
   remotes = new RemotePartitions(2, () => view, SILENT_LOGGER, peer_dialer(null), SYSTEM_CLOCK);
 });
 
@@ -65,8 +78,14 @@ test('an offset beyond the high watermark is out of range; a timestamp is looked
 
 test('a partition without a leader is refused with a retriable error once the read deadline passes', async () => {
   await running.broker.topics.create('orphan', 1);
-  view.partitions.set(partition_key('orphan', 0), { value: { leader: -1, leader_epoch: 1, isr: [], replicas: [1] }, mod_revision: '1' });
+  view.partitions.set(partition_key('orphan', 0), {
+    value: { leader: -1, leader_epoch: 1, isr: [], replicas: [1] },
+    mod_revision: '1',
+  });
   const started = Date.now();
-  await assert.rejects(remotes.get('orphan', 0).ready(), (error: Error & { kind?: string }) => error.kind === 'leader_not_available');
+  await assert.rejects(
+    remotes.get('orphan', 0).ready(),
+    (error: Error & { kind?: string }) => error.kind === 'leader_not_available',
+  );
   assert.ok(Date.now() - started >= 4_000, 'retried while leadership might move');
 });

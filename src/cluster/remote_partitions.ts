@@ -131,7 +131,9 @@ export class RemotePartition implements PartitionReader {
   /** The kept batches from the one holding `offset`, or null when they do not hold it. */
   private from_kept(offset: number, bytes_max: number): Buffer[] | null {
     if (offset < this.log_start_offset || offset >= this.high_watermark) return null;
-    const first = this.kept.findIndex((batch) => batch_base_offset(batch, 0) <= offset && offset <= batch_last_offset(batch, 0));
+    const first = this.kept.findIndex(
+      (batch) => batch_base_offset(batch, 0) <= offset && offset <= batch_last_offset(batch, 0),
+    );
     if (first < 0) return null;
     const out: Buffer[] = [];
     let bytes = 0;
@@ -179,7 +181,8 @@ export class RemotePartitions {
     this.closed = true;
     this.reads.close();
     this.watches.close();
-    for (const remote of this.partitions.values()) for (const listener of [...remote.listeners]) listener(remote.high_watermark);
+    for (const remote of this.partitions.values())
+      for (const listener of [...remote.listeners]) listener(remote.high_watermark);
     this.partitions.clear();
   }
 
@@ -220,7 +223,15 @@ export class RemotePartitions {
       }
       try {
         const connection = await this.watches.get(leader);
-        const response = (await connection.call(FETCH, PEER_FETCH_VERSION, fetch_request(watched.map((remote) => ({ remote, offset: remote.high_watermark, bytes_max: WATCH_PARTITION_BYTES_MAX })), WATCH_WAIT_MS, WATCH_BYTES_MAX)));
+        const response = await connection.call(
+          FETCH,
+          PEER_FETCH_VERSION,
+          fetch_request(
+            watched.map((remote) => ({ remote, offset: remote.high_watermark, bytes_max: WATCH_PARTITION_BYTES_MAX })),
+            WATCH_WAIT_MS,
+            WATCH_BYTES_MAX,
+          ),
+        );
         let failed = false;
         for (const { remote, row } of rows_of(response, watched)) {
           remote.apply(row);
@@ -244,32 +255,53 @@ export class RemotePartitions {
   async fetch(remote: RemotePartition, offset: number, bytes_max: number): Promise<Buffer[]> {
     const row = await this.with_leader(remote, async (leader) => {
       const connection = await this.reads.get(leader);
-      const response = await connection.call(FETCH, PEER_FETCH_VERSION, fetch_request([{ remote, offset, bytes_max }], 0, bytes_max));
+      const response = await connection.call(
+        FETCH,
+        PEER_FETCH_VERSION,
+        fetch_request([{ remote, offset, bytes_max }], 0, bytes_max),
+      );
       const found = rows_of(response, [remote])[0]?.row;
       if (!found) throw new RetriableError(`${remote.name} missing from the leader's answer`);
       remote.apply(found);
       return found;
     });
     const error_code = row.error_code;
-    if (error_code === ErrorCode.OFFSET_OUT_OF_RANGE) throw new OffsetOutOfRangeError(remote.name, offset, remote.log_start_offset, remote.high_watermark);
-    if (error_code !== ErrorCode.NONE) throw new BrokerError('leader_not_available', `reading ${remote.name} from its leader failed with error ${error_code}`);
+    if (error_code === ErrorCode.OFFSET_OUT_OF_RANGE)
+      throw new OffsetOutOfRangeError(remote.name, offset, remote.log_start_offset, remote.high_watermark);
+    if (error_code !== ErrorCode.NONE)
+      throw new BrokerError(
+        'leader_not_available',
+        `reading ${remote.name} from its leader failed with error ${error_code}`,
+      );
     const records = row.records;
     return records && records.length > 0 ? whole_batches(records) : [];
   }
 
-  async offset_for_timestamp(remote: RemotePartition, timestamp_ms: number): Promise<{ offset: number; timestamp_ms: number } | null> {
+  async offset_for_timestamp(
+    remote: RemotePartition,
+    timestamp_ms: number,
+  ): Promise<{ offset: number; timestamp_ms: number } | null> {
     const row = await this.with_leader(remote, async (leader) => {
       const connection = await this.reads.get(leader);
       const response = await connection.call(LIST_OFFSETS, LIST_OFFSETS_VERSION, {
         replica_id: -1,
         isolation_level: 0,
-        topics: [{ name: remote.topic, partitions: [{ partition_index: remote.partition, current_leader_epoch: -1, timestamp: timestamp_ms }] }],
+        topics: [
+          {
+            name: remote.topic,
+            partitions: [{ partition_index: remote.partition, current_leader_epoch: -1, timestamp: timestamp_ms }],
+          },
+        ],
       });
       const found = response.topics[0]?.partitions[0];
       if (!found) throw new RetriableError(`${remote.name} missing from the leader's answer`);
       return found;
     });
-    if (row.error_code !== ErrorCode.NONE) throw new BrokerError('leader_not_available', `looking up a timestamp in ${remote.name} failed with error ${row.error_code}`);
+    if (row.error_code !== ErrorCode.NONE)
+      throw new BrokerError(
+        'leader_not_available',
+        `looking up a timestamp in ${remote.name} failed with error ${row.error_code}`,
+      );
     return row.offset < 0 ? null : { offset: row.offset, timestamp_ms: row.timestamp };
   }
 
@@ -277,7 +309,10 @@ export class RemotePartitions {
    * Runs `request` against the partition's leader; a connection failure, a missing leader or a
    * retriable error code tries again (with the view refreshed meanwhile) until READ_DEADLINE_MS.
    */
-  private async with_leader<R extends { error_code: number }>(remote: RemotePartition, request: (leader: number) => Promise<R>): Promise<R> {
+  private async with_leader<R extends { error_code: number }>(
+    remote: RemotePartition,
+    request: (leader: number) => Promise<R>,
+  ): Promise<R> {
     const deadline = this.clock.now_ms() + READ_DEADLINE_MS;
     let last = 'no leader';
     for (;;) {
@@ -300,13 +335,26 @@ export class RemotePartitions {
   }
 }
 
-function fetch_request(wanted: Array<{ remote: RemotePartition; offset: number; bytes_max: number }>, wait_ms: number, bytes_max: number): RequestIn<typeof FETCH> {
-  const partitions = wanted.map(({ remote, offset, bytes_max: partition_bytes_max }) => ({ topic: remote.topic, partition: remote.partition, current_leader_epoch: -1, fetch_offset: offset, partition_bytes_max }));
+function fetch_request(
+  wanted: Array<{ remote: RemotePartition; offset: number; bytes_max: number }>,
+  wait_ms: number,
+  bytes_max: number,
+): RequestIn<typeof FETCH> {
+  const partitions = wanted.map(({ remote, offset, bytes_max: partition_bytes_max }) => ({
+    topic: remote.topic,
+    partition: remote.partition,
+    current_leader_epoch: -1,
+    fetch_offset: offset,
+    partition_bytes_max,
+  }));
   return peer_fetch_request(-1, partitions, wait_ms, wait_ms > 0 ? 1 : 0, bytes_max);
 }
 
 /** Pairs the answer's rows with the partitions asked for. */
-function rows_of(response: ResponseOf<typeof FETCH>, asked: RemotePartition[]): Array<{ remote: RemotePartition; row: FetchedRow }> {
+function rows_of(
+  response: ResponseOf<typeof FETCH>,
+  asked: RemotePartition[],
+): Array<{ remote: RemotePartition; row: FetchedRow }> {
   const by_name = new Map(asked.map((remote) => [remote.name, remote]));
   const out: Array<{ remote: RemotePartition; row: FetchedRow }> = [];
   for (const topic of response.responses) {
@@ -317,4 +365,3 @@ function rows_of(response: ResponseOf<typeof FETCH>, asked: RemotePartition[]): 
   }
   return out;
 }
-

@@ -32,7 +32,10 @@ export class ReplicaManager {
     private readonly dial: PeerDialer,
     private readonly clock: Clock,
   ) {
-    this.isr_timer = setInterval(() => this.shrink_isrs(), Math.max(100, Math.floor(settings.replica_lag_time_max_ms / 4)));
+    this.isr_timer = setInterval(
+      () => this.shrink_isrs(),
+      Math.max(100, Math.floor(settings.replica_lag_time_max_ms / 4)),
+    );
     this.isr_timer.unref();
   }
 
@@ -62,7 +65,19 @@ export class ReplicaManager {
         const log = await this.host.ensure_log(topic, partition);
         log.high_watermark_mode = 'external';
         log.replica_only = true;
-        replica = { topic, partition, name, log, state, mod_revision, role: 'none', epoch: -1, leader: null, needs_truncation: false, truncating: null };
+        replica = {
+          topic,
+          partition,
+          name,
+          log,
+          state,
+          mod_revision,
+          role: 'none',
+          epoch: -1,
+          leader: null,
+          needs_truncation: false,
+          truncating: null,
+        };
         this.replicas.set(name, replica);
       }
       replica.state = state;
@@ -82,7 +97,13 @@ export class ReplicaManager {
 
   private async apply_role(replica: Replica): Promise<void> {
     const { state } = replica;
-    const want: Role = !this.membership.valid ? 'none' : state.leader === this.node_id ? 'leader' : state.leader >= 0 ? 'follower' : 'none';
+    const want: Role = !this.membership.valid
+      ? 'none'
+      : state.leader === this.node_id
+        ? 'leader'
+        : state.leader >= 0
+          ? 'follower'
+          : 'none';
     if (want === 'leader') {
       if (replica.role !== 'leader' || replica.epoch !== state.leader_epoch) await this.become_leader(replica);
       else this.update_high_watermark(replica);
@@ -102,7 +123,11 @@ export class ReplicaManager {
     this.leave_role(replica);
     await replica.truncating;
     const { log, state } = replica;
-    invariant(state.leader_epoch >= replica.epoch && state.leader_epoch >= log.epochs.latest_epoch, () => `${replica.name}: leader epoch ${state.leader_epoch} is older than ${Math.max(replica.epoch, log.epochs.latest_epoch)}`);
+    invariant(
+      state.leader_epoch >= replica.epoch && state.leader_epoch >= log.epochs.latest_epoch,
+      () =>
+        `${replica.name}: leader epoch ${state.leader_epoch} is older than ${Math.max(replica.epoch, log.epochs.latest_epoch)}`,
+    );
     // The epoch begins where this log ends; recorded before any append of the epoch.
     await log.epochs.assign(state.leader_epoch, log.next_offset);
     log.leader_epoch = state.leader_epoch;
@@ -114,13 +139,19 @@ export class ReplicaManager {
     replica.leader = leader;
     replica.role = 'leader';
     replica.epoch = state.leader_epoch;
-    this.logger.info({ partition: replica.name, leader_epoch: replica.epoch, isr: state.isr, end: log.next_offset }, 'leading partition');
+    this.logger.info(
+      { partition: replica.name, leader_epoch: replica.epoch, isr: state.isr, end: log.next_offset },
+      'leading partition',
+    );
     this.update_high_watermark(replica);
     this.host.on_role(replica);
   }
 
   private become_follower(replica: Replica): void {
-    invariant(replica.state.leader_epoch >= replica.epoch, () => `${replica.name}: following epoch ${replica.state.leader_epoch} after ${replica.epoch}`);
+    invariant(
+      replica.state.leader_epoch >= replica.epoch,
+      () => `${replica.name}: following epoch ${replica.state.leader_epoch} after ${replica.epoch}`,
+    );
     this.leave_role(replica);
     replica.role = 'follower';
     replica.epoch = replica.state.leader_epoch;
@@ -138,7 +169,9 @@ export class ReplicaManager {
   private leave_role(replica: Replica): void {
     replica.log.replica_only = true;
     if (replica.leader) {
-      replica.leader.close(new BrokerError('not_leader_or_follower', `${replica.name}: this broker is no longer the leader`));
+      replica.leader.close(
+        new BrokerError('not_leader_or_follower', `${replica.name}: this broker is no longer the leader`),
+      );
       replica.leader = null;
       replica.log.ack_gate = null;
     }
@@ -149,7 +182,15 @@ export class ReplicaManager {
   private fetcher_for(leader_id: number): FollowerFetcher {
     let fetcher = this.fetchers.get(leader_id);
     if (!fetcher) {
-      fetcher = new FollowerFetcher(this.node_id, leader_id, this.settings, this.host, this.logger, () => this.request_refresh(), this.dial);
+      fetcher = new FollowerFetcher(
+        this.node_id,
+        leader_id,
+        this.settings,
+        this.host,
+        this.logger,
+        () => this.request_refresh(),
+        this.dial,
+      );
       fetcher.set_address(this.view?.brokers.get(leader_id) ?? null);
       this.fetchers.set(leader_id, fetcher);
     }
@@ -167,7 +208,10 @@ export class ReplicaManager {
     if (acks_all) {
       const min_isr = this.host.min_insync_replicas(topic);
       if (replica.state.isr.length < min_isr) {
-        throw new BrokerError('not_enough_replicas', `${topic}-${partition} has ${replica.state.isr.length} in-sync replicas; min.insync.replicas is ${min_isr}`);
+        throw new BrokerError(
+          'not_enough_replicas',
+          `${topic}-${partition} has ${replica.state.isr.length} in-sync replicas; min.insync.replicas is ${min_isr}`,
+        );
       }
     }
     return replica.log;
@@ -175,11 +219,17 @@ export class ReplicaManager {
 
   private ack_refusal(replica: Replica): BrokerError | null {
     if (replica.role !== 'leader' || !this.membership.valid) {
-      return new BrokerError('not_leader_or_follower', `${replica.name}: leadership lost before the in-sync replicas confirmed`);
+      return new BrokerError(
+        'not_leader_or_follower',
+        `${replica.name}: leadership lost before the in-sync replicas confirmed`,
+      );
     }
     const min_isr = this.host.min_insync_replicas(replica.topic);
     if (replica.state.isr.length < min_isr) {
-      return new BrokerError('not_enough_replicas_after_append', `${replica.name}: the ISR shrank to ${replica.state.isr.length}, below min.insync.replicas ${min_isr}`);
+      return new BrokerError(
+        'not_enough_replicas_after_append',
+        `${replica.name}: the ISR shrank to ${replica.state.isr.length}, below min.insync.replicas ${min_isr}`,
+      );
     }
     return null;
   }
@@ -195,15 +245,27 @@ export class ReplicaManager {
    * A follower's fetch, on the leader: checks the epoch it believes in, records its progress,
    * lets it into the ISR once caught up, and returns the log to read from.
    */
-  replica_fetch(node_id: number, topic: string, partition: number, fetch_offset: number, current_leader_epoch: number): PartitionLog {
+  replica_fetch(
+    node_id: number,
+    topic: string,
+    partition: number,
+    fetch_offset: number,
+    current_leader_epoch: number,
+  ): PartitionLog {
     const replica = this.replicas.get(`${topic}-${partition}`);
     if (!replica || replica.role !== 'leader' || !replica.leader || !this.membership.valid) {
       throw new BrokerError('not_leader_or_follower', `this broker is not the leader of ${topic}-${partition}`);
     }
     if (current_leader_epoch >= 0 && current_leader_epoch !== replica.epoch) {
       throw current_leader_epoch > replica.epoch
-        ? new BrokerError('unknown_leader_epoch', `${replica.name}: epoch ${current_leader_epoch} is newer than this leader's ${replica.epoch}`)
-        : new BrokerError('fenced_leader_epoch', `${replica.name}: epoch ${current_leader_epoch} is older than this leader's ${replica.epoch}`);
+        ? new BrokerError(
+            'unknown_leader_epoch',
+            `${replica.name}: epoch ${current_leader_epoch} is newer than this leader's ${replica.epoch}`,
+          )
+        : new BrokerError(
+            'fenced_leader_epoch',
+            `${replica.name}: epoch ${current_leader_epoch} is older than this leader's ${replica.epoch}`,
+          );
     }
     if (!replica.state.replicas.includes(node_id)) {
       throw new BrokerError('not_leader_or_follower', `broker ${node_id} is not a replica of ${replica.name}`);
@@ -217,13 +279,25 @@ export class ReplicaManager {
   }
 
   /** Where `epoch` ends in this leader's log (OffsetForLeaderEpoch). */
-  end_offset_for_epoch(topic: string, partition: number, epoch: number, current_leader_epoch: number): { epoch: number; end_offset: number } {
+  end_offset_for_epoch(
+    topic: string,
+    partition: number,
+    epoch: number,
+    current_leader_epoch: number,
+  ): { epoch: number; end_offset: number } {
     const replica = this.replicas.get(`${topic}-${partition}`);
-    if (!replica || replica.role !== 'leader') throw new BrokerError('not_leader_or_follower', `this broker is not the leader of ${topic}-${partition}`);
+    if (!replica || replica.role !== 'leader')
+      throw new BrokerError('not_leader_or_follower', `this broker is not the leader of ${topic}-${partition}`);
     if (current_leader_epoch >= 0 && current_leader_epoch !== replica.epoch) {
       throw current_leader_epoch > replica.epoch
-        ? new BrokerError('unknown_leader_epoch', `${replica.name}: epoch ${current_leader_epoch} is newer than ${replica.epoch}`)
-        : new BrokerError('fenced_leader_epoch', `${replica.name}: epoch ${current_leader_epoch} is older than ${replica.epoch}`);
+        ? new BrokerError(
+            'unknown_leader_epoch',
+            `${replica.name}: epoch ${current_leader_epoch} is newer than ${replica.epoch}`,
+          )
+        : new BrokerError(
+            'fenced_leader_epoch',
+            `${replica.name}: epoch ${current_leader_epoch} is older than ${replica.epoch}`,
+          );
     }
     return replica.log.epochs.end_offset_for(epoch, replica.log.written_offset);
   }
@@ -244,9 +318,16 @@ export class ReplicaManager {
       const leader = replica.leader;
       if (!leader || replica.role !== 'leader' || leader.isr_change_pending) continue;
       const lagging = replica.state.isr.filter(
-        (id) => id !== this.node_id && now - (leader.followers.get(id)?.caught_up_ms ?? 0) > this.settings.replica_lag_time_max_ms,
+        (id) =>
+          id !== this.node_id &&
+          now - (leader.followers.get(id)?.caught_up_ms ?? 0) > this.settings.replica_lag_time_max_ms,
       );
-      if (lagging.length > 0) void this.write_isr(replica, replica.state.isr.filter((id) => !lagging.includes(id)), `lagging: ${lagging.join(',')}`);
+      if (lagging.length > 0)
+        void this.write_isr(
+          replica,
+          replica.state.isr.filter((id) => !lagging.includes(id)),
+          `lagging: ${lagging.join(',')}`,
+        );
     }
   }
 
@@ -257,7 +338,9 @@ export class ReplicaManager {
     const next: PartitionState = { ...replica.state, isr };
     let written = false;
     try {
-      written = this.membership.valid && (await this.store.update_partition(replica.topic, replica.partition, next, replica.mod_revision));
+      written =
+        this.membership.valid &&
+        (await this.store.update_partition(replica.topic, replica.partition, next, replica.mod_revision));
     } catch (error) {
       rethrow_invariant(error);
       this.logger.warn({ partition: replica.name, error: String(error) }, 'could not write the ISR');

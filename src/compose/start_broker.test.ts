@@ -4,7 +4,8 @@ import { open_core } from './start_broker.ts';
 import { ManualClock, SimFileIO } from '../storage/index.ts';
 import { decode_record_batch, encode_record_batch } from '../protocol/record_batch.ts';
 
-const batch = (values: string[], timestamp_ms: number) => encode_record_batch(values.map((v) => ({ key: null, value: Buffer.from(v), timestamp_ms })));
+const batch = (values: string[], timestamp_ms: number) =>
+  encode_record_batch(values.map((v) => ({ key: null, value: Buffer.from(v), timestamp_ms })));
 
 async function values_of(core: Awaited<ReturnType<typeof open_core>>, topic: string): Promise<string[]> {
   const source = core.partitions.consumer_source(topic, 0);

@@ -92,9 +92,20 @@ export interface PartitionsApi {
   /** A partition this broker leads, for consumers (Fetch, ListOffsets, DeleteRecords). */
   consumer_source(topic: string, partition: number): ConsumerSource;
   /** A follower's fetch reaching this leader: records its progress; returns what it reads. */
-  replica_source(replica_id: number, topic: string, partition: number, fetch_offset: number, current_leader_epoch: number): ConsumerSource;
+  replica_source(
+    replica_id: number,
+    topic: string,
+    partition: number,
+    fetch_offset: number,
+    current_leader_epoch: number,
+  ): ConsumerSource;
   /** Where `epoch` ends in a partition's log on its leader (OffsetForLeaderEpoch). */
-  end_offset_for_epoch(topic: string, partition: number, epoch: number, current_leader_epoch: number): { epoch: number; end_offset: number };
+  end_offset_for_epoch(
+    topic: string,
+    partition: number,
+    epoch: number,
+    current_leader_epoch: number,
+  ): { epoch: number; end_offset: number };
   /** Deletes records below `offset` (-1: the high watermark); the new log start. */
   delete_records(topic: string, partition: number, offset: number): Promise<number>;
   /** Where this broker reads a partition for its own tools: bounds known once resolved. */
@@ -102,7 +113,12 @@ export interface PartitionsApi {
   /** reader() without waiting: a remote partition's bounds are zero until first heard. */
   reader_now(topic: string, partition: number): PartitionReader;
   /** Decoded records from `offset` below the high watermark, with the partition's bounds. */
-  read_records(reader: PartitionReader, from_offset: number, records_max: number, bytes_max: number): Promise<RecordsRead>;
+  read_records(
+    reader: PartitionReader,
+    from_offset: number,
+    records_max: number,
+    bytes_max: number,
+  ): Promise<RecordsRead>;
   /** The partition as this broker's own replica has it; null when it holds none. */
   local_state(topic: string, partition: number): LocalPartitionState | null;
   /** Local partitions taken offline by a failed write or fsync. */
@@ -135,9 +151,18 @@ export interface GroupsApi {
   /** True when this broker coordinates consumer groups now (the calls below need it). */
   readonly is_coordinator: boolean;
   join(request: JoinRequest): Promise<JoinResult>;
-  sync(group_id: string, member_id: string, generation_id: number, instance_id: string | null, assignments: Array<{ member_id: string; assignment: Buffer }>): Promise<{ protocol_type: string; protocol_name: string; assignment: Buffer }>;
+  sync(
+    group_id: string,
+    member_id: string,
+    generation_id: number,
+    instance_id: string | null,
+    assignments: Array<{ member_id: string; assignment: Buffer }>,
+  ): Promise<{ protocol_type: string; protocol_name: string; assignment: Buffer }>;
   heartbeat(group_id: string, member_id: string, generation_id: number, instance_id: string | null): void;
-  leave(group_id: string, leavers: Array<{ member_id: string; group_instance_id: string | null }>): Array<BrokerError | null>;
+  leave(
+    group_id: string,
+    leavers: Array<{ member_id: string; group_instance_id: string | null }>,
+  ): Array<BrokerError | null>;
   describe(group_id: string): GroupSummary;
   list(): Array<{ group_id: string; protocol_type: string; state: GroupState }>;
   delete(group_id: string): Promise<void>;
@@ -164,8 +189,18 @@ export interface SharesApi {
   /** Throws unknown_member_id for a member the group does not know. */
   check_member(group_id: string, member_id: string): void;
   /** Per partition key (`topic\0partition`), the error of that partition's acknowledgements, or none. */
-  acknowledge(group_id: string, member_id: string, acks: ReadonlyArray<TopicPartition & { batches: AcknowledgeBatch[] }>): Promise<Map<string, unknown>>;
-  fetch(group_id: string, member_id: string, partitions: readonly TopicPartition[], records_max: number, bytes_max: number): Promise<FetchedPartition[]>;
+  acknowledge(
+    group_id: string,
+    member_id: string,
+    acks: ReadonlyArray<TopicPartition & { batches: AcknowledgeBatch[] }>,
+  ): Promise<Map<string, unknown>>;
+  fetch(
+    group_id: string,
+    member_id: string,
+    partitions: readonly TopicPartition[],
+    records_max: number,
+    bytes_max: number,
+  ): Promise<FetchedPartition[]>;
   /** Calls `listener` when records of the group become available again; returns the unsubscribe. */
   on_available(group_id: string, listener: () => void): () => void;
   group_ids(): string[];
@@ -174,7 +209,11 @@ export interface SharesApi {
   /** The group's configs with the values in force. */
   config_entries(group_id: string): ConfigEntry[];
   /** Sets (or, with `replace`, replaces) a group's configs; they apply at once and survive restarts. */
-  set_configs(group_id: string, configs: GroupConfigs, options?: { remove?: string[]; replace?: boolean; validate_only?: boolean }): Promise<void>;
+  set_configs(
+    group_id: string,
+    configs: GroupConfigs,
+    options?: { remove?: string[]; replace?: boolean; validate_only?: boolean },
+  ): Promise<void>;
 }
 
 export interface DelayedApi {

@@ -25,7 +25,9 @@ export function invariant(condition: boolean, message: string | (() => string)):
 }
 
 export function is_invariant_failure(error: unknown): error is Error {
-  return error instanceof InvariantError || error instanceof StorageAssertionError || error instanceof NodeAssertionError;
+  return (
+    error instanceof InvariantError || error instanceof StorageAssertionError || error instanceof NodeAssertionError
+  );
 }
 
 /** What stops the process; tests replace it to observe the stop without dying. */
@@ -71,7 +73,10 @@ export function stop_on_invariant_failure(error: unknown, logger: Logger): boole
 export function stop_on_uncaught_errors(logger: Logger): void {
   const stop = (error: unknown) => {
     if (stop_on_invariant_failure(error, logger)) return;
-    logger.error({ error: String(error), stack: error instanceof Error ? error.stack : undefined }, 'uncaught error: stopping the broker');
+    logger.error(
+      { error: String(error), stack: error instanceof Error ? error.stack : undefined },
+      'uncaught error: stopping the broker',
+    );
     process.exit(1);
   };
   process.on('uncaughtException', stop);

@@ -9,7 +9,14 @@
 // local logs of partitions it holds, and this broker's role for each.
 import type { PartitionLog } from '../storage/index.ts';
 import type { PartitionReader } from './partition_reader.ts';
-import type { BrokerAddress, InternalTopic, PartitionInfo, PartitionReassignment, TopicConfigs, TopicRecord } from './types.ts';
+import type {
+  BrokerAddress,
+  InternalTopic,
+  PartitionInfo,
+  PartitionReassignment,
+  TopicConfigs,
+  TopicRecord,
+} from './types.ts';
 
 export type ReplicaRole = 'leader' | 'follower' | 'none';
 
@@ -79,8 +86,19 @@ export interface Placement {
   /** The log consumers read from (this broker must lead). */
   read_log(topic: string, partition: number): PartitionLog;
   /** A follower's fetch reaching this leader: records its progress; returns the log to read. */
-  replica_fetch(node_id: number, topic: string, partition: number, fetch_offset: number, current_leader_epoch: number): PartitionLog;
-  end_offset_for_epoch(topic: string, partition: number, epoch: number, current_leader_epoch: number): { epoch: number; end_offset: number };
+  replica_fetch(
+    node_id: number,
+    topic: string,
+    partition: number,
+    fetch_offset: number,
+    current_leader_epoch: number,
+  ): PartitionLog;
+  end_offset_for_epoch(
+    topic: string,
+    partition: number,
+    epoch: number,
+    current_leader_epoch: number,
+  ): { epoch: number; end_offset: number };
   /**
    * Where this broker reads a partition for its own work: its replica when it leads or is in sync,
    * else a view of the leader's copy whose bounds are known once `ready()` resolves.

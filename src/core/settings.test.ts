@@ -63,28 +63,92 @@ test('no two settings share a name on one surface, aliases included', () => {
 
 /** Every name a user could set before the table: sluice start's flags, SLUICE_* and config-file keys. */
 const NAMES_IN_USE: Partial<Record<Surface, string[]>> = {
-  flag: ['--data', '--kafka', '--http', '--amqp', '--node-id', '--etcd', '--advertise', '--config', '--durability',
-    '--partitions', '--no-auto-create', '--log-level', '--sasl-users'],
-  env: ['SLUICE_DATA', 'SLUICE_KAFKA', 'SLUICE_HTTP', 'SLUICE_AMQP', 'SLUICE_NODE_ID', 'SLUICE_ETCD',
-    'SLUICE_ADVERTISE', 'SLUICE_CONFIG', 'SLUICE_DURABILITY', 'SLUICE_PARTITIONS', 'SLUICE_AUTO_CREATE',
-    'SLUICE_LOG_LEVEL', 'SLUICE_SASL_USERS'],
-  file: ['data', 'kafka', 'http', 'amqp', 'nodeId', 'etcd', 'advertise', 'durability', 'partitions', 'autoCreate',
-    'logLevel', 'saslUsers', 'shareGroups.recordLockDurationMs', 'shareGroups.deliveryCountLimit',
-    'shareGroups.recordsInFlightMax', 'shareGroups.retryBackoffMs', 'shareGroups.sessionTimeoutMs',
-    'shareGroups.heartbeatIntervalMs', 'shareGroups.autoOffsetReset', 'delayed.maxDelayMs', 'cluster.prefix',
-    'cluster.leaseTtlMs', 'cluster.replicationFactor', 'cluster.replicaLagTimeMaxMs',
-    'cluster.leaderRebalanceIntervalMs', 'cluster.interBrokerUser'],
-  http: ['node_id', 'delivery_count_limit', 'record_lock_duration_ms', 'records_in_flight_max', 'retry_backoff_ms',
-    'auto_offset_reset', 'dead_letter_topic', 'ordering', 'delay_max_ms'],
-  kafka: ['share.record.lock.duration.ms', 'share.delivery.count.limit', 'share.partition.max.record.locks',
-    'share.auto.offset.reset', 'sluice.share.retry.backoff.ms', 'sluice.share.dlq.topic', 'sluice.share.ordering'],
+  flag: [
+    '--data',
+    '--kafka',
+    '--http',
+    '--amqp',
+    '--node-id',
+    '--etcd',
+    '--advertise',
+    '--config',
+    '--durability',
+    '--partitions',
+    '--no-auto-create',
+    '--log-level',
+    '--sasl-users',
+  ],
+  env: [
+    'SLUICE_DATA',
+    'SLUICE_KAFKA',
+    'SLUICE_HTTP',
+    'SLUICE_AMQP',
+    'SLUICE_NODE_ID',
+    'SLUICE_ETCD',
+    'SLUICE_ADVERTISE',
+    'SLUICE_CONFIG',
+    'SLUICE_DURABILITY',
+    'SLUICE_PARTITIONS',
+    'SLUICE_AUTO_CREATE',
+    'SLUICE_LOG_LEVEL',
+    'SLUICE_SASL_USERS',
+  ],
+  file: [
+    'data',
+    'kafka',
+    'http',
+    'amqp',
+    'nodeId',
+    'etcd',
+    'advertise',
+    'durability',
+    'partitions',
+    'autoCreate',
+    'logLevel',
+    'saslUsers',
+    'shareGroups.recordLockDurationMs',
+    'shareGroups.deliveryCountLimit',
+    'shareGroups.recordsInFlightMax',
+    'shareGroups.retryBackoffMs',
+    'shareGroups.sessionTimeoutMs',
+    'shareGroups.heartbeatIntervalMs',
+    'shareGroups.autoOffsetReset',
+    'delayed.maxDelayMs',
+    'cluster.prefix',
+    'cluster.leaseTtlMs',
+    'cluster.replicationFactor',
+    'cluster.replicaLagTimeMaxMs',
+    'cluster.leaderRebalanceIntervalMs',
+    'cluster.interBrokerUser',
+  ],
+  http: [
+    'node_id',
+    'delivery_count_limit',
+    'record_lock_duration_ms',
+    'records_in_flight_max',
+    'retry_backoff_ms',
+    'auto_offset_reset',
+    'dead_letter_topic',
+    'ordering',
+    'delay_max_ms',
+  ],
+  kafka: [
+    'share.record.lock.duration.ms',
+    'share.delivery.count.limit',
+    'share.partition.max.record.locks',
+    'share.auto.offset.reset',
+    'sluice.share.retry.backoff.ms',
+    'sluice.share.dlq.topic',
+    'sluice.share.ordering',
+  ],
 };
 
-test('every name in use before the table is a setting\'s name or a recorded alias', () => {
+test("every name in use before the table is a setting's name or a recorded alias", () => {
   for (const [surface, names] of Object.entries(NAMES_IN_USE) as Array<[Surface, string[]]>) {
     for (const name of names) {
-      const known = SETTINGS.some((s) => s.names[surface] === name
-        || (s.aliases ?? []).some((a) => a.surface === surface && a.name === name));
+      const known = SETTINGS.some(
+        (s) => s.names[surface] === name || (s.aliases ?? []).some((a) => a.surface === surface && a.name === name),
+      );
       assert.ok(known, `${surface} ${name} still works`);
     }
   }
@@ -102,8 +166,10 @@ test('Kafka group configs: the names and order DescribeConfigs lists, each a sha
   for (const s of SETTINGS) if (s.kafka !== undefined) assert.equal(s.group, 'share_groups', s.name);
 });
 
-test('a group\'s settings in force have the HTTP names of the settings a group can set', () => {
-  const http = settings_of('share_groups').filter((s) => s.kafka !== undefined).map((s) => s.names.http);
+test("a group's settings in force have the HTTP names of the settings a group can set", () => {
+  const http = settings_of('share_groups')
+    .filter((s) => s.kafka !== undefined)
+    .map((s) => s.names.http);
   assert.deepEqual(Object.keys(group_settings_of(SHARE_GROUP_SETTINGS_DEFAULT, {})).sort(), [...http].sort());
   const set = group_settings_of(SHARE_GROUP_SETTINGS_DEFAULT, {
     'share.record.lock.duration.ms': '5000',
@@ -120,17 +186,34 @@ test('a group\'s settings in force have the HTTP names of the settings a group c
 test('defaults are the ones the broker has always had, and the code takes them from the table', () => {
   const defaults = Object.fromEntries(SETTINGS.map((s) => [s.name, s.default]));
   assert.deepEqual(defaults, {
-    data: './sluice-data', kafka: '127.0.0.1:9092', http: '127.0.0.1:8080', amqp: '127.0.0.1:5672', node_id: 1,
-    etcd: null, advertise: null, config: null, durability: 'fsync', partitions: 1, auto_create: true,
-    log_level: 'info', sasl_users: null,
-    'share_groups.record_lock_duration_ms': 30_000, 'share_groups.delivery_count_limit': 5,
-    'share_groups.records_in_flight_max': 5_000, 'share_groups.auto_offset_reset': 'earliest',
-    'share_groups.retry_backoff_ms': [1_000, 5_000, 30_000, 120_000], 'share_groups.dead_letter_topic': '',
-    'share_groups.ordering': 'none', 'share_groups.session_timeout_ms': 45_000,
+    data: './sluice-data',
+    kafka: '127.0.0.1:9092',
+    http: '127.0.0.1:8080',
+    amqp: '127.0.0.1:5672',
+    node_id: 1,
+    etcd: null,
+    advertise: null,
+    config: null,
+    durability: 'fsync',
+    partitions: 1,
+    auto_create: true,
+    log_level: 'info',
+    sasl_users: null,
+    'share_groups.record_lock_duration_ms': 30_000,
+    'share_groups.delivery_count_limit': 5,
+    'share_groups.records_in_flight_max': 5_000,
+    'share_groups.auto_offset_reset': 'earliest',
+    'share_groups.retry_backoff_ms': [1_000, 5_000, 30_000, 120_000],
+    'share_groups.dead_letter_topic': '',
+    'share_groups.ordering': 'none',
+    'share_groups.session_timeout_ms': 45_000,
     'share_groups.heartbeat_interval_ms': 5_000,
     'delayed.delay_max_ms': 604_800_000,
-    'cluster.prefix': '/sluice/default/', 'cluster.lease_ttl_ms': 3_000, 'cluster.replication_factor': 3,
-    'cluster.replica_lag_time_max_ms': 10_000, 'cluster.leader_rebalance_interval_ms': 60_000,
+    'cluster.prefix': '/sluice/default/',
+    'cluster.lease_ttl_ms': 3_000,
+    'cluster.replication_factor': 3,
+    'cluster.replica_lag_time_max_ms': 10_000,
+    'cluster.leader_rebalance_interval_ms': 60_000,
     'cluster.inter_broker_user': null,
   });
   for (const s of SETTINGS) {
@@ -138,13 +221,24 @@ test('defaults are the ones the broker has always had, and the code takes them f
     else assert.deepEqual(read_json(s.type, s.default), s.default, `${s.name}: its default passes its own check`);
   }
   assert.deepEqual(SHARE_GROUP_SETTINGS_DEFAULT, {
-    session_timeout_ms: 45_000, heartbeat_interval_ms: 5_000, auto_offset_reset: 'earliest', tick_ms: 100,
-    partition: { record_lock_duration_ms: 30_000, delivery_count_limit: 5, records_in_flight_max: 5_000,
-      retry_backoff_ms: [1_000, 5_000, 30_000, 120_000] },
+    session_timeout_ms: 45_000,
+    heartbeat_interval_ms: 5_000,
+    auto_offset_reset: 'earliest',
+    tick_ms: 100,
+    partition: {
+      record_lock_duration_ms: 30_000,
+      delivery_count_limit: 5,
+      records_in_flight_max: 5_000,
+      retry_backoff_ms: [1_000, 5_000, 30_000, 120_000],
+    },
   });
   assert.equal(DELAYED_SETTINGS_DEFAULT.delay_max_ms, default_number('delayed.delay_max_ms'));
-  assert.deepEqual(CLUSTER_DEFAULTS, { prefix: '/sluice/default/', lease_ttl_ms: 3_000, replication_factor_default: 3,
-    leader_rebalance_interval_ms: 60_000 });
+  assert.deepEqual(CLUSTER_DEFAULTS, {
+    prefix: '/sluice/default/',
+    lease_ttl_ms: 3_000,
+    replication_factor_default: 3,
+    leader_rebalance_interval_ms: 60_000,
+  });
   assert.equal(REPLICA_SETTINGS_DEFAULT.replica_lag_time_max_ms, 10_000);
 });
 
@@ -195,44 +289,73 @@ test('refusals name the setting where it was given and say what it takes', () =>
   const type = (name: string) => setting(name).type;
   assert.equal(refusal('--kafka', type('kafka'), 'nonsense', 'text'), '--kafka: expected HOST:PORT, got "nonsense"');
   const lock = type('share_groups.record_lock_duration_ms');
-  assert.equal(refusal('config shareGroups.recordLockDurationMs', lock, 5, 'json'),
-    'config shareGroups.recordLockDurationMs: an integer from 100 to 3600000, got 5');
-  assert.equal(refusal('config delayed.delayMaxMs', type('delayed.delay_max_ms'), -1, 'json'),
-    'config delayed.delayMaxMs: a whole number of milliseconds >= 0, got -1');
-  assert.equal(refusal('config cluster.interBrokerUser', type('cluster.inter_broker_user'), '', 'json'),
-    'config cluster.interBrokerUser: a user name, got ""');
+  assert.equal(
+    refusal('config shareGroups.recordLockDurationMs', lock, 5, 'json'),
+    'config shareGroups.recordLockDurationMs: an integer from 100 to 3600000, got 5',
+  );
+  assert.equal(
+    refusal('config delayed.delayMaxMs', type('delayed.delay_max_ms'), -1, 'json'),
+    'config delayed.delayMaxMs: a whole number of milliseconds >= 0, got -1',
+  );
+  assert.equal(
+    refusal('config cluster.interBrokerUser', type('cluster.inter_broker_user'), '', 'json'),
+    'config cluster.interBrokerUser: a user name, got ""',
+  );
   assert.equal(expectation(type('share_groups.auto_offset_reset'), 'json'), '"earliest" or "latest"');
   const backoff = expectation(type('share_groups.retry_backoff_ms'), 'json');
   assert.equal(backoff, 'a list of non-negative integers (milliseconds)');
   // The Kafka group configs' messages are the ones they always were.
   const kafka = (name: string, value: string) => kafka_refusal(name, setting_of_group_config(name)!.type, value);
-  assert.equal(kafka('share.record.lock.duration.ms', '5'),
-    'share.record.lock.duration.ms=5: must be an integer from 100 to 3600000');
+  assert.equal(
+    kafka('share.record.lock.duration.ms', '5'),
+    'share.record.lock.duration.ms=5: must be an integer from 100 to 3600000',
+  );
   assert.equal(kafka('share.auto.offset.reset', 'x'), 'share.auto.offset.reset=x: must be earliest or latest');
   assert.equal(kafka('sluice.share.ordering', 'x'), 'sluice.share.ordering=x: must be none or key');
-  assert.equal(kafka('sluice.share.retry.backoff.ms', 'x'),
-    'sluice.share.retry.backoff.ms=x: must be a comma-separated list of milliseconds, e.g. 1000,5000,30000');
-  assert.equal(kafka('sluice.share.dlq.topic', 'a b'),
-    'sluice.share.dlq.topic=a b: must be a topic name (1-249 of a-z A-Z 0-9 . _ -), or empty for <topic>.<group>.dlq');
+  assert.equal(
+    kafka('sluice.share.retry.backoff.ms', 'x'),
+    'sluice.share.retry.backoff.ms=x: must be a comma-separated list of milliseconds, e.g. 1000,5000,30000',
+  );
+  assert.equal(
+    kafka('sluice.share.dlq.topic', 'a b'),
+    'sluice.share.dlq.topic=a b: must be a topic name (1-249 of a-z A-Z 0-9 . _ -), or empty for <topic>.<group>.dlq',
+  );
 });
 
 test('a group of the config file: unknown keys refused with the known ones listed, aliases accepted', () => {
   assert.equal(read_config_group('delayed', undefined), undefined);
   assert.throws(() => read_config_group('cluster', [1]), /^Error: config cluster: expected an object$/);
-  assert.throws(() => read_config_group('delayed', { max: 1 }),
-    /^Error: config delayed.max: unknown setting \(known: delayMaxMs\)$/);
+  assert.throws(
+    () => read_config_group('delayed', { max: 1 }),
+    /^Error: config delayed.max: unknown setting \(known: delayMaxMs\)$/,
+  );
   const warnings: string[] = [];
   const values = read_config_group('delayed', { maxDelayMs: 60_000 }, (w) => warnings.push(w))!;
   assert.equal(values.get('delay_max_ms'), 60_000);
   assert.deepEqual(warnings, ['config delayed.maxDelayMs is deprecated: use delayed.delayMaxMs']);
   assert.equal(read_config_group('delayed', { delayMaxMs: 1 })!.get('delay_max_ms'), 1);
-  assert.throws(() => read_config_group('delayed', { delayMaxMs: 1, maxDelayMs: 2 }),
-    /the same setting as config delayed.delayMaxMs/);
-  assert.throws(() => read_config_group('cluster', { leaseTtlMs: 999 }),
-    /config cluster.leaseTtlMs: a whole number of milliseconds >= 1000/);
+  assert.throws(
+    () => read_config_group('delayed', { delayMaxMs: 1, maxDelayMs: 2 }),
+    /the same setting as config delayed.delayMaxMs/,
+  );
+  assert.throws(
+    () => read_config_group('cluster', { leaseTtlMs: 999 }),
+    /config cluster.leaseTtlMs: a whole number of milliseconds >= 1000/,
+  );
   const known = [...config_file_keys('share_groups').keys()];
-  assert.deepEqual(known, ['recordLockDurationMs', 'deliveryCountLimit', 'recordsInFlightMax', 'autoOffsetReset',
-    'retryBackoffMs', 'sessionTimeoutMs', 'heartbeatIntervalMs'], 'per-group-only settings are not in the file');
+  assert.deepEqual(
+    known,
+    [
+      'recordLockDurationMs',
+      'deliveryCountLimit',
+      'recordsInFlightMax',
+      'autoOffsetReset',
+      'retryBackoffMs',
+      'sessionTimeoutMs',
+      'heartbeatIntervalMs',
+    ],
+    'per-group-only settings are not in the file',
+  );
 });
 
 test('types and values as the docs and --help write them', () => {

@@ -192,7 +192,14 @@ export interface FetchedPartition {
 export interface ShareGroupDescription {
   group_id: string;
   epoch: number;
-  members: Array<{ member_id: string; member_epoch: number; client_id: string; client_host: string; topics: string[]; assignment: Map<string, number[]> }>;
+  members: Array<{
+    member_id: string;
+    member_epoch: number;
+    client_id: string;
+    client_host: string;
+    topics: string[];
+    assignment: Map<string, number[]>;
+  }>;
 }
 
 export type Ordering = 'none' | 'key';

@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { encode_record_batch } from '../protocol/record_batch.ts';
 import { batch_last_offset, records_in_batches, whole_batches } from './batch_layout.ts';
 
-const batch = (n: number) => encode_record_batch(Array.from({ length: n }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`), timestamp_ms: 0 })));
+const batch = (n: number) =>
+  encode_record_batch(
+    Array.from({ length: n }, (_, i) => ({ key: null, value: Buffer.from(`v${i}`), timestamp_ms: 0 })),
+  );
 
 test('records are counted from batch headers, across concatenated batches', () => {
   assert.equal(records_in_batches(batch(1)), 1);

@@ -105,7 +105,11 @@ export function batch_records_count(buffer: Buffer, position: number): number {
 /** Records in the batches laid back to back in `batches`, read from each header (lastOffsetDelta + 1). */
 export function records_in_batches(batches: Buffer): number {
   let count = 0;
-  for (let position = 0; position + BATCH_HEADER_BYTES <= batches.length; position += batch_size_at(batches, position)) {
+  for (
+    let position = 0;
+    position + BATCH_HEADER_BYTES <= batches.length;
+    position += batch_size_at(batches, position)
+  ) {
     count += batch_last_offset_delta(batches, position) + 1;
   }
   return count;

@@ -69,7 +69,8 @@ export class RecordReader {
   /** The length of the byte field that starts here, moving past the length only (-1: null). */
   field_length(): number {
     const length = this.varint();
-    if (length > 0 && this.at + length > this.end) throw new RecordFormatError('a field runs past the end of its record');
+    if (length > 0 && this.at + length > this.end)
+      throw new RecordFormatError('a field runs past the end of its record');
     return length;
   }
 
@@ -92,7 +93,8 @@ export class RecordReader {
   enter_record(): number {
     const length = this.varint();
     const record_end = this.at + length;
-    if (length < 1 || record_end > this.batch_end) throw new RecordFormatError('a record runs past the end of its batch');
+    if (length < 1 || record_end > this.batch_end)
+      throw new RecordFormatError('a record runs past the end of its batch');
     this.end = record_end;
     return record_end;
   }

@@ -40,11 +40,16 @@ export type CompressionName = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
 /** A codec by name, or by its Kafka id (0-4, the values of kafkajs's `CompressionTypes`). */
 export type CompressionType = CompressionName | 0 | 1 | 2 | 3 | 4;
 
-export const CompressionCodes: Readonly<Record<CompressionName, number>> = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 };
+export const CompressionCodes: Readonly<Record<CompressionName, number>> = {
+  none: 0,
+  gzip: 1,
+  snappy: 2,
+  lz4: 3,
+  zstd: 4,
+};
 /** kafkajs's `CompressionTypes`, for code moving from kafkajs. */
 export const CompressionTypes = { None: 0, GZIP: 1, Snappy: 2, LZ4: 3, ZSTD: 4 } as const;
 const NAMES: readonly CompressionName[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
-
 
 /** The codec's name for a name or Kafka id; throws for anything else. */
 export function compression_name(type: CompressionType | undefined | null): CompressionName {
@@ -76,7 +81,10 @@ async function load<T>(name: string, loader: () => Promise<T>): Promise<T> {
   try {
     return await loader();
   } catch (error) {
-    throw new CompressionError(`the ${name} codec package could not be loaded (npm install ${name}): ${String(error)}`, { cause: error });
+    throw new CompressionError(
+      `the ${name} codec package could not be loaded (npm install ${name}): ${String(error)}`,
+      { cause: error },
+    );
   }
 }
 
@@ -88,7 +96,8 @@ const XERIAL_HEADER_BYTES = 16;
 const XERIAL_BLOCK_BYTES = 32 * 1024;
 
 function make_snappy(snappy: typeof import('snappy')): Codec {
-  const raw_decompress = async (block: Buffer): Promise<Buffer> => (await snappy.uncompress(block, { asBuffer: true })) as Buffer;
+  const raw_decompress = async (block: Buffer): Promise<Buffer> =>
+    (await snappy.uncompress(block, { asBuffer: true })) as Buffer;
   return {
     async compress(data) {
       const header = Buffer.alloc(XERIAL_HEADER_BYTES);
@@ -107,7 +116,8 @@ function make_snappy(snappy: typeof import('snappy')): Codec {
       return Buffer.concat(parts);
     },
     async decompress(data) {
-      if (data.length < XERIAL_HEADER_BYTES || !data.subarray(0, XERIAL_MAGIC.length).equals(XERIAL_MAGIC)) return raw_decompress(data);
+      if (data.length < XERIAL_HEADER_BYTES || !data.subarray(0, XERIAL_MAGIC.length).equals(XERIAL_MAGIC))
+        return raw_decompress(data);
       const blocks: Buffer[] = [];
       let at = XERIAL_HEADER_BYTES;
       while (at < data.length) {
@@ -140,12 +150,19 @@ const ZSTD_UNKNOWN_SIZE_MAX = 256 * 1024 * 1024;
 
 async function make_zstd(): Promise<Codec> {
   // Node 22.15+ has zstd built in; Node 20 uses the WebAssembly build of the reference library.
-  const builtin = zlib as unknown as { zstdCompress?: typeof zlib.gzip; zstdDecompress?: typeof zlib.gunzip; constants: Record<string, number> };
+  const builtin = zlib as unknown as {
+    zstdCompress?: typeof zlib.gzip;
+    zstdDecompress?: typeof zlib.gunzip;
+    constants: Record<string, number>;
+  };
   if (typeof builtin.zstdCompress === 'function' && typeof builtin.zstdDecompress === 'function') {
     const compress = promisify(builtin.zstdCompress) as (data: Buffer, options: object) => Promise<Buffer>;
     const decompress = promisify(builtin.zstdDecompress) as (data: Buffer) => Promise<Buffer>;
     const level_param = builtin.constants.ZSTD_c_compressionLevel ?? 100;
-    return { compress: (data) => compress(data, { params: { [level_param]: ZSTD_LEVEL } }), decompress: (data) => decompress(data) };
+    return {
+      compress: (data) => compress(data, { params: { [level_param]: ZSTD_LEVEL } }),
+      decompress: (data) => decompress(data),
+    };
   }
   const zstd = await import('@bokuweb/zstd-wasm');
   await zstd.init();
@@ -202,13 +219,17 @@ export async function decompress(type: CompressionType, data: Buffer): Promise<B
 export async function compress_record_batch(batch: Buffer, type: CompressionType): Promise<Buffer> {
   const name = compression_name(type);
   if (name === 'none') return batch;
-  if ((batch.readInt16BE(OFFSET_ATTRIBUTES) & ATTRIBUTE_COMPRESSION_MASK) !== 0) throw new CompressionError('the batch is compressed already');
+  if ((batch.readInt16BE(OFFSET_ATTRIBUTES) & ATTRIBUTE_COMPRESSION_MASK) !== 0)
+    throw new CompressionError('the batch is compressed already');
   const records = await compress(name, batch.subarray(BATCH_HEADER_BYTES));
   const out = Buffer.allocUnsafe(BATCH_HEADER_BYTES + records.length);
   batch.copy(out, 0, 0, BATCH_HEADER_BYTES);
   records.copy(out, BATCH_HEADER_BYTES);
   out.writeInt32BE(out.length - BATCH_LOG_OVERHEAD_BYTES, OFFSET_BATCH_LENGTH);
-  out.writeInt16BE((batch.readInt16BE(OFFSET_ATTRIBUTES) & ~ATTRIBUTE_COMPRESSION_MASK) | CompressionCodes[name], OFFSET_ATTRIBUTES);
+  out.writeInt16BE(
+    (batch.readInt16BE(OFFSET_ATTRIBUTES) & ~ATTRIBUTE_COMPRESSION_MASK) | CompressionCodes[name],
+    OFFSET_ATTRIBUTES,
+  );
   out.writeUInt32BE(crc32c(out.subarray(OFFSET_ATTRIBUTES)), OFFSET_CRC);
   return out;
 }
@@ -230,7 +251,12 @@ export async function decompress_record_batch(batch: Buffer): Promise<Buffer> {
 }
 
 /** Writes producer id, epoch and base sequence into a v2 batch and recomputes its CRC, in place. */
-export function stamp_record_batch(batch: Buffer, producer_id: number, producer_epoch: number, base_sequence: number): void {
+export function stamp_record_batch(
+  batch: Buffer,
+  producer_id: number,
+  producer_epoch: number,
+  base_sequence: number,
+): void {
   write_int64(batch, OFFSET_PRODUCER_ID, producer_id);
   batch.writeInt16BE(producer_epoch, OFFSET_PRODUCER_EPOCH);
   batch.writeInt32BE(base_sequence, OFFSET_BASE_SEQUENCE);

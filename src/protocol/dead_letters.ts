@@ -70,11 +70,14 @@ export function encode_audit(entry: RedriveAudit): string {
 }
 
 /** The audit record in a message value; null when it is not one. */
-export function parse_audit(value: Buffer | null | undefined): Pick<RedriveAudit, 'dlq' | 'partition' | 'offset'> | null {
+export function parse_audit(
+  value: Buffer | null | undefined,
+): Pick<RedriveAudit, 'dlq' | 'partition' | 'offset'> | null {
   if (!value) return null;
   try {
     const record = JSON.parse(value.toString('utf8')) as Partial<RedriveAudit>;
-    if (typeof record.dlq !== 'string' || typeof record.partition !== 'number' || typeof record.offset !== 'number') return null;
+    if (typeof record.dlq !== 'string' || typeof record.partition !== 'number' || typeof record.offset !== 'number')
+      return null;
     return { dlq: record.dlq, partition: record.partition, offset: record.offset };
   } catch {
     return null;

@@ -143,7 +143,13 @@ export function decode_record_batch(buffer: Buffer, position = 0): DecodedRecord
         const header_key = reader.bytes();
         headers.push({ key: header_key?.toString('utf8') ?? '', value: reader.bytes() });
       }
-      records.push({ offset: base_offset + offset_delta, key, value, timestamp_ms: base_timestamp + timestamp_delta, headers });
+      records.push({
+        offset: base_offset + offset_delta,
+        key,
+        value,
+        timestamp_ms: base_timestamp + timestamp_delta,
+        headers,
+      });
       reader.leave_record();
     }
   } catch (error) {
@@ -156,6 +162,7 @@ export function decode_record_batch(buffer: Buffer, position = 0): DecodedRecord
 /** A header's value as text (the last one when the name is given twice); null when absent. */
 export function header_text(record: DecodedRecord, name: string): string | null {
   let found: string | null = null;
-  for (const header of record.headers ?? []) if (header.key === name && header.value !== null) found = header.value.toString('utf8');
+  for (const header of record.headers ?? [])
+    if (header.key === name && header.value !== null) found = header.value.toString('utf8');
   return found;
 }

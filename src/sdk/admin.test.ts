@@ -75,17 +75,11 @@ async function manages_topics(): Promise<void> {
 
   // An existing topic: false, like kafkajs; the new topic of the same call is created.
   assert.equal(await admin.createTopics({ topics: [{ topic: 'top-a' }] }), false);
-  assert.equal(
-    await admin.createTopics({ topics: [{ topic: 'top-a' }, { topic: 'top-c', numPartitions: 1 }] }),
-    false,
-  );
+  assert.equal(await admin.createTopics({ topics: [{ topic: 'top-a' }, { topic: 'top-c', numPartitions: 1 }] }), false);
   assert.ok((await admin.listTopics()).includes('top-c'));
 
   // validateOnly checks without creating.
-  assert.equal(
-    await admin.createTopics({ topics: [{ topic: 'top-v', numPartitions: 4 }], validateOnly: true }),
-    true,
-  );
+  assert.equal(await admin.createTopics({ topics: [{ topic: 'top-v', numPartitions: 4 }], validateOnly: true }), true);
   assert.ok(!(await admin.listTopics()).includes('top-v'));
 
   await admin.createPartitions({ topicPartitions: [{ topic: 'top-a', count: 5 }] });

@@ -64,11 +64,7 @@ async function manages_empty_groups(): Promise<void> {
     },
   ];
   assert.deepEqual(await admin.fetchOffsets({ groupId: GROUP, topics: ['grp'] }), expected('3', '1'));
-  assert.deepEqual(
-    await admin.fetchOffsets({ groupId: GROUP }),
-    expected('3', '1'),
-    'every topic the group committed',
-  );
+  assert.deepEqual(await admin.fetchOffsets({ groupId: GROUP }), expected('3', '1'), 'every topic the group committed');
   assert.deepEqual(await admin.fetchOffsets({ groupId: GROUP, topics: ['grp-other'] }), [
     { topic: 'grp-other', partitions: [{ partition: 0, offset: '-1', metadata: null }] },
   ]);

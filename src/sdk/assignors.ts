@@ -134,7 +134,15 @@ class Decoder {
 
 export const AssignerProtocol = {
   MemberMetadata: {
-    encode({ version, topics, userData = null }: { version: number; topics: string[]; userData?: Buffer | null }): Buffer {
+    encode({
+      version,
+      topics,
+      userData = null,
+    }: {
+      version: number;
+      topics: string[];
+      userData?: Buffer | null;
+    }): Buffer {
       const encoder = new Encoder().int16(version).int32(topics.length);
       for (const topic of topics) encoder.string(topic);
       return encoder.bytes(userData ?? Buffer.alloc(0)).finish();
@@ -147,7 +155,15 @@ export const AssignerProtocol = {
     },
   },
   MemberAssignment: {
-    encode({ version, assignment, userData = null }: { version: number; assignment: Assignment; userData?: Buffer | null }): Buffer {
+    encode({
+      version,
+      assignment,
+      userData = null,
+    }: {
+      version: number;
+      assignment: Assignment;
+      userData?: Buffer | null;
+    }): Buffer {
       const topics = Object.keys(assignment);
       const encoder = new Encoder().int16(version).int32(topics.length);
       for (const topic of topics) {
@@ -163,7 +179,10 @@ export const AssignerProtocol = {
       const decoder = new Decoder(buffer);
       const version = decoder.int16();
       const assignment: Assignment = Object.create(null) as Assignment;
-      for (const { topic, partitions } of decoder.array(() => ({ topic: decoder.string(), partitions: decoder.array(() => decoder.int32()) }))) {
+      for (const { topic, partitions } of decoder.array(() => ({
+        topic: decoder.string(),
+        partitions: decoder.array(() => decoder.int32()),
+      }))) {
         assignment[topic] = [...(assignment[topic] ?? []), ...partitions];
       }
       return { version, assignment, userData: decoder.bytes() };
@@ -206,7 +225,10 @@ function add(target: Assignment, topic: string, partition: number): void {
  * then partition, dealt in turn to the members (sorted), skipping members not subscribed to the
  * partition's topic.
  */
-export function round_robin_assign(members: MemberSubscription[], partitions: ReadonlyMap<string, number>): Map<string, Assignment> {
+export function round_robin_assign(
+  members: MemberSubscription[],
+  partitions: ReadonlyMap<string, number>,
+): Map<string, Assignment> {
   const result = empty_assignments(members);
   const order = sorted(members);
   if (order.length === 0) return result;
@@ -231,7 +253,10 @@ export function round_robin_assign(members: MemberSubscription[], partitions: Re
  * Range (Java's RangeAssignor): per topic, its subscribers (sorted) each take a contiguous range;
  * the first `partitions % members` take one extra.
  */
-export function range_assign(members: MemberSubscription[], partitions: ReadonlyMap<string, number>): Map<string, Assignment> {
+export function range_assign(
+  members: MemberSubscription[],
+  partitions: ReadonlyMap<string, number>,
+): Map<string, Assignment> {
   const result = empty_assignments(members);
   const topics = [...new Set(members.flatMap((m) => m.topics))].filter((t) => partitions.has(t)).sort();
   for (const topic of topics) {
@@ -270,13 +295,17 @@ function assigner(name: string, aliases: string[], algorithm: typeof round_robin
         if (info) counts.set(topic, info.partitions.length);
       }
       const result = algorithm(subscriptions, counts);
-      return [...result].map(([memberId, assignment]) => ({ memberId, memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 0, assignment }) }));
+      return [...result].map(([memberId, assignment]) => ({
+        memberId,
+        memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 0, assignment }),
+      }));
     },
   };
 }
 
 /** Round robin; offered as 'roundrobin' (Java, librdkafka) and 'RoundRobinAssigner' (kafkajs). */
-export const roundRobin: PartitionAssigner = ({ cluster }) => assigner('roundrobin', ['RoundRobinAssigner'], round_robin_assign, cluster);
+export const roundRobin: PartitionAssigner = ({ cluster }) =>
+  assigner('roundrobin', ['RoundRobinAssigner'], round_robin_assign, cluster);
 
 /** Range; offered as 'range' (Java, librdkafka). */
 export const range: PartitionAssigner = ({ cluster }) => assigner('range', [], range_assign, cluster);

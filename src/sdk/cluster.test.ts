@@ -11,7 +11,13 @@ test('the cluster layer bootstraps, negotiates versions, reads metadata and rout
   const data_dir = temp_dir('sdk-cluster');
   const broker = await start_broker({ data_dir, kafka: { host: '127.0.0.1', port: 0 }, auto_create_topics: false });
   const { host, port } = broker.kafka_address;
-  const cluster = new Cluster({ brokers: ['127.0.0.1:1', `${host}:${port}`], client_id: 'sdk-test', retry: { ...RETRY_DEFAULT, retries: 1 }, request_timeout_ms: 5000, max_in_flight: 8 });
+  const cluster = new Cluster({
+    brokers: ['127.0.0.1:1', `${host}:${port}`],
+    client_id: 'sdk-test',
+    retry: { ...RETRY_DEFAULT, retries: 1 },
+    request_timeout_ms: 5000,
+    max_in_flight: 8,
+  });
   try {
     await broker.broker.topics.create('events', 3);
     const topic = await cluster.topic('events');
@@ -20,7 +26,11 @@ test('the cluster layer bootstraps, negotiates versions, reads metadata and rout
     assert.equal(cluster.cluster_id, broker.broker.cluster_id);
     const leader = await cluster.node(topic.partitions[0]!.leader);
     assert.equal(leader.version(METADATA, 0, 99), 12, 'the highest version both sides speak');
-    await assert.rejects(cluster.topic('missing'), (error: unknown) => error instanceof KafkaProtocolError && error.type === 'UNKNOWN_TOPIC_OR_PARTITION' && error.retriable);
+    await assert.rejects(
+      cluster.topic('missing'),
+      (error: unknown) =>
+        error instanceof KafkaProtocolError && error.type === 'UNKNOWN_TOPIC_OR_PARTITION' && error.retriable,
+    );
   } finally {
     await cluster.close();
     await broker.close();

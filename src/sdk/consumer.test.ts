@@ -19,41 +19,38 @@ import {
 
 // ------------------------------------------------------------------ groups
 
-test(
-  'a group of two consumers receives every message of a 3-partition topic exactly once, in order per key',
-  async () => {
-    const h = await Harness.start('group');
-    try {
-      await h.broker.broker.topics.create('orders', 3);
-      await h.produce_keyed('orders', 3, 0, 150);
-      const seen: Seen[] = [];
-      const config = { groupId: 'billing' };
-      const [a, b] = await Promise.all([
-        h.member('a', seen, config, ['orders']),
-        h.member('b', seen, config, ['orders']),
-      ]);
-      await until(() => covers([a.assignments(), b.assignments()], 'orders', 3), 'the group to settle on two members');
-      await h.produce_keyed('orders', 3, 150, 150);
-      await until(() => seen.length >= 300, 'all 300 messages');
-      await sleep(300); // anything received twice would show up now
-      assert_exactly_once(seen, expected_values(0, 300));
-      assert_key_order(seen);
-      const late = seen.slice(-150);
-      assert.ok(
-        late.some((s) => s.member === 'a') && late.some((s) => s.member === 'b'),
-        'both members consume once the group is settled',
-      );
-      // What the group committed is everything.
-      await Promise.all([a.disconnect(), b.disconnect()]);
-      const committed = [0, 1, 2].map((p) => h.broker.broker.groups.committed('billing', 'orders', p)?.offset);
-      const ends = [0, 1, 2].map((p) => h.broker.broker.topic_index.local_log('orders', p)!.high_watermark);
-      assert.deepEqual(committed, ends, 'the committed offsets are the log ends after a graceful disconnect');
-      h.assert_no_crashes();
-    } finally {
-      await h.close();
-    }
-  },
-);
+test('a group of two consumers receives every message of a 3-partition topic exactly once, in order per key', async () => {
+  const h = await Harness.start('group');
+  try {
+    await h.broker.broker.topics.create('orders', 3);
+    await h.produce_keyed('orders', 3, 0, 150);
+    const seen: Seen[] = [];
+    const config = { groupId: 'billing' };
+    const [a, b] = await Promise.all([
+      h.member('a', seen, config, ['orders']),
+      h.member('b', seen, config, ['orders']),
+    ]);
+    await until(() => covers([a.assignments(), b.assignments()], 'orders', 3), 'the group to settle on two members');
+    await h.produce_keyed('orders', 3, 150, 150);
+    await until(() => seen.length >= 300, 'all 300 messages');
+    await sleep(300); // anything received twice would show up now
+    assert_exactly_once(seen, expected_values(0, 300));
+    assert_key_order(seen);
+    const late = seen.slice(-150);
+    assert.ok(
+      late.some((s) => s.member === 'a') && late.some((s) => s.member === 'b'),
+      'both members consume once the group is settled',
+    );
+    // What the group committed is everything.
+    await Promise.all([a.disconnect(), b.disconnect()]);
+    const committed = [0, 1, 2].map((p) => h.broker.broker.groups.committed('billing', 'orders', p)?.offset);
+    const ends = [0, 1, 2].map((p) => h.broker.broker.topic_index.local_log('orders', p)!.high_watermark);
+    assert.deepEqual(committed, ends, 'the committed offsets are the log ends after a graceful disconnect');
+    h.assert_no_crashes();
+  } finally {
+    await h.close();
+  }
+});
 
 test('a third member joining rebalances the group without losing a message', async () => {
   const h = await Harness.start('rebalance');
@@ -113,75 +110,73 @@ test('a third member joining rebalances the group without losing a message', asy
   }
 });
 
-test(
-  'a restarted consumer resumes from the committed offset (auto commit on disconnect, and commitOffsets)',
-  async () => {
-    const h = await Harness.start('restart');
-    try {
-      await h.broker.broker.topics.create('jobs', 3);
-      await h.produce_keyed('jobs', 3, 0, 90);
-      const first: Seen[] = [];
-      const range = { groupId: 'jobs-group', partitionAssigners: [PartitionAssigners.range] };
-      const c1 = h.consumer(range);
-      const protocols: string[] = [];
-      c1.on<{ groupProtocol: string }>(
-        c1.events.GROUP_JOIN,
-        ({ payload }) => void protocols.push(payload.groupProtocol),
-      );
-      await c1.subscribe({ topic: 'jobs', fromBeginning: true });
-      await c1.run({
-        eachMessage: async ({ partition, message }) =>
-          void first.push({
-            member: 'c1',
-            topic: 'jobs',
-            partition,
-            offset: Number(message.offset),
-            key: '',
-            value: message.value!.toString(),
-          }),
-      });
-      assert.deepEqual(protocols, ['range']);
-      await until(() => first.length >= 90, '90 messages');
-      await c1.disconnect();
-      await h.produce_keyed('jobs', 3, 90, 60);
-      const second: Seen[] = [];
-      const c2 = await h.member('c2', second, range, ['jobs']);
-      await until(() => second.length >= 60, '60 new messages');
-      await sleep(200);
-      assert_exactly_once(second, expected_values(90, 60));
+test('a restarted consumer resumes from the committed offset (auto commit on disconnect, and commitOffsets)', async () => {
+  const h = await Harness.start('restart');
+  try {
+    await h.broker.broker.topics.create('jobs', 3);
+    await h.produce_keyed('jobs', 3, 0, 90);
+    const first: Seen[] = [];
+    const range = { groupId: 'jobs-group', partitionAssigners: [PartitionAssigners.range] };
+    const c1 = h.consumer(range);
+    const protocols: string[] = [];
+    c1.on<{ groupProtocol: string }>(c1.events.GROUP_JOIN, ({ payload }) => void protocols.push(payload.groupProtocol));
+    await c1.subscribe({ topic: 'jobs', fromBeginning: true });
+    await c1.run({
+      eachMessage: async ({ partition, message }) =>
+        void first.push({
+          member: 'c1',
+          topic: 'jobs',
+          partition,
+          offset: Number(message.offset),
+          key: '',
+          value: message.value!.toString(),
+        }),
+    });
+    assert.deepEqual(protocols, ['range']);
+    await until(() => first.length >= 90, '90 messages');
+    await c1.disconnect();
+    await h.produce_keyed('jobs', 3, 90, 60);
+    const second: Seen[] = [];
+    const c2 = await h.member('c2', second, range, ['jobs']);
+    await until(() => second.length >= 60, '60 new messages');
+    await sleep(200);
+    assert_exactly_once(second, expected_values(90, 60));
 
-      // Manual commits: autoCommit off, offset 4 committed for partition 0; a restart starts there.
-      await c2.stop();
-      const manual = h.consumer({ groupId: 'manual' });
-      await manual.subscribe({ topic: 'jobs', fromBeginning: true });
-      const got: Seen[] = [];
-      await manual.run({
-        autoCommit: false,
-        eachMessage: async ({ partition, message }) =>
-          void got.push({
-            member: 'm',
-            topic: 'jobs',
-            partition,
-            offset: Number(message.offset),
-            key: '',
-            value: message.value!.toString(),
-          }),
-      });
-      await until(() => got.length >= 150, 'the whole topic');
-      await manual.commitOffsets([{ topic: 'jobs', partition: 0, offset: '4' }]);
-      await manual.disconnect();
-      assert.equal(h.broker.broker.groups.committed('manual', 'jobs', 0)?.offset, 4, 'only the explicit commit is stored');
-      assert.equal(h.broker.broker.groups.committed('manual', 'jobs', 1), undefined, 'nothing auto-committed');
-      const again: Seen[] = [];
-      await h.member('again', again, { groupId: 'manual' }, ['jobs']);
-      await until(() => again.filter((s) => s.partition === 0).length >= 46, 'partition 0 from offset 4');
-      assert.equal(Math.min(...again.filter((s) => s.partition === 0).map((s) => s.offset)), 4);
-      h.assert_no_crashes();
-    } finally {
-      await h.close();
-    }
-  },
-);
+    // Manual commits: autoCommit off, offset 4 committed for partition 0; a restart starts there.
+    await c2.stop();
+    const manual = h.consumer({ groupId: 'manual' });
+    await manual.subscribe({ topic: 'jobs', fromBeginning: true });
+    const got: Seen[] = [];
+    await manual.run({
+      autoCommit: false,
+      eachMessage: async ({ partition, message }) =>
+        void got.push({
+          member: 'm',
+          topic: 'jobs',
+          partition,
+          offset: Number(message.offset),
+          key: '',
+          value: message.value!.toString(),
+        }),
+    });
+    await until(() => got.length >= 150, 'the whole topic');
+    await manual.commitOffsets([{ topic: 'jobs', partition: 0, offset: '4' }]);
+    await manual.disconnect();
+    assert.equal(
+      h.broker.broker.groups.committed('manual', 'jobs', 0)?.offset,
+      4,
+      'only the explicit commit is stored',
+    );
+    assert.equal(h.broker.broker.groups.committed('manual', 'jobs', 1), undefined, 'nothing auto-committed');
+    const again: Seen[] = [];
+    await h.member('again', again, { groupId: 'manual' }, ['jobs']);
+    await until(() => again.filter((s) => s.partition === 0).length >= 46, 'partition 0 from offset 4');
+    assert.equal(Math.min(...again.filter((s) => s.partition === 0).map((s) => s.offset)), 4);
+    h.assert_no_crashes();
+  } finally {
+    await h.close();
+  }
+});
 
 // ------------------------------------------------------------------ broadcast mode
 
@@ -220,35 +215,32 @@ test('broadcast mode: two consumers without a group each receive everything', as
 
 // ------------------------------------------------------------------ static membership
 
-test(
-  'static membership: a restarted member with the same groupInstanceId takes over without waiting for the session',
-  async () => {
-    const h = await Harness.start('static');
-    try {
-      await h.broker.broker.topics.create('cache', 2);
-      await h.produce_keyed('cache', 2, 0, 20, 4);
-      const seen: Seen[] = [];
-      const config = { groupId: 'static', groupInstanceId: 'node-1', sessionTimeout: 20_000 };
-      const s1 = await h.member('s1', seen, config, ['cache']);
-      await until(() => seen.length >= 20, '20 messages');
-      await s1.disconnect();
-      assert.equal(
-        h.broker.broker.groups.describe('static').members.length,
-        1,
-        'a static member stays in the group after it stops',
-      );
-      await h.produce_keyed('cache', 2, 20, 10, 4);
-      const started = Date.now();
-      const s2 = await h.member('s2', seen, config, ['cache']);
-      assert.ok(Date.now() - started < 5_000, 'no wait for the old session to expire');
-      assert.equal(partitions_of([s2.assignments()]).length, 2);
-      await until(() => seen.length >= 30, 'the 10 new messages');
-      await sleep(200);
-      assert_exactly_once(seen, expected_values(0, 30, 4));
-      assert.equal(h.broker.broker.groups.describe('static').members.length, 1);
-      h.assert_no_crashes();
-    } finally {
-      await h.close();
-    }
-  },
-);
+test('static membership: a restarted member with the same groupInstanceId takes over without waiting for the session', async () => {
+  const h = await Harness.start('static');
+  try {
+    await h.broker.broker.topics.create('cache', 2);
+    await h.produce_keyed('cache', 2, 0, 20, 4);
+    const seen: Seen[] = [];
+    const config = { groupId: 'static', groupInstanceId: 'node-1', sessionTimeout: 20_000 };
+    const s1 = await h.member('s1', seen, config, ['cache']);
+    await until(() => seen.length >= 20, '20 messages');
+    await s1.disconnect();
+    assert.equal(
+      h.broker.broker.groups.describe('static').members.length,
+      1,
+      'a static member stays in the group after it stops',
+    );
+    await h.produce_keyed('cache', 2, 20, 10, 4);
+    const started = Date.now();
+    const s2 = await h.member('s2', seen, config, ['cache']);
+    assert.ok(Date.now() - started < 5_000, 'no wait for the old session to expire');
+    assert.equal(partitions_of([s2.assignments()]).length, 2);
+    await until(() => seen.length >= 30, 'the 10 new messages');
+    await sleep(200);
+    assert_exactly_once(seen, expected_values(0, 30, 4));
+    assert.equal(h.broker.broker.groups.describe('static').members.length, 1);
+    h.assert_no_crashes();
+  } finally {
+    await h.close();
+  }
+});

@@ -73,59 +73,56 @@ async function start_sdk(h: Harness, member: string, seen: Seen[], joins: Join[]
   return sdk;
 }
 
-test(
-  'an SDK consumer and a kafkajs consumer share a group with the round robin assignor, either one leading',
-  async () => {
-    const h = await Harness.start('kafkajs-group');
-    try {
-      await h.broker.broker.topics.create('shared', 4);
-      const seen: Seen[] = [];
-      let kafkajs_assignment: TopicPartitions[] = [];
-      const track = (assignment: TopicPartitions[]) => (kafkajs_assignment = assignment);
+test('an SDK consumer and a kafkajs consumer share a group with the round robin assignor, either one leading', async () => {
+  const h = await Harness.start('kafkajs-group');
+  try {
+    await h.broker.broker.topics.create('shared', 4);
+    const seen: Seen[] = [];
+    let kafkajs_assignment: TopicPartitions[] = [];
+    const track = (assignment: TopicPartitions[]) => (kafkajs_assignment = assignment);
 
-      // The SDK consumer joins first and leads.
-      let joins: Join[] = [];
-      const sdk = await start_sdk(h, 'sdk', seen, joins);
-      const kafkajs = await start_kafkajs(h, 'mixed', seen, track);
-      await until(
-        () =>
-          covers([sdk.assignments(), kafkajs_assignment], 'shared', 4) &&
-          sdk.assignments().length > 0 &&
-          kafkajs_assignment.length > 0,
-        'the group to share the partitions',
-      );
-      assert.equal(joins.at(-1)!.groupProtocol, 'RoundRobinAssigner', 'the protocol both offer');
-      assert.equal(joins.at(-1)!.isLeader, true);
-      assert.deepEqual(partitions_of([sdk.assignments()]).length, 2);
-      await h.produce_keyed('shared', 4, 0, 200, 40);
-      await until(() => seen.length >= 200, '200 messages');
-      await sleep(300);
-      assert_exactly_once(seen, expected_values(0, 200, 40));
-      assert.ok(seen.some((s) => s.member === 'sdk') && seen.some((s) => s.member === 'kafkajs'));
+    // The SDK consumer joins first and leads.
+    let joins: Join[] = [];
+    const sdk = await start_sdk(h, 'sdk', seen, joins);
+    const kafkajs = await start_kafkajs(h, 'mixed', seen, track);
+    await until(
+      () =>
+        covers([sdk.assignments(), kafkajs_assignment], 'shared', 4) &&
+        sdk.assignments().length > 0 &&
+        kafkajs_assignment.length > 0,
+      'the group to share the partitions',
+    );
+    assert.equal(joins.at(-1)!.groupProtocol, 'RoundRobinAssigner', 'the protocol both offer');
+    assert.equal(joins.at(-1)!.isLeader, true);
+    assert.deepEqual(partitions_of([sdk.assignments()]).length, 2);
+    await h.produce_keyed('shared', 4, 0, 200, 40);
+    await until(() => seen.length >= 200, '200 messages');
+    await sleep(300);
+    assert_exactly_once(seen, expected_values(0, 200, 40));
+    assert.ok(seen.some((s) => s.member === 'sdk') && seen.some((s) => s.member === 'kafkajs'));
 
-      // kafkajs leads: it is alone first, then an SDK consumer joins.
-      await sdk.disconnect();
-      kafkajs_assignment = [];
-      await until(() => covers([kafkajs_assignment], 'shared', 4), 'kafkajs to take every partition');
-      joins = [];
-      const sdk2 = await start_sdk(h, 'sdk2', seen, joins);
-      await until(
-        () => covers([sdk2.assignments(), kafkajs_assignment], 'shared', 4) && sdk2.assignments().length > 0,
-        'kafkajs to hand the SDK consumer its share',
-      );
-      assert.equal(joins.at(-1)!.isLeader, false, 'kafkajs leads');
-      await h.produce_keyed('shared', 4, 200, 200, 40);
-      await until(() => seen.length >= 400, '400 messages');
-      await sleep(300);
-      assert_exactly_once(seen, expected_values(0, 400, 40));
-      assert.ok(seen.slice(200).some((s) => s.member === 'sdk2'));
-      await kafkajs.disconnect();
-      h.assert_no_crashes();
-    } finally {
-      await h.close();
-    }
-  },
-);
+    // kafkajs leads: it is alone first, then an SDK consumer joins.
+    await sdk.disconnect();
+    kafkajs_assignment = [];
+    await until(() => covers([kafkajs_assignment], 'shared', 4), 'kafkajs to take every partition');
+    joins = [];
+    const sdk2 = await start_sdk(h, 'sdk2', seen, joins);
+    await until(
+      () => covers([sdk2.assignments(), kafkajs_assignment], 'shared', 4) && sdk2.assignments().length > 0,
+      'kafkajs to hand the SDK consumer its share',
+    );
+    assert.equal(joins.at(-1)!.isLeader, false, 'kafkajs leads');
+    await h.produce_keyed('shared', 4, 200, 200, 40);
+    await until(() => seen.length >= 400, '400 messages');
+    await sleep(300);
+    assert_exactly_once(seen, expected_values(0, 400, 40));
+    assert.ok(seen.slice(200).some((s) => s.member === 'sdk2'));
+    await kafkajs.disconnect();
+    h.assert_no_crashes();
+  } finally {
+    await h.close();
+  }
+});
 
 test('gzip batches produced by kafkajs are decoded, headers and keys included; snappy, lz4 and zstd too', async () => {
   const h = await Harness.start('gzip');

@@ -139,61 +139,58 @@ test('pause and resume, by topic partition and from inside a handler', async () 
   }
 });
 
-test(
-  'a failing handler is retried from the failed message; stop() from inside a handler commits what is done',
-  async () => {
-    const h = await Harness.start('handler-error');
-    try {
-      await h.broker.broker.topics.create('work', 1);
-      await h.append(
-        'work',
-        0,
-        Array.from({ length: 10 }, (_, i) => ({ key: 'k', value: `w${i}` })),
-      );
-      const offsets: number[] = [];
-      const crashes: Array<{ restart: boolean }> = [];
-      let failed = false;
-      const consumer = h.consumer({ groupId: 'workers' });
-      consumer.on<{ restart: boolean }>(consumer.events.CRASH, ({ payload }) => void crashes.push(payload));
-      await consumer.subscribe({ topic: 'work', fromBeginning: true });
-      let stopped: Promise<void> | null = null;
-      let stop_wait_ms = -1;
-      await consumer.run({
-        eachMessage: async ({ message }) => {
-          const offset = Number(message.offset);
-          offsets.push(offset);
-          if (offset === 3 && !failed) {
-            failed = true;
-            throw new Error('transient failure');
-          }
-          if (offset === 7) {
-            // Must not wait for this very handler to finish (that would never end).
-            const started = Date.now();
-            await consumer.stop();
-            stop_wait_ms = Date.now() - started;
-            stopped = Promise.resolve();
-          }
-        },
-      });
-      await until(() => stopped !== null, 'the handler to stop the consumer');
-      assert.ok(stop_wait_ms >= 0 && stop_wait_ms < 100, `stop() from a handler returns at once (${stop_wait_ms} ms)`);
-      await until(
-        () => h.broker.broker.groups.describe('workers').members.length === 0,
-        'the member to leave the group',
-        5_000,
-      );
-      assert.equal(h.broker.broker.groups.committed('workers', 'work', 0)?.offset, 8, 'offsets up to the stop committed');
-      assert.deepEqual(offsets, [0, 1, 2, 3, 3, 4, 5, 6, 7], 'offset 3 retried; nothing after the stop');
-      assert.deepEqual(
-        crashes.map((c) => c.restart),
-        [true],
-      );
-      h.assert_no_crashes(/transient failure/);
-    } finally {
-      await h.close();
-    }
-  },
-);
+test('a failing handler is retried from the failed message; stop() from inside a handler commits what is done', async () => {
+  const h = await Harness.start('handler-error');
+  try {
+    await h.broker.broker.topics.create('work', 1);
+    await h.append(
+      'work',
+      0,
+      Array.from({ length: 10 }, (_, i) => ({ key: 'k', value: `w${i}` })),
+    );
+    const offsets: number[] = [];
+    const crashes: Array<{ restart: boolean }> = [];
+    let failed = false;
+    const consumer = h.consumer({ groupId: 'workers' });
+    consumer.on<{ restart: boolean }>(consumer.events.CRASH, ({ payload }) => void crashes.push(payload));
+    await consumer.subscribe({ topic: 'work', fromBeginning: true });
+    let stopped: Promise<void> | null = null;
+    let stop_wait_ms = -1;
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        const offset = Number(message.offset);
+        offsets.push(offset);
+        if (offset === 3 && !failed) {
+          failed = true;
+          throw new Error('transient failure');
+        }
+        if (offset === 7) {
+          // Must not wait for this very handler to finish (that would never end).
+          const started = Date.now();
+          await consumer.stop();
+          stop_wait_ms = Date.now() - started;
+          stopped = Promise.resolve();
+        }
+      },
+    });
+    await until(() => stopped !== null, 'the handler to stop the consumer');
+    assert.ok(stop_wait_ms >= 0 && stop_wait_ms < 100, `stop() from a handler returns at once (${stop_wait_ms} ms)`);
+    await until(
+      () => h.broker.broker.groups.describe('workers').members.length === 0,
+      'the member to leave the group',
+      5_000,
+    );
+    assert.equal(h.broker.broker.groups.committed('workers', 'work', 0)?.offset, 8, 'offsets up to the stop committed');
+    assert.deepEqual(offsets, [0, 1, 2, 3, 3, 4, 5, 6, 7], 'offset 3 retried; nothing after the stop');
+    assert.deepEqual(
+      crashes.map((c) => c.restart),
+      [true],
+    );
+    h.assert_no_crashes(/transient failure/);
+  } finally {
+    await h.close();
+  }
+});
 
 // ------------------------------------------------------------------ eachBatch
 
@@ -215,14 +212,7 @@ test('eachBatch: unresolved messages are fetched again, resolved ones committed'
     await consumer.run({
       eachBatchAutoResolve: false,
       autoCommitInterval: null,
-      eachBatch: async ({
-        batch,
-        resolveOffset,
-        uncommittedOffsets,
-        commitOffsetsIfNecessary,
-        isRunning,
-        isStale,
-      }) => {
+      eachBatch: async ({ batch, resolveOffset, uncommittedOffsets, commitOffsetsIfNecessary, isRunning, isStale }) => {
         assert.ok(isRunning() && !isStale());
         calls.push(batch.messages.map((m) => m.offset));
         assert.equal(batch.highWatermark, '10');

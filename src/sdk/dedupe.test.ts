@@ -9,7 +9,16 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { dedupe, MemoryStore, RedisStore, SqlStore, message_id_of, type DedupeStore, type SqlAdapter, type RedisClientLike } from './dedupe.ts';
+import {
+  dedupe,
+  MemoryStore,
+  RedisStore,
+  SqlStore,
+  message_id_of,
+  type DedupeStore,
+  type SqlAdapter,
+  type RedisClientLike,
+} from './dedupe.ts';
 import { Sluice } from './index.ts';
 import type { IHeaders } from './records.ts';
 import { start_broker } from '../compose/start_broker.ts';
@@ -25,7 +34,11 @@ interface TestPayload {
 }
 
 function payload(value: string, headers: IHeaders = {}, key: string | null = null, offset = '0'): TestPayload {
-  return { topic: 't', partition: 0, message: { key: key === null ? null : Buffer.from(key), value: Buffer.from(value), headers, offset } };
+  return {
+    topic: 't',
+    partition: 0,
+    message: { key: key === null ? null : Buffer.from(key), value: Buffer.from(value), headers, offset },
+  };
 }
 
 /** A manual clock for the stores that take `now`. */
@@ -53,7 +66,11 @@ function sqlite_adapter(db: Database.Database): SqlAdapter {
  * What every store does. `advance` moves the store's clock by at least `ms`; `ttl` is a TTL long
  * enough to outlive the test's own steps and `short` one that `advance(short * 2)` expires.
  */
-async function store_contract(store: DedupeStore, advance: (ms: number) => Promise<void>, short: number): Promise<void> {
+async function store_contract(
+  store: DedupeStore,
+  advance: (ms: number) => Promise<void>,
+  short: number,
+): Promise<void> {
   assert.equal(await store.seen('a'), false, 'an unknown id is not seen');
   await store.mark('a');
   assert.equal(await store.seen('a'), true, 'a marked id is seen');
@@ -147,7 +164,10 @@ test('SqlStore on better-sqlite3: seen/mark/claim/release, TTL expiry, purge, id
     await clock.advance(2_000);
     await store.purge();
     assert.equal(count(), before - 3, 'purge deletes the expired rows (ttl-mark, ttl-claim, expiring) and only them');
-    const row = db.prepare('SELECT id, processed_at, expires_at FROM sluice_dedupe WHERE id = ?').get('a') as { processed_at: number; expires_at: number | null };
+    const row = db.prepare('SELECT id, processed_at, expires_at FROM sluice_dedupe WHERE id = ?').get('a') as {
+      processed_at: number;
+      expires_at: number | null;
+    };
     assert.equal(row.expires_at, null);
     assert.ok(row.processed_at >= 1_700_000_000_000);
     db.close();
@@ -206,7 +226,15 @@ test('dedupe: the same message twice is handled once; other ids and id-less mess
   await each(payload('empty id', { 'message-id': Buffer.alloc(0) }));
   await each(payload('repeated header', { 'message-id': [Buffer.from('m-3'), Buffer.from('other')] }));
   await each(payload('repeated header', { 'message-id': [Buffer.from('m-3')] }));
-  assert.deepEqual(handled, ['charge order 1', 'charge order 2', 'no id', 'no id', 'empty id', 'empty id', 'repeated header']);
+  assert.deepEqual(handled, [
+    'charge order 1',
+    'charge order 2',
+    'no id',
+    'no id',
+    'empty id',
+    'empty id',
+    'repeated header',
+  ]);
   assert.deepEqual(duplicates, ['m-1', 'm-1', 'm-3']);
   assert.equal(message_id_of(payload('x', { 'message-id': 'abc' })), 'abc');
 });
@@ -255,7 +283,10 @@ test('dedupe (mark-after): a handler that throws leaves the id unmarked, so the 
   let runs = 0;
   let fail_mark = true;
   const flaky = new MemoryStore();
-  const flaky_store: DedupeStore = { seen: (id) => flaky.seen(id), mark: async (id) => (fail_mark ? Promise.reject(new Error('mark lost')) : flaky.mark(id)) };
+  const flaky_store: DedupeStore = {
+    seen: (id) => flaky.seen(id),
+    mark: async (id) => (fail_mark ? Promise.reject(new Error('mark lost')) : flaky.mark(id)),
+  };
   const each2 = dedupe<TestPayload>(() => void runs++, { store: flaky_store });
   await assert.rejects(each2(message), /mark lost/);
   fail_mark = false;
@@ -281,7 +312,11 @@ test('dedupe (mark-after): two deliveries of one id at the same time both run', 
 });
 
 test('dedupe (claim-first): concurrent duplicates skipped, a failed handler releases its claim, a crashed claim expires', async () => {
-  assert.throws(() => dedupe<TestPayload>(() => {}, { store: { seen: async () => false, mark: async () => {} }, mode: 'claim-first' }), /needs a store with claim/);
+  assert.throws(
+    () =>
+      dedupe<TestPayload>(() => {}, { store: { seen: async () => false, mark: async () => {} }, mode: 'claim-first' }),
+    /needs a store with claim/,
+  );
   assert.throws(() => dedupe<TestPayload>(() => {}, { store: new MemoryStore(), ttlMs: -1 }), TypeError);
 
   const clock = new FakeClock();
@@ -329,7 +364,13 @@ test('dedupe (claim-first): concurrent duplicates skipped, a failed handler rele
 // ------------------------------------------------------------------------------ RedisStore
 
 function find_redis_server(): string | undefined {
-  const candidates = ['/usr/bin/redis-server', ...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, 'redis-server'))];
+  const candidates = [
+    '/usr/bin/redis-server',
+    ...(process.env.PATH ?? '')
+      .split(path.delimiter)
+      .filter(Boolean)
+      .map((dir) => path.join(dir, 'redis-server')),
+  ];
   return candidates.find((file) => {
     try {
       fs.accessSync(file, fs.constants.X_OK);
@@ -354,7 +395,11 @@ async function free_port(): Promise<number> {
 
 /** redis-server on 127.0.0.1:port with no persistence, its files in `dir`; resolves once it accepts connections. */
 async function start_redis(binary: string, port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    binary,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${output}`)), 10_000);
@@ -378,109 +423,146 @@ async function start_redis(binary: string, port: number, dir: string): Promise<C
 const REDIS_SERVER = find_redis_server();
 const REDIS_REQUIRED = process.env.CI === 'true';
 
-test('RedisStore on a real redis-server: seen/mark/claim/release, PX expiry, prefixes, two clients', { skip: !REDIS_SERVER && !REDIS_REQUIRED ? 'redis-server is not installed (apt-get install redis-server); CI requires it' : false, timeout: 60_000 }, async () => {
-  if (!REDIS_SERVER) assert.fail('redis-server is not installed, and CI=true requires the Redis test (.ci/run installs redis-server)');
-  const { Redis } = await import('ioredis');
-  const dir = temp_dir('dedupe-redis');
-  const port = await free_port();
-  const server = await start_redis(REDIS_SERVER, port, dir);
-  const options = { host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null };
-  const a = new Redis(options);
-  const b = new Redis(options);
-  try {
-    await a.connect();
-    await b.connect();
-    const client: RedisClientLike = a; // an ioredis client fits the interface
-    const store = new RedisStore(client, { prefix: 'test:' });
-    await store_contract(store, sleep, 500);
-    assert.equal(await a.exists('test:a'), 1, 'ids are keys under the prefix');
-    const pttl = await a.pttl('test:ttl-claim');
-    assert.ok(pttl > 0 && pttl <= 500, `a claim with a TTL sets PX (pttl ${pttl})`);
-    assert.equal(await a.pttl('test:a'), -1, 'no TTL: no expiry');
+test(
+  'RedisStore on a real redis-server: seen/mark/claim/release, PX expiry, prefixes, two clients',
+  {
+    skip:
+      !REDIS_SERVER && !REDIS_REQUIRED
+        ? 'redis-server is not installed (apt-get install redis-server); CI requires it'
+        : false,
+    timeout: 60_000,
+  },
+  async () => {
+    if (!REDIS_SERVER)
+      assert.fail('redis-server is not installed, and CI=true requires the Redis test (.ci/run installs redis-server)');
+    const { Redis } = await import('ioredis');
+    const dir = temp_dir('dedupe-redis');
+    const port = await free_port();
+    const server = await start_redis(REDIS_SERVER, port, dir);
+    const options = { host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null };
+    const a = new Redis(options);
+    const b = new Redis(options);
+    try {
+      await a.connect();
+      await b.connect();
+      const client: RedisClientLike = a; // an ioredis client fits the interface
+      const store = new RedisStore(client, { prefix: 'test:' });
+      await store_contract(store, sleep, 500);
+      assert.equal(await a.exists('test:a'), 1, 'ids are keys under the prefix');
+      const pttl = await a.pttl('test:ttl-claim');
+      assert.ok(pttl > 0 && pttl <= 500, `a claim with a TTL sets PX (pttl ${pttl})`);
+      assert.equal(await a.pttl('test:a'), -1, 'no TTL: no expiry');
 
-    // A second client (another consumer process) sees the same ids; claims are atomic across them.
-    const other = new RedisStore(b, { prefix: 'test:', ttl_ms: 60_000 });
-    assert.equal(await other.seen('a'), true);
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? store : other).claim('race', 60_000)));
-    assert.equal(results.filter(Boolean).length, 1, 'exactly one of 20 concurrent claims wins');
-    await other.mark('default-ttl');
-    const default_pttl = await b.pttl('test:default-ttl');
-    assert.ok(default_pttl > 59_000 && default_pttl <= 60_000, 'the store-wide TTL applies');
-    const separate = new RedisStore(b, { prefix: 'other-group:' });
-    assert.equal(await separate.seen('a'), false, 'another prefix is another set of ids');
+      // A second client (another consumer process) sees the same ids; claims are atomic across them.
+      const other = new RedisStore(b, { prefix: 'test:', ttl_ms: 60_000 });
+      assert.equal(await other.seen('a'), true);
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? store : other).claim('race', 60_000)),
+      );
+      assert.equal(results.filter(Boolean).length, 1, 'exactly one of 20 concurrent claims wins');
+      await other.mark('default-ttl');
+      const default_pttl = await b.pttl('test:default-ttl');
+      assert.ok(default_pttl > 59_000 && default_pttl <= 60_000, 'the store-wide TTL applies');
+      const separate = new RedisStore(b, { prefix: 'other-group:' });
+      assert.equal(await separate.seen('a'), false, 'another prefix is another set of ids');
 
-    // Through the wrapper, claim-first across two "consumers" sharing the server.
-    let runs = 0;
-    const handler = async () => {
-      runs++;
-      await sleep(20);
-    };
-    const c1 = dedupe<TestPayload>(handler, { store, mode: 'claim-first', ttlMs: 60_000 });
-    const c2 = dedupe<TestPayload>(handler, { store: other, mode: 'claim-first', ttlMs: 60_000 });
-    const m = payload('x', { 'message-id': 'wrapped' });
-    await Promise.all([c1(m), c2(m)]);
-    await c1(m);
-    assert.equal(runs, 1);
+      // Through the wrapper, claim-first across two "consumers" sharing the server.
+      let runs = 0;
+      const handler = async () => {
+        runs++;
+        await sleep(20);
+      };
+      const c1 = dedupe<TestPayload>(handler, { store, mode: 'claim-first', ttlMs: 60_000 });
+      const c2 = dedupe<TestPayload>(handler, { store: other, mode: 'claim-first', ttlMs: 60_000 });
+      const m = payload('x', { 'message-id': 'wrapped' });
+      await Promise.all([c1(m), c2(m)]);
+      await c1(m);
+      assert.equal(runs, 1);
 
-    // RedisStore.connect imports ioredis itself.
-    const connected = await RedisStore.connect({ host: '127.0.0.1', port }, { prefix: 'test:' });
-    assert.equal(await connected.seen('a'), true);
-    await (connected.client as unknown as InstanceType<typeof Redis>).quit();
-  } finally {
-    a.disconnect();
-    b.disconnect();
-    server.kill('SIGTERM');
-    await new Promise((resolve) => (server.exitCode !== null ? resolve(undefined) : server.once('exit', resolve)));
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-});
+      // RedisStore.connect imports ioredis itself.
+      const connected = await RedisStore.connect({ host: '127.0.0.1', port }, { prefix: 'test:' });
+      assert.equal(await connected.seen('a'), true);
+      await (connected.client as unknown as InstanceType<typeof Redis>).quit();
+    } finally {
+      a.disconnect();
+      b.disconnect();
+      server.kill('SIGTERM');
+      await new Promise((resolve) => (server.exitCode !== null ? resolve(undefined) : server.once('exit', resolve)));
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 // ------------------------------------------------------------------------------ end to end
 
-test('end to end: a message resent with the same message-id is produced twice and handled once', { timeout: 60_000 }, async () => {
-  const data_dir = temp_dir('sdk-dedupe');
-  const broker = await start_broker({ data_dir, kafka: { host: '127.0.0.1', port: 0 } });
-  const { host, port } = broker.kafka_address;
-  const sluice = new Sluice({ brokers: [`${host}:${port}`], clientId: 'dedupe-test' });
-  const consumer = sluice.consumer({ groupId: 'billing', heartbeatInterval: 200, sessionTimeout: 6000, maxWaitTimeInMs: 100 });
-  try {
-    const admin = sluice.admin();
-    await admin.connect();
-    await admin.createTopics({ topics: [{ topic: 'payments', numPartitions: 2 }] });
-    await admin.disconnect();
-
-    const producer = sluice.producer();
-    await producer.connect();
-    const charge = { key: 'customer-7', value: 'charge 7', headers: { 'message-id': 'payment-7' } };
-    await producer.send({ topic: 'payments', messages: [charge, { key: 'customer-8', value: 'charge 8' }] });
-    // The application's retry after a lost acknowledgement: the same message, the same message-id.
-    await producer.send({ topic: 'payments', messages: [charge, { key: 'customer-9', value: 'charge 9' }, { key: 'customer-9', value: 'charge 9b' }] });
-    await producer.disconnect();
-
-    const delivered: string[] = [];
-    const handled: string[] = [];
-    const skipped: string[] = [];
-    const store = new MemoryStore();
-    const handle = dedupe(async ({ message }) => void handled.push(message.value!.toString()), { store, ttlMs: 3_600_000, onDuplicate: (id) => skipped.push(id) });
-    await consumer.connect();
-    await consumer.subscribe({ topics: ['payments'], fromBeginning: true });
-    await consumer.run({
-      eachMessage: async (payload) => {
-        delivered.push(payload.message.value!.toString());
-        await handle(payload);
-      },
+test(
+  'end to end: a message resent with the same message-id is produced twice and handled once',
+  { timeout: 60_000 },
+  async () => {
+    const data_dir = temp_dir('sdk-dedupe');
+    const broker = await start_broker({ data_dir, kafka: { host: '127.0.0.1', port: 0 } });
+    const { host, port } = broker.kafka_address;
+    const sluice = new Sluice({ brokers: [`${host}:${port}`], clientId: 'dedupe-test' });
+    const consumer = sluice.consumer({
+      groupId: 'billing',
+      heartbeatInterval: 200,
+      sessionTimeout: 6000,
+      maxWaitTimeInMs: 100,
     });
-    const deadline = Date.now() + 20_000;
-    while (delivered.length < 5 && Date.now() < deadline) await sleep(50);
-    await sleep(200);
-    assert.deepEqual([...delivered].sort(), ['charge 7', 'charge 7', 'charge 8', 'charge 9', 'charge 9b'], 'the broker holds both copies');
-    assert.deepEqual([...handled].sort(), ['charge 7', 'charge 8', 'charge 9', 'charge 9b'], 'handled once each; producer-made ids are distinct');
-    assert.deepEqual(skipped, ['payment-7']);
-    assert.equal(await store.seen('payment-7'), true);
-    assert.equal(store.size, 4);
-  } finally {
-    await consumer.disconnect().catch(() => {});
-    await broker.close();
-    fs.rmSync(data_dir, { recursive: true, force: true });
-  }
-});
+    try {
+      const admin = sluice.admin();
+      await admin.connect();
+      await admin.createTopics({ topics: [{ topic: 'payments', numPartitions: 2 }] });
+      await admin.disconnect();
+
+      const producer = sluice.producer();
+      await producer.connect();
+      const charge = { key: 'customer-7', value: 'charge 7', headers: { 'message-id': 'payment-7' } };
+      await producer.send({ topic: 'payments', messages: [charge, { key: 'customer-8', value: 'charge 8' }] });
+      // The application's retry after a lost acknowledgement: the same message, the same message-id.
+      await producer.send({
+        topic: 'payments',
+        messages: [charge, { key: 'customer-9', value: 'charge 9' }, { key: 'customer-9', value: 'charge 9b' }],
+      });
+      await producer.disconnect();
+
+      const delivered: string[] = [];
+      const handled: string[] = [];
+      const skipped: string[] = [];
+      const store = new MemoryStore();
+      const handle = dedupe(async ({ message }) => void handled.push(message.value!.toString()), {
+        store,
+        ttlMs: 3_600_000,
+        onDuplicate: (id) => skipped.push(id),
+      });
+      await consumer.connect();
+      await consumer.subscribe({ topics: ['payments'], fromBeginning: true });
+      await consumer.run({
+        eachMessage: async (payload) => {
+          delivered.push(payload.message.value!.toString());
+          await handle(payload);
+        },
+      });
+      const deadline = Date.now() + 20_000;
+      while (delivered.length < 5 && Date.now() < deadline) await sleep(50);
+      await sleep(200);
+      assert.deepEqual(
+        [...delivered].sort(),
+        ['charge 7', 'charge 7', 'charge 8', 'charge 9', 'charge 9b'],
+        'the broker holds both copies',
+      );
+      assert.deepEqual(
+        [...handled].sort(),
+        ['charge 7', 'charge 8', 'charge 9', 'charge 9b'],
+        'handled once each; producer-made ids are distinct',
+      );
+      assert.deepEqual(skipped, ['payment-7']);
+      assert.equal(await store.seen('payment-7'), true);
+      assert.equal(store.size, 4);
+    } finally {
+      await consumer.disconnect().catch(() => {});
+      await broker.close();
+      fs.rmSync(data_dir, { recursive: true, force: true });
+    }
+  },
+);

@@ -35,7 +35,8 @@ export interface DedupeStore {
 }
 
 function check_ttl(ttl_ms: number | undefined, what: string): void {
-  if (ttl_ms !== undefined && !(Number.isSafeInteger(ttl_ms) && ttl_ms > 0)) throw new TypeError(`${what} must be a positive whole number of milliseconds, not ${ttl_ms}`);
+  if (ttl_ms !== undefined && !(Number.isSafeInteger(ttl_ms) && ttl_ms > 0))
+    throw new TypeError(`${what} must be a positive whole number of milliseconds, not ${ttl_ms}`);
 }
 
 export interface MemoryStoreOptions {
@@ -57,7 +58,8 @@ export class MemoryStore implements DedupeStore {
 
   constructor(options: MemoryStoreOptions = {}) {
     this.max_ids = options.max_ids ?? 100_000;
-    if (!(Number.isSafeInteger(this.max_ids) && this.max_ids > 0)) throw new TypeError(`MemoryStore: max_ids must be a positive whole number, not ${options.max_ids}`);
+    if (!(Number.isSafeInteger(this.max_ids) && this.max_ids > 0))
+      throw new TypeError(`MemoryStore: max_ids must be a positive whole number, not ${options.max_ids}`);
     check_ttl(options.ttl_ms, 'MemoryStore: ttl_ms');
     this.ttl_ms = options.ttl_ms;
     this.now = options.now ?? Date.now;
@@ -143,7 +145,9 @@ export class RedisStore implements DedupeStore {
     try {
       module = (await import('ioredis')) as unknown as typeof module;
     } catch (error) {
-      throw new Error(`RedisStore.connect needs the ioredis package (npm install ioredis): ${error instanceof Error ? error.message : String(error)}`);
+      throw new Error(
+        `RedisStore.connect needs the ioredis package (npm install ioredis): ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     return new RedisStore(new module.Redis(redis as never), options);
   }
@@ -164,7 +168,10 @@ export class RedisStore implements DedupeStore {
     check_ttl(ttl_ms, 'ttl_ms');
     const ttl = ttl_ms ?? this.ttl_ms;
     const value = String(Date.now());
-    const reply = ttl === undefined ? await this.client.set(this.prefix + id, value, 'NX') : await this.client.set(this.prefix + id, value, 'PX', ttl, 'NX');
+    const reply =
+      ttl === undefined
+        ? await this.client.set(this.prefix + id, value, 'NX')
+        : await this.client.set(this.prefix + id, value, 'PX', ttl, 'NX');
     return reply === 'OK';
   }
 
@@ -208,7 +215,8 @@ export class SqlStore implements DedupeStore {
     private readonly options: SqlStoreOptions = {},
   ) {
     this.table = options.table ?? 'sluice_dedupe';
-    if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/.test(this.table)) throw new TypeError(`SqlStore: table ${JSON.stringify(this.table)} is not a plain SQL name`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/.test(this.table))
+      throw new TypeError(`SqlStore: table ${JSON.stringify(this.table)} is not a plain SQL name`);
     check_ttl(options.ttl_ms, 'SqlStore: ttl_ms');
     this.ttl_ms = options.ttl_ms;
     this.now = options.now ?? Date.now;
@@ -217,21 +225,30 @@ export class SqlStore implements DedupeStore {
 
   /** Creates the table if it does not exist (done on first use unless create_table is false). */
   init(): Promise<void> {
-    this.ready ??= (this.options.create_table ?? true)
-      ? this.db.query(`CREATE TABLE IF NOT EXISTS ${this.table} (id TEXT PRIMARY KEY, processed_at BIGINT NOT NULL, expires_at BIGINT)`, []).then(
-          () => undefined,
-          (error: unknown) => {
-            this.ready = undefined;
-            throw error;
-          },
-        )
-      : Promise.resolve();
+    this.ready ??=
+      (this.options.create_table ?? true)
+        ? this.db
+            .query(
+              `CREATE TABLE IF NOT EXISTS ${this.table} (id TEXT PRIMARY KEY, processed_at BIGINT NOT NULL, expires_at BIGINT)`,
+              [],
+            )
+            .then(
+              () => undefined,
+              (error: unknown) => {
+                this.ready = undefined;
+                throw error;
+              },
+            )
+        : Promise.resolve();
     return this.ready;
   }
 
   async seen(id: string): Promise<boolean> {
     await this.init();
-    const rows = await this.db.query(`SELECT 1 AS hit FROM ${this.table} WHERE id = ${this.p(1)} AND (expires_at IS NULL OR expires_at > ${this.p(2)})`, [id, this.now()]);
+    const rows = await this.db.query(
+      `SELECT 1 AS hit FROM ${this.table} WHERE id = ${this.p(1)} AND (expires_at IS NULL OR expires_at > ${this.p(2)})`,
+      [id, this.now()],
+    );
     return rows.length > 0;
   }
 
@@ -265,7 +282,9 @@ export class SqlStore implements DedupeStore {
   /** Deletes expired rows (the table does not shrink by itself); resolves with nothing. */
   async purge(): Promise<void> {
     await this.init();
-    await this.db.query(`DELETE FROM ${this.table} WHERE expires_at IS NOT NULL AND expires_at <= ${this.p(1)}`, [this.now()]);
+    await this.db.query(`DELETE FROM ${this.table} WHERE expires_at IS NOT NULL AND expires_at <= ${this.p(1)}`, [
+      this.now(),
+    ]);
   }
 
   private times(ttl_ms: number | undefined): { now: number; expires: number | null } {
@@ -311,14 +330,20 @@ export function message_id_of(payload: DedupePayload): string | undefined {
  * holds is skipped. A message without an id is always handled. Store errors and handler errors are
  * thrown (the consumer retries the message), and a failed handler leaves its id unmarked.
  */
-export function dedupe<P extends DedupePayload = EachMessagePayload>(handler: (payload: P) => Promise<void> | void, options: DedupeOptions<P>): (payload: P) => Promise<void> {
+export function dedupe<P extends DedupePayload = EachMessagePayload>(
+  handler: (payload: P) => Promise<void> | void,
+  options: DedupeOptions<P>,
+): (payload: P) => Promise<void> {
   const { store, ttlMs } = options;
-  if (!store || typeof store.seen !== 'function' || typeof store.mark !== 'function') throw new TypeError('dedupe: options.store must have seen(id) and mark(id, ttl_ms)');
+  if (!store || typeof store.seen !== 'function' || typeof store.mark !== 'function')
+    throw new TypeError('dedupe: options.store must have seen(id) and mark(id, ttl_ms)');
   check_ttl(ttlMs, 'dedupe: ttlMs');
   check_ttl(options.claimTtlMs, 'dedupe: claimTtlMs');
   const mode = options.mode ?? 'mark-after';
-  if (mode !== 'mark-after' && mode !== 'claim-first') throw new TypeError(`dedupe: mode must be 'mark-after' or 'claim-first', not ${JSON.stringify(mode)}`);
-  if (mode === 'claim-first' && typeof store.claim !== 'function') throw new TypeError('dedupe: claim-first mode needs a store with claim(id, ttl_ms)');
+  if (mode !== 'mark-after' && mode !== 'claim-first')
+    throw new TypeError(`dedupe: mode must be 'mark-after' or 'claim-first', not ${JSON.stringify(mode)}`);
+  if (mode === 'claim-first' && typeof store.claim !== 'function')
+    throw new TypeError('dedupe: claim-first mode needs a store with claim(id, ttl_ms)');
   const id_of = (payload: P): string | undefined => {
     if (!options.idOf) return message_id_of(payload);
     const raw = options.idOf(payload);

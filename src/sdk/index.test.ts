@@ -18,7 +18,10 @@ test('the Sluice facade: admin, producer and a consumer group end to end', { tim
 
     const producer = sluice.producer({ compression: 'gzip' });
     await producer.connect();
-    await producer.send({ topic: 'orders', messages: Array.from({ length: 300 }, (_, i) => ({ key: `k${i % 10}`, value: `v${i}` })) });
+    await producer.send({
+      topic: 'orders',
+      messages: Array.from({ length: 300 }, (_, i) => ({ key: `k${i % 10}`, value: `v${i}` })),
+    });
     await producer.disconnect();
 
     const consumer = sluice.consumer({ groupId: 'billing', heartbeatInterval: 200, sessionTimeout: 6000 });
@@ -31,7 +34,11 @@ test('the Sluice facade: admin, producer and a consumer group end to end', { tim
     await consumer.disconnect();
     assert.equal(new Set(seen).size, 300);
     const committed = await admin.fetchOffsets({ groupId: 'billing', topics: ['orders'] });
-    assert.equal(committed[0]!.partitions.reduce((sum, p) => sum + Number(p.offset), 0), 300, 'the group committed everything on disconnect');
+    assert.equal(
+      committed[0]!.partitions.reduce((sum, p) => sum + Number(p.offset), 0),
+      300,
+      'the group committed everything on disconnect',
+    );
     await admin.disconnect();
   } finally {
     await broker.close();

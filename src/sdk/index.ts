@@ -24,7 +24,8 @@ export interface SluiceConfig {
 
 export class Sluice {
   constructor(private readonly config: SluiceConfig) {
-    if (!Array.isArray(config.brokers) || config.brokers.length === 0) throw new TypeError('Sluice: brokers must list at least one HOST:PORT');
+    if (!Array.isArray(config.brokers) || config.brokers.length === 0)
+      throw new TypeError('Sluice: brokers must list at least one HOST:PORT');
     if (config.sasl) check_sasl_options(config.sasl);
   }
 
@@ -35,7 +36,15 @@ export class Sluice {
       initial_retry_ms: merged.initialRetryTime ?? RETRY_DEFAULT.initial_retry_ms,
       max_retry_ms: merged.maxRetryTime ?? RETRY_DEFAULT.max_retry_ms,
     };
-    return new Cluster({ brokers: this.config.brokers, client_id: this.config.clientId ?? 'sluice', retry: options, request_timeout_ms: this.config.requestTimeout ?? 30_000, max_in_flight: 5, tls: this.config.ssl === true ? {} : this.config.ssl || null, sasl: this.config.sasl ?? null });
+    return new Cluster({
+      brokers: this.config.brokers,
+      client_id: this.config.clientId ?? 'sluice',
+      retry: options,
+      request_timeout_ms: this.config.requestTimeout ?? 30_000,
+      max_in_flight: 5,
+      tls: this.config.ssl === true ? {} : this.config.ssl || null,
+      sasl: this.config.sasl ?? null,
+    });
   }
 
   producer(config: ProducerConfig = {}): Producer {

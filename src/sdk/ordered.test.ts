@@ -101,70 +101,67 @@ function assert_key_order(values: string[], what: string): void {
   }
 }
 
-test(
-  'concurrency 16, orderBy key: 2,000 messages over 50 keys, each once, per-key order, well below the sequential time',
-  async (t) => {
-    const s = await setup('parallel');
-    try {
-      await produce(s.broker);
-      const consumer = new Consumer(s.cluster(), { ...FAST, groupId: 'parallel' });
-      const crashes: unknown[] = [];
-      consumer.on<{ error: unknown }>(consumer.events.CRASH, ({ payload }) => void crashes.push(payload.error));
-      const values: string[] = [];
-      const running_keys = new Set<string>();
-      const overlaps: string[] = [];
-      let in_flight = 0;
-      let max_in_flight = 0;
-      let handler_ms = 0;
-      let first_start = 0;
-      let last_end = 0;
-      await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
-      await consumer.run({
-        concurrency: 16,
-        orderBy: 'key',
-        eachMessage: async ({ message }) => {
-          const started = performance.now();
-          first_start ||= started;
-          const key = message.key!.toString();
-          if (running_keys.has(key)) overlaps.push(`${key} at ${message.offset}`);
-          running_keys.add(key);
-          in_flight++;
-          max_in_flight = Math.max(max_in_flight, in_flight);
-          values.push(message.value!.toString());
-          await sleep(Math.floor(Math.random() * 6));
-          in_flight--;
-          running_keys.delete(key);
-          const ended = performance.now();
-          handler_ms += ended - started;
-          last_end = ended;
-        },
-      });
-      await until(() => values.length >= COUNT, `all ${COUNT} messages`);
-      await sleep(300); // anything received twice would show up now
-      await consumer.disconnect();
+test('concurrency 16, orderBy key: 2,000 messages over 50 keys, each once, per-key order, well below the sequential time', async (t) => {
+  const s = await setup('parallel');
+  try {
+    await produce(s.broker);
+    const consumer = new Consumer(s.cluster(), { ...FAST, groupId: 'parallel' });
+    const crashes: unknown[] = [];
+    consumer.on<{ error: unknown }>(consumer.events.CRASH, ({ payload }) => void crashes.push(payload.error));
+    const values: string[] = [];
+    const running_keys = new Set<string>();
+    const overlaps: string[] = [];
+    let in_flight = 0;
+    let max_in_flight = 0;
+    let handler_ms = 0;
+    let first_start = 0;
+    let last_end = 0;
+    await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
+    await consumer.run({
+      concurrency: 16,
+      orderBy: 'key',
+      eachMessage: async ({ message }) => {
+        const started = performance.now();
+        first_start ||= started;
+        const key = message.key!.toString();
+        if (running_keys.has(key)) overlaps.push(`${key} at ${message.offset}`);
+        running_keys.add(key);
+        in_flight++;
+        max_in_flight = Math.max(max_in_flight, in_flight);
+        values.push(message.value!.toString());
+        await sleep(Math.floor(Math.random() * 6));
+        in_flight--;
+        running_keys.delete(key);
+        const ended = performance.now();
+        handler_ms += ended - started;
+        last_end = ended;
+      },
+    });
+    await until(() => values.length >= COUNT, `all ${COUNT} messages`);
+    await sleep(300); // anything received twice would show up now
+    await consumer.disconnect();
 
-      assert.equal(values.length, COUNT);
-      assert.equal(new Set(values).size, COUNT, 'every message once');
-      assert.deepEqual(overlaps, [], 'no two messages of one key at once');
-      assert_key_order(values, 'parallel');
-      assert.ok(max_in_flight <= 16, `at most 16 in flight (${max_in_flight})`);
-      assert.ok(max_in_flight >= 8, `real parallelism (${max_in_flight} at most in flight)`);
-      const wall = last_end - first_start;
-      t.diagnostic(
-        `wall ${wall.toFixed(0)} ms, handlers one after the other ${handler_ms.toFixed(0)} ms, ` +
-          `at most ${max_in_flight} in flight`,
-      );
-      // handler_ms is what the same handlers take one after the other.
-      assert.ok(wall < handler_ms / 4, `wall time ${wall.toFixed(0)} ms, sequential ${handler_ms.toFixed(0)} ms`);
-      const committed = [0, 1, 2].map((p) => s.broker.broker.groups.committed('parallel', TOPIC, p)?.offset);
-      const ends = [0, 1, 2].map((p) => s.broker.broker.topic_index.local_log(TOPIC, p)!.high_watermark);
-      assert.deepEqual(committed, ends, 'everything committed after a graceful disconnect');
-      assert.deepEqual(crashes.map(String), []);
-    } finally {
-      await s.close();
-    }
-  },
-);
+    assert.equal(values.length, COUNT);
+    assert.equal(new Set(values).size, COUNT, 'every message once');
+    assert.deepEqual(overlaps, [], 'no two messages of one key at once');
+    assert_key_order(values, 'parallel');
+    assert.ok(max_in_flight <= 16, `at most 16 in flight (${max_in_flight})`);
+    assert.ok(max_in_flight >= 8, `real parallelism (${max_in_flight} at most in flight)`);
+    const wall = last_end - first_start;
+    t.diagnostic(
+      `wall ${wall.toFixed(0)} ms, handlers one after the other ${handler_ms.toFixed(0)} ms, ` +
+        `at most ${max_in_flight} in flight`,
+    );
+    // handler_ms is what the same handlers take one after the other.
+    assert.ok(wall < handler_ms / 4, `wall time ${wall.toFixed(0)} ms, sequential ${handler_ms.toFixed(0)} ms`);
+    const committed = [0, 1, 2].map((p) => s.broker.broker.groups.committed('parallel', TOPIC, p)?.offset);
+    const ends = [0, 1, 2].map((p) => s.broker.broker.topic_index.local_log(TOPIC, p)!.high_watermark);
+    assert.deepEqual(committed, ends, 'everything committed after a graceful disconnect');
+    assert.deepEqual(crashes.map(String), []);
+  } finally {
+    await s.close();
+  }
+});
 
 /**
  * Runs the ordered consumer in a process of its own, with `hang`'s handler never finishing, and
@@ -248,10 +245,7 @@ function check_killed_consumer(
     [...done].filter((id) => id.startsWith('0/') && Number(id.slice(2)) > hang_offset).length > 50,
     'other keys of partition 0 went on past it',
   );
-  assert.ok(
-    watermark[0]! <= hang_offset,
-    `partition 0 committed ${watermark[0]}, past the unfinished ${hang_offset}`,
-  );
+  assert.ok(watermark[0]! <= hang_offset, `partition 0 committed ${watermark[0]}, past the unfinished ${hang_offset}`);
   assert.ok(
     watermark.some((w) => w > 0),
     `commits happened while handlers ran (${watermark.join(', ')})`,

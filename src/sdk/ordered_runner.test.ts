@@ -30,14 +30,25 @@ function messages(random: () => number, count: number, partitions: number, keys:
     const partition = `p${Math.floor(random() * partitions)}`;
     const offset = (next.get(partition) ?? 0) + (random() < 0.1 ? 2 : 1); // gaps, as compaction or control batches leave
     next.set(partition, offset);
-    out.push({ partition, offset, key: random() < 0.1 ? null : `k${Math.floor(random() * keys)}`, delay: Math.floor(random() * 4) });
+    out.push({
+      partition,
+      offset,
+      key: random() < 0.1 ? null : `k${Math.floor(random() * keys)}`,
+      delay: Math.floor(random() * 4),
+    });
   }
   return out;
 }
 
 /** Runs `list` through a runner, checking the invariants at every start and finish. */
-async function check_run(seed: number, orderBy: 'key' | 'partition', concurrency: number, list: Msg[]): Promise<{ max_running: number }> {
-  const queue_of = (m: Msg) => (orderBy === 'partition' || m.key === null ? `${m.partition}/null` : `${m.partition}/${m.key}`);
+async function check_run(
+  seed: number,
+  orderBy: 'key' | 'partition',
+  concurrency: number,
+  list: Msg[],
+): Promise<{ max_running: number }> {
+  const queue_of = (m: Msg) =>
+    orderBy === 'partition' || m.key === null ? `${m.partition}/null` : `${m.partition}/${m.key}`;
   const running_queues = new Set<string>();
   const last_started = new Map<string, number>();
   const finished = new Map<string, Set<number>>();
@@ -51,8 +62,13 @@ async function check_run(seed: number, orderBy: 'key' | 'partition', concurrency
       const watermark = runner.watermark(partition);
       const done = finished.get(partition) ?? new Set();
       const lowest_unfinished = offsets.find((o) => !done.has(o)) ?? offsets.at(-1)! + 1;
-      assert.ok(watermark !== null && watermark <= lowest_unfinished, `seed ${seed}: ${partition} watermark ${watermark} passes unfinished ${lowest_unfinished}`);
-      for (const offset of offsets) if (offset < watermark!) assert.ok(done.has(offset), `seed ${seed}: ${partition}/${offset} below the watermark but not finished`);
+      assert.ok(
+        watermark !== null && watermark <= lowest_unfinished,
+        `seed ${seed}: ${partition} watermark ${watermark} passes unfinished ${lowest_unfinished}`,
+      );
+      for (const offset of offsets)
+        if (offset < watermark!)
+          assert.ok(done.has(offset), `seed ${seed}: ${partition}/${offset} below the watermark but not finished`);
     }
   };
   runner = new OrderedRunner<Msg>({
@@ -61,13 +77,19 @@ async function check_run(seed: number, orderBy: 'key' | 'partition', concurrency
     handle: async (m) => {
       const q = queue_of(m);
       assert.ok(!running_queues.has(q), `seed ${seed}: two messages of ${q} at once`);
-      assert.ok((last_started.get(q) ?? -1) < m.offset, `seed ${seed}: ${q} out of order: ${m.offset} after ${last_started.get(q)}`);
+      assert.ok(
+        (last_started.get(q) ?? -1) < m.offset,
+        `seed ${seed}: ${q} out of order: ${m.offset} after ${last_started.get(q)}`,
+      );
       running_queues.add(q);
       last_started.set(q, m.offset);
       running++;
       max_running = Math.max(max_running, running);
       assert.ok(running <= concurrency, `seed ${seed}: ${running} in flight, bound ${concurrency}`);
-      assert.ok(runner.in_flight <= concurrency && running <= runner.in_flight, `seed ${seed}: the runner counts ${runner.in_flight} in flight`);
+      assert.ok(
+        runner.in_flight <= concurrency && running <= runner.in_flight,
+        `seed ${seed}: the runner counts ${runner.in_flight} in flight`,
+      );
       check_watermarks();
       if (m.delay > 0) await sleep(m.delay);
       else await Promise.resolve();
@@ -93,10 +115,14 @@ async function check_run(seed: number, orderBy: 'key' | 'partition', concurrency
     await sleep(2);
   }
   await runner.idle();
-  for (const partition of submitted.keys()) assert.equal(runner.failure(partition)?.error, undefined, `seed ${seed}: a check failed in a handler`);
+  for (const partition of submitted.keys())
+    assert.equal(runner.failure(partition)?.error, undefined, `seed ${seed}: a check failed in a handler`);
   assert.equal(runner.in_flight, 0);
   assert.equal(handled.size, list.length, `seed ${seed}: every message handled`);
-  assert.ok([...handled.values()].every((n) => n === 1), `seed ${seed}: each once`);
+  assert.ok(
+    [...handled.values()].every((n) => n === 1),
+    `seed ${seed}: each once`,
+  );
   for (const [partition, offsets] of submitted) {
     assert.equal(runner.watermark(partition), offsets.at(-1)! + 1, 'all done: the watermark is past the last offset');
     assert.deepEqual(runner.done_above_watermark(partition), []);
@@ -123,15 +149,26 @@ test('orderBy partition: one message per partition at a time, in offset order', 
 
 test('concurrency 1: one partition in offset order; several partitions take turns', async () => {
   const order: string[] = [];
-  const runner = new OrderedRunner<Msg>({ concurrency: 1, orderBy: 'key', handle: async (m) => void order.push(`${m.partition}/${m.offset}`) });
+  const runner = new OrderedRunner<Msg>({
+    concurrency: 1,
+    orderBy: 'key',
+    handle: async (m) => void order.push(`${m.partition}/${m.offset}`),
+  });
   const list = messages(prng(9), 100, 1, 5);
   for (const m of list) runner.submit(m);
   await runner.idle();
-  assert.deepEqual(order, list.map((m) => `${m.partition}/${m.offset}`));
+  assert.deepEqual(
+    order,
+    list.map((m) => `${m.partition}/${m.offset}`),
+  );
 
   // p0's messages are all submitted before p1's, yet p1 does not wait for p0 to drain.
   const turns: string[] = [];
-  const fair = new OrderedRunner<Msg>({ concurrency: 1, orderBy: 'key', handle: async (m) => void turns.push(m.partition) });
+  const fair = new OrderedRunner<Msg>({
+    concurrency: 1,
+    orderBy: 'key',
+    handle: async (m) => void turns.push(m.partition),
+  });
   for (let i = 0; i < 5; i++) fair.submit({ partition: 'p0', key: `k${i}`, offset: i, delay: 0 });
   for (let i = 0; i < 5; i++) fair.submit({ partition: 'p1', key: `k${i}`, offset: i, delay: 0 });
   await fair.idle();
@@ -171,7 +208,10 @@ test('a failing handler halts its partition at the failed offset; other partitio
   await runner.idle();
   assert.equal(runner.watermark('p0'), 2, 'stops at the failed offset');
   assert.ok(!started.includes('p0/c/4'), 'nothing after the failure for its key');
-  assert.ok(runner.done_above_watermark('p0').every((o) => o === 3 || o === 5), 'only other keys ran past it');
+  assert.ok(
+    runner.done_above_watermark('p0').every((o) => o === 3 || o === 5),
+    'only other keys ran past it',
+  );
   assert.equal(runner.watermark('p1'), 20, 'the other partition finished');
   assert.equal(runner.failure('p1'), null);
   // Submitting to a halted partition runs nothing and keeps the watermark.
@@ -196,8 +236,15 @@ test('may_start false halts the partition (queued messages dropped, the running 
   await sleep(1);
   allow = false;
   await runner.idle();
-  assert.deepEqual(done.sort((a, b) => a - b), [0, 1]);
+  assert.deepEqual(
+    done.sort((a, b) => a - b),
+    [0, 1],
+  );
   assert.ok(runner.halted('p'));
   assert.equal(runner.watermark('p'), 2);
-  assert.throws(() => runner.submit({ partition: 'p', key: 'x', offset: 5, delay: 0 }), RangeError, 'offsets must increase');
+  assert.throws(
+    () => runner.submit({ partition: 'p', key: 'x', offset: 5, delay: 0 }),
+    RangeError,
+    'offsets must increase',
+  );
 });

@@ -86,7 +86,8 @@ export class OrderedRunner<T extends OrderedMessage> {
   /** Queues a message; a partition's messages must be submitted in increasing offset order. */
   submit(message: T): void {
     const track = this.track(message.partition);
-    if (message.offset <= track.last) throw new RangeError(`offset ${message.offset} submitted after ${track.last} for partition ${message.partition}`);
+    if (message.offset <= track.last)
+      throw new RangeError(`offset ${message.offset} submitted after ${track.last} for partition ${message.partition}`);
     track.last = message.offset;
     track.offsets.push(message.offset);
     if (track.halted) return; // never runs: stays not done
@@ -154,7 +155,20 @@ export class OrderedRunner<T extends OrderedMessage> {
 
   private track(partition: string): PartitionTrack {
     let track = this.tracks.get(partition);
-    if (!track) this.tracks.set(partition, (track = { offsets: [], head: 0, done: new Set(), last: -Infinity, halted: false, failure: null, queues: new Set(), submitted: 0 }));
+    if (!track)
+      this.tracks.set(
+        partition,
+        (track = {
+          offsets: [],
+          head: 0,
+          done: new Set(),
+          last: -Infinity,
+          halted: false,
+          failure: null,
+          queues: new Set(),
+          submitted: 0,
+        }),
+      );
     return track;
   }
 

@@ -5,7 +5,13 @@ import { Partitioners } from 'kafkajs';
 import { DefaultPartitioner, murmur2, partition_for_key, type PartitionMetadata } from './partitioner.ts';
 
 function metadata(count: number, leaderless: number[] = []): PartitionMetadata[] {
-  return Array.from({ length: count }, (_, i) => ({ partitionErrorCode: 0, partitionId: i, leader: leaderless.includes(i) ? -1 : 1, replicas: [1], isr: [1] }));
+  return Array.from({ length: count }, (_, i) => ({
+    partitionErrorCode: 0,
+    partitionId: i,
+    leader: leaderless.includes(i) ? -1 : 1,
+    replicas: [1],
+    isr: [1],
+  }));
 }
 
 test('murmur2 matches the Java client on known keys', () => {
@@ -34,7 +40,11 @@ test('keyed messages land where kafkajs DefaultPartitioner puts them (1,000 rand
     const partitionMetadata = metadata(count);
     for (const key of keys) {
       const expected = theirs({ topic: 't', partitionMetadata, message: { key, value: 'v' } });
-      assert.equal(ours({ topic: 't', partitionMetadata, message: { key, value: 'v' } }), expected, `key ${String(key)} with ${count} partitions`);
+      assert.equal(
+        ours({ topic: 't', partitionMetadata, message: { key, value: 'v' } }),
+        expected,
+        `key ${String(key)} with ${count} partitions`,
+      );
       assert.equal(partition_for_key(key, count), expected);
     }
   }
@@ -44,7 +54,9 @@ test('an explicit partition wins; unkeyed messages go round-robin over partition
   const partitioner = DefaultPartitioner();
   const partitionMetadata = metadata(4, [2]);
   assert.equal(partitioner({ topic: 't', partitionMetadata, message: { key: 'k', value: null, partition: 3 } }), 3);
-  const seen = Array.from({ length: 30 }, () => partitioner({ topic: 't', partitionMetadata, message: { value: 'v' } }));
+  const seen = Array.from({ length: 30 }, () =>
+    partitioner({ topic: 't', partitionMetadata, message: { value: 'v' } }),
+  );
   assert.ok(!seen.includes(2), 'the leaderless partition is skipped');
   for (const p of [0, 1, 3]) assert.equal(seen.filter((x) => x === p).length, 10, `partition ${p} gets a third`);
   for (let i = 1; i < seen.length; i++) assert.notEqual(seen[i], seen[i - 1], 'consecutive messages rotate');

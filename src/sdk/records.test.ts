@@ -38,79 +38,73 @@ function control_batch(producer_id: number, abort: boolean, offset: number): Buf
   return with_base_offset(encode_record_batch(marker, { attributes: 0x30, producer_id, producer_epoch: 0 }), offset);
 }
 
-test(
-  'record decoding: offsets below the fetch offset and control batches skipped, partial batches left, codecs',
-  async () => {
-    const first = with_base_offset(gzip_batch(encode_record_batch([0, 1, 2, 3].map(record))), 10);
-    const control = control_batch(7, false, 14);
-    const last = with_base_offset(encode_record_batch([4, 5].map(record)), 15);
-    const set = Buffer.concat([first, control, last, last.subarray(0, 30)]);
-    const fetched = await decode_fetched(set, 12);
+test('record decoding: offsets below the fetch offset and control batches skipped, partial batches left, codecs', async () => {
+  const first = with_base_offset(gzip_batch(encode_record_batch([0, 1, 2, 3].map(record))), 10);
+  const control = control_batch(7, false, 14);
+  const last = with_base_offset(encode_record_batch([4, 5].map(record)), 15);
+  const set = Buffer.concat([first, control, last, last.subarray(0, 30)]);
+  const fetched = await decode_fetched(set, 12);
+  assert.deepEqual(
+    fetched.messages.map((m) => [m.offset, m.value!.toString(), m.timestamp]),
+    [
+      ['12', 'v2', '1002'],
+      ['13', 'v3', '1003'],
+      ['15', 'v4', '1004'],
+      ['16', 'v5', '1005'],
+    ],
+  );
+  assert.equal(fetched.next_offset, 17, 'after the last whole batch; the cut one is fetched again');
+
+  // Only a control batch: no messages, the position moves past it.
+  const only_control = await decode_fetched(control, 14);
+  assert.deepEqual(only_control, { messages: [], next_offset: 15 });
+
+  // Aborted transactions are dropped under read_committed.
+  const txn = with_base_offset(
+    encode_record_batch([6, 7].map(record), {
+      attributes: 0x10,
+      producer_id: 9,
+      producer_epoch: 0,
+      base_sequence: 0,
+    }),
+    20,
+  );
+  const abort = control_batch(9, true, 22);
+  const after = with_base_offset(encode_record_batch([8].map(record)), 23);
+  const committed_view = await decode_fetched(Buffer.concat([txn, abort, after]), 20, {
+    aborted_transactions: [{ producer_id: 9, first_offset: 20 }],
+  });
+  assert.deepEqual(
+    committed_view.messages.map((m) => m.offset),
+    ['23'],
+  );
+  const uncommitted_view = await decode_fetched(Buffer.concat([txn, abort, after]), 20);
+  assert.deepEqual(
+    uncommitted_view.messages.map((m) => m.offset),
+    ['20', '21', '23'],
+  );
+
+  // A corrupted batch fails its CRC; a codec id beyond zstd is refused.
+  const corrupt = Buffer.from(last);
+  corrupt[corrupt.length - 1]! ^= 0xff;
+  await assert.rejects(decode_fetched(corrupt, 0), /CRC/);
+  const unknown = Buffer.from(last);
+  unknown.writeInt16BE(5, 21);
+  unknown.writeUInt32BE(crc32c(unknown.subarray(21)), 17);
+  await assert.rejects(decode_fetched(unknown, 0), /unknown compression codec 5/);
+
+  // snappy, lz4 and zstd through compression.ts.
+  for (const codec of ['snappy', 'lz4', 'zstd'] as const) {
+    const batch = with_base_offset(await compress_record_batch(encode_record_batch([0, 1, 2].map(record)), codec), 30);
+    assert.equal(batch.readInt16BE(21) & 7, { snappy: 2, lz4: 3, zstd: 4 }[codec]);
+    const decoded = await decode_fetched(batch, 31);
     assert.deepEqual(
-      fetched.messages.map((m) => [m.offset, m.value!.toString(), m.timestamp]),
+      decoded.messages.map((m) => [m.offset, m.key!.toString(), m.value!.toString()]),
       [
-        ['12', 'v2', '1002'],
-        ['13', 'v3', '1003'],
-        ['15', 'v4', '1004'],
-        ['16', 'v5', '1005'],
+        ['31', 'k1', 'v1'],
+        ['32', 'k2', 'v2'],
       ],
+      codec,
     );
-    assert.equal(fetched.next_offset, 17, 'after the last whole batch; the cut one is fetched again');
-
-    // Only a control batch: no messages, the position moves past it.
-    const only_control = await decode_fetched(control, 14);
-    assert.deepEqual(only_control, { messages: [], next_offset: 15 });
-
-    // Aborted transactions are dropped under read_committed.
-    const txn = with_base_offset(
-      encode_record_batch([6, 7].map(record), {
-        attributes: 0x10,
-        producer_id: 9,
-        producer_epoch: 0,
-        base_sequence: 0,
-      }),
-      20,
-    );
-    const abort = control_batch(9, true, 22);
-    const after = with_base_offset(encode_record_batch([8].map(record)), 23);
-    const committed_view = await decode_fetched(Buffer.concat([txn, abort, after]), 20, {
-      aborted_transactions: [{ producer_id: 9, first_offset: 20 }],
-    });
-    assert.deepEqual(
-      committed_view.messages.map((m) => m.offset),
-      ['23'],
-    );
-    const uncommitted_view = await decode_fetched(Buffer.concat([txn, abort, after]), 20);
-    assert.deepEqual(
-      uncommitted_view.messages.map((m) => m.offset),
-      ['20', '21', '23'],
-    );
-
-    // A corrupted batch fails its CRC; a codec id beyond zstd is refused.
-    const corrupt = Buffer.from(last);
-    corrupt[corrupt.length - 1]! ^= 0xff;
-    await assert.rejects(decode_fetched(corrupt, 0), /CRC/);
-    const unknown = Buffer.from(last);
-    unknown.writeInt16BE(5, 21);
-    unknown.writeUInt32BE(crc32c(unknown.subarray(21)), 17);
-    await assert.rejects(decode_fetched(unknown, 0), /unknown compression codec 5/);
-
-    // snappy, lz4 and zstd through compression.ts.
-    for (const codec of ['snappy', 'lz4', 'zstd'] as const) {
-      const batch = with_base_offset(
-        await compress_record_batch(encode_record_batch([0, 1, 2].map(record)), codec),
-        30,
-      );
-      assert.equal(batch.readInt16BE(21) & 7, { snappy: 2, lz4: 3, zstd: 4 }[codec]);
-      const decoded = await decode_fetched(batch, 31);
-      assert.deepEqual(
-        decoded.messages.map((m) => [m.offset, m.key!.toString(), m.value!.toString()]),
-        [
-          ['31', 'k1', 'v1'],
-          ['32', 'k2', 'v2'],
-        ],
-        codec,
-      );
-    }
-  },
-);
+  }
+});

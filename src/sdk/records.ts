@@ -212,7 +212,8 @@ function is_abort_marker(header: BatchHeader, data: Buffer): boolean {
   reader.varint();
   reader.varint();
   const key = reader.bytes();
-  if (!key || key.length < 4) throw new RecordDecodeError(`control batch at offset ${header.base_offset} has no valid key`);
+  if (!key || key.length < 4)
+    throw new RecordDecodeError(`control batch at offset ${header.base_offset} has no valid key`);
   return key.readInt16BE(2) === 1;
 }
 
@@ -239,7 +240,11 @@ export interface FetchedRecords {
  * Decodes the record set of one fetched partition. A batch cut short at the end of the set (a broker
  * may truncate the last one at the size limit) is left for the next fetch.
  */
-export async function decode_fetched(records: Buffer | null | undefined, fetch_offset: number, options: DecodeOptions = {}): Promise<FetchedRecords> {
+export async function decode_fetched(
+  records: Buffer | null | undefined,
+  fetch_offset: number,
+  options: DecodeOptions = {},
+): Promise<FetchedRecords> {
   const messages: KafkaMessage[] = [];
   let next_offset = fetch_offset;
   if (!records || records.length === 0) return { messages, next_offset };
@@ -249,12 +254,15 @@ export async function decode_fetched(records: Buffer | null | undefined, fetch_o
   let at = 0;
   while (records.length - at >= 12) {
     const length = records.readInt32BE(at + OFFSET_BATCH_LENGTH);
-    if (length < LENGTH_FIELD_MIN) throw new RecordDecodeError(`batch length ${length} at offset ${batch_base_offset(records, at)} is too small`);
+    if (length < LENGTH_FIELD_MIN)
+      throw new RecordDecodeError(`batch length ${length} at offset ${batch_base_offset(records, at)} is too small`);
     const end = at + 12 + length;
     if (end > records.length) break; // partial batch at the end
     const magic = records.readInt8(at + OFFSET_MAGIC);
-    if (magic !== 2) throw new RecordDecodeError(`message format v${magic} (magic ${magic}) is not supported; only record batch v2`);
-    if (length + BATCH_LOG_OVERHEAD_BYTES < BATCH_HEADER_BYTES) throw new RecordDecodeError(`batch of ${length + 12} bytes is shorter than its header`);
+    if (magic !== 2)
+      throw new RecordDecodeError(`message format v${magic} (magic ${magic}) is not supported; only record batch v2`);
+    if (length + BATCH_LOG_OVERHEAD_BYTES < BATCH_HEADER_BYTES)
+      throw new RecordDecodeError(`batch of ${length + 12} bytes is shorter than its header`);
     const batch = records.subarray(at, end);
     at = end;
     if (check_crcs && crc32c(batch.subarray(OFFSET_ATTRIBUTES)) !== batch.readUInt32BE(OFFSET_CRC)) {
@@ -263,11 +271,13 @@ export async function decode_fetched(records: Buffer | null | undefined, fetch_o
     const header = read_header(batch, 0);
     if (header.last_offset < fetch_offset) continue; // wholly before the fetch offset
     next_offset = Math.max(next_offset, header.last_offset + 1);
-    while (aborted.length > 0 && aborted[0]!.first_offset <= header.last_offset) aborted_producers.add(aborted.shift()!.producer_id);
+    while (aborted.length > 0 && aborted[0]!.first_offset <= header.last_offset)
+      aborted_producers.add(aborted.shift()!.producer_id);
     if (header.is_control) {
       if (header.is_transactional && aborted_producers.has(header.producer_id)) {
         const data = await decompress_records(header.codec, batch.subarray(BATCH_HEADER_BYTES));
-        if (header.record_count > 0 && decoding(() => is_abort_marker(header, data))) aborted_producers.delete(header.producer_id);
+        if (header.record_count > 0 && decoding(() => is_abort_marker(header, data)))
+          aborted_producers.delete(header.producer_id);
       }
       continue;
     }
@@ -278,7 +288,10 @@ export async function decode_fetched(records: Buffer | null | undefined, fetch_o
       data = await decompress_records(header.codec, batch.subarray(BATCH_HEADER_BYTES));
     } catch (error) {
       if (error instanceof RecordDecodeError) throw error;
-      throw new RecordDecodeError(`cannot decompress the ${CODEC_NAMES[header.codec]} batch at offset ${header.base_offset}: ${String(error)}`, { cause: error });
+      throw new RecordDecodeError(
+        `cannot decompress the ${CODEC_NAMES[header.codec]} batch at offset ${header.base_offset}: ${String(error)}`,
+        { cause: error },
+      );
     }
     decoding(() => decode_records(header, data, fetch_offset, messages));
   }

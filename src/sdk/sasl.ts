@@ -6,7 +6,11 @@ import { AuthenticationError } from './errors.ts';
 
 export { check_sasl_options, type SaslOptions } from '../protocol/sasl/client_login.ts';
 
-export async function authenticate(connection: Connection, versions: ReadonlyMap<number, { min: number; max: number }>, sasl: SaslOptions): Promise<void> {
+export async function authenticate(
+  connection: Connection,
+  versions: ReadonlyMap<number, { min: number; max: number }>,
+  sasl: SaslOptions,
+): Promise<void> {
   try {
     await sasl_login(connection, versions, sasl);
   } catch (error) {

@@ -14,7 +14,27 @@ import { temp_dir } from '../../test/support/storage.ts';
 function self_signed(dir: string): { key: Buffer; cert: Buffer } {
   const key = path.join(dir, 'key.pem');
   const cert = path.join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ],
+    { stdio: 'ignore' },
+  );
   return { key: fs.readFileSync(key), cert: fs.readFileSync(cert) };
 }
 
@@ -34,7 +54,11 @@ test('the SDK produces and consumes over TLS, and refuses an untrusted certifica
   });
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   const proxy_port = (proxy.address() as net.AddressInfo).port;
-  const broker = await start_broker({ data_dir: path.join(dir, 'data'), kafka: { host: '127.0.0.1', port: 0 }, advertise: { host: '127.0.0.1', port: proxy_port } });
+  const broker = await start_broker({
+    data_dir: path.join(dir, 'data'),
+    kafka: { host: '127.0.0.1', port: 0 },
+    advertise: { host: '127.0.0.1', port: proxy_port },
+  });
   upstream_port = broker.kafka.bound_address.port;
   try {
     const sluice = new Sluice({ brokers: [`127.0.0.1:${proxy_port}`], clientId: 'tls-test', ssl: { ca: cert } });
@@ -43,14 +67,23 @@ test('the SDK produces and consumes over TLS, and refuses an untrusted certifica
     await producer.disconnect();
     const consumer = sluice.consumer({ groupId: 'tls-readers', heartbeatInterval: 200 });
     await consumer.subscribe({ topics: ['secure'], fromBeginning: true });
-    const got = await new Promise<string>((resolve) => void consumer.run({ eachMessage: async ({ message }) => resolve(message.value!.toString()) }));
+    const got = await new Promise<string>(
+      (resolve) => void consumer.run({ eachMessage: async ({ message }) => resolve(message.value!.toString()) }),
+    );
     await consumer.disconnect();
     assert.equal(got, 'over tls');
 
-    const untrusting = new Sluice({ brokers: [`127.0.0.1:${proxy_port}`], ssl: true, retry: { retries: 1, initialRetryTime: 50 } });
+    const untrusting = new Sluice({
+      brokers: [`127.0.0.1:${proxy_port}`],
+      ssl: true,
+      retry: { retries: 1, initialRetryTime: 50 },
+    });
     const admin = untrusting.admin();
     const started = Date.now();
-    await assert.rejects(admin.connect(), (error: unknown) => error instanceof ConnectionError && /certificate/i.test(error.message));
+    await assert.rejects(
+      admin.connect(),
+      (error: unknown) => error instanceof ConnectionError && /certificate/i.test(error.message),
+    );
     assert.ok(Date.now() - started < 5_000, 'refused promptly');
   } finally {
     await broker.close();

@@ -26,7 +26,8 @@ export class LocalPlacement implements Placement {
     this.host = host;
     await host.apply_topics(this.metadata.topics());
     for (const topic of internal_topics) {
-      if (!this.metadata.topic(topic.name)) await host.create_topic(topic.name, 1, topic.configs, { replication_factor: 1 });
+      if (!this.metadata.topic(topic.name))
+        await host.create_topic(topic.name, 1, topic.configs, { replication_factor: 1 });
     }
     for (const topic of this.metadata.topics()) await this.place(topic, 0);
   }
@@ -60,7 +61,10 @@ export class LocalPlacement implements Placement {
 
   async create_topic(record: TopicRecord, placement: TopicPlacement): Promise<void> {
     if (placement.replication_factor > 1) {
-      throw new BrokerError('invalid_replication_factor', `replication factor ${placement.replication_factor} needs a cluster; this broker runs alone`);
+      throw new BrokerError(
+        'invalid_replication_factor',
+        `replication factor ${placement.replication_factor} needs a cluster; this broker runs alone`,
+      );
     }
     // A leftover partition of a deleted topic of the same name is removed first.
     for (let p = 0; p < record.partitions; p++) {
@@ -107,7 +111,10 @@ export class LocalPlacement implements Placement {
   }
 
   async reassign(): Promise<void> {
-    throw new BrokerError('invalid_replica_assignment', 'a single broker has nowhere to move partitions; start a cluster (--etcd)');
+    throw new BrokerError(
+      'invalid_replica_assignment',
+      'a single broker has nowhere to move partitions; start a cluster (--etcd)',
+    );
   }
 
   leader_of(): number {

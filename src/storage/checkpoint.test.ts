@@ -4,7 +4,11 @@ import { CheckpointFile, decode_checkpoint, encode_checkpoint } from './checkpoi
 import { SimFileIO } from './sim_file_io.ts';
 
 test('a checkpoint round-trips, and any damage is detected', () => {
-  const offsets = new Map([['orders-0', 42], ['orders-1', 0], ['__consumer_offsets-3', 9_007_199_254_740_000]]);
+  const offsets = new Map([
+    ['orders-0', 42],
+    ['orders-1', 0],
+    ['__consumer_offsets-3', 9_007_199_254_740_000],
+  ]);
   const bytes = encode_checkpoint(offsets);
   assert.deepEqual(decode_checkpoint(bytes), offsets);
   for (let i = 0; i < bytes.length; i++) {

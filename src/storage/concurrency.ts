@@ -1,5 +1,9 @@
 /** Runs `work` over `items` with at most `parallelism_max` in flight; rethrows the first failure. */
-export async function run_bounded<T>(items: readonly T[], parallelism_max: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function run_bounded<T>(
+  items: readonly T[],
+  parallelism_max: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   let failure: { error: unknown } | null = null;
   const worker = async () => {
@@ -55,10 +59,12 @@ export class DirectorySync {
     }
     if (!state.running) return this.launch(dir, state);
     const joined = state;
-    joined.waiting ??= joined.running!.catch(() => undefined).then(() => {
-      joined.waiting = null;
-      return this.launch(dir, joined);
-    });
+    joined.waiting ??= joined
+      .running!.catch(() => undefined)
+      .then(() => {
+        joined.waiting = null;
+        return this.launch(dir, joined);
+      });
     return joined.waiting;
   }
 

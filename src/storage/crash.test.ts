@@ -28,7 +28,12 @@ function final_group(storage: Storage, group: number): Array<Promise<AppendResul
   return Array.from({ length: group }, (_, i) => log.append(make_batch(`last${i}`, 2, { value_bytes: 30 })));
 }
 
-async function stop_and_crash(io: SimFileIO, storage: Storage, pending: Array<Promise<unknown>>, keep_unsynced: boolean) {
+async function stop_and_crash(
+  io: SimFileIO,
+  storage: Storage,
+  pending: Array<Promise<unknown>>,
+  keep_unsynced: boolean,
+) {
   io.stop();
   await Promise.allSettled(pending);
   await settle();
@@ -58,7 +63,8 @@ test('a machine stop at every byte of the last write keeps exactly the valid pre
       const pending = final_group(storage, GROUP);
       await Promise.allSettled(pending); // the machine stops by itself at the chosen byte
       await stop_and_crash(io, storage, pending, keep_unsynced);
-      for (const result of await Promise.allSettled(pending)) assert.equal(result.status, 'rejected', 'nothing unsynced was acknowledged');
+      for (const result of await Promise.allSettled(pending))
+        assert.equal(result.status, 'rejected', 'nothing unsynced was acknowledged');
 
       const reopened = await open_sim(io);
       const log = reopened.require(PARTITION);
@@ -68,9 +74,16 @@ test('a machine stop at every byte of the last write keeps exactly the valid pre
       const records = await read_all(log);
       const acked_records = acked[acked.length - 1]!.last_offset + 1;
       assert.equal(records.length, acked_records + survivors * 2, `torn at ${torn} (keep_unsynced ${keep_unsynced})`);
-      assert.deepEqual(records.map((r) => r.offset), records.map((_, i) => i), 'offsets stay dense');
+      assert.deepEqual(
+        records.map((r) => r.offset),
+        records.map((_, i) => i),
+        'offsets stay dense',
+      );
       const expected_tail = Array.from({ length: survivors }, (_, i) => [`last${i}:0`, `last${i}:1`]).flat();
-      assert.deepEqual(records.slice(acked_records).map((r) => r.value), expected_tail);
+      assert.deepEqual(
+        records.slice(acked_records).map((r) => r.value),
+        expected_tail,
+      );
       // The log takes appends again right after the recovered end.
       const next = await log.append(make_batch('after', 1));
       assert.equal(next.base_offset, acked_records + survivors * 2);
@@ -170,7 +183,10 @@ test('random appends and crashes never lose an acknowledged record nor invent on
     for (const value of acked) assert.ok(present.has(value), `cycle ${cycle}: acknowledged ${value} is missing`);
     // Acknowledged records keep their relative order.
     const positions = acked.map((value) => values.indexOf(value));
-    assert.deepEqual(positions, [...positions].sort((a, b) => a - b));
+    assert.deepEqual(
+      positions,
+      [...positions].sort((a, b) => a - b),
+    );
     acked.length = 0;
     acked.push(...values);
   }

@@ -52,7 +52,11 @@ export class MessageTooLargeError extends StorageError {
   readonly size_bytes: number;
   readonly size_bytes_max: number;
   constructor(size_bytes: number, size_bytes_max: number) {
-    super('message_too_large', `record batch of ${size_bytes} bytes exceeds message_bytes_max ${size_bytes_max}`, false);
+    super(
+      'message_too_large',
+      `record batch of ${size_bytes} bytes exceeds message_bytes_max ${size_bytes_max}`,
+      false,
+    );
     this.size_bytes = size_bytes;
     this.size_bytes_max = size_bytes_max;
   }
@@ -63,7 +67,11 @@ export class CorruptDataError extends StorageError {
   readonly partition: string;
   readonly position: number;
   constructor(partition: string, segment_base_offset: number, position: number, detail: string) {
-    super('corrupt_data', `corrupt data in ${partition} segment ${segment_base_offset} at byte ${position}: ${detail}`, false);
+    super(
+      'corrupt_data',
+      `corrupt data in ${partition} segment ${segment_base_offset} at byte ${position}: ${detail}`,
+      false,
+    );
     this.partition = partition;
     this.position = position;
   }
@@ -110,7 +118,11 @@ export class OffsetOutOfRangeError extends StorageError {
 /** The log is a copy of another's (a follower replica): it takes only replicated appends. */
 export class ReplicaOnlyError extends StorageError {
   constructor(partition: string) {
-    super('replica_only', `partition ${partition} is a follower copy here; it takes appends only from its leader`, true);
+    super(
+      'replica_only',
+      `partition ${partition} is a follower copy here; it takes appends only from its leader`,
+      true,
+    );
   }
 }
 

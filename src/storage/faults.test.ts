@@ -49,7 +49,10 @@ test('malformed batches are refused with the reason, nothing is written, the log
   assert.equal(io.peek(SEGMENT)!.length, size_before, 'nothing was written');
   const next = await log.append(make_batch('after', 1));
   assert.equal(next.base_offset, 2);
-  assert.deepEqual((await read_all(log)).map((r) => r.value), ['ok:0', 'ok:1', 'after:0']);
+  assert.deepEqual(
+    (await read_all(log)).map((r) => r.value),
+    ['ok:0', 'ok:1', 'after:0'],
+  );
   await storage.close();
 });
 
@@ -71,7 +74,10 @@ test('a full disk fails the append with a retriable error, leaves nothing partia
   }
   assert.equal(log.written_offset, 3);
   assert.equal(log.next_offset, 3, 'offsets of refused appends are handed out again');
-  assert.deepEqual((await read_all(log)).map((r) => r.value), ['before:0', 'before:1', 'before:2']);
+  assert.deepEqual(
+    (await read_all(log)).map((r) => r.value),
+    ['before:0', 'before:1', 'before:2'],
+  );
   const file_size = io.peek(SEGMENT)!.length;
   io.capacity_bytes = null; // space returns
   const resumed = await log.append(make_batch('resumed', 1));
@@ -79,7 +85,10 @@ test('a full disk fails the append with a retriable error, leaves nothing partia
   assert.equal(io.peek(SEGMENT)!.length > file_size, true);
   await storage.close();
   const reopened = await open_sim(io);
-  assert.deepEqual((await read_all(reopened.require('p-0'))).map((r) => r.value), ['before:0', 'before:1', 'before:2', 'resumed:0']);
+  assert.deepEqual(
+    (await read_all(reopened.require('p-0'))).map((r) => r.value),
+    ['before:0', 'before:1', 'before:2', 'resumed:0'],
+  );
   await reopened.close();
 });
 
@@ -93,7 +102,10 @@ test('a torn write with EIO is cut back; the next append continues at the same o
   assert.equal(io.peek(SEGMENT)!.length, (await log.read(0, 1 << 20)).bytes, 'the torn bytes were cut off');
   const next = await log.append(make_batch('b', 1));
   assert.equal(next.base_offset, 2);
-  assert.deepEqual((await read_all(log)).map((r) => r.value), ['a:0', 'a:1', 'b:0']);
+  assert.deepEqual(
+    (await read_all(log)).map((r) => r.value),
+    ['a:0', 'a:1', 'b:0'],
+  );
   await storage.close();
 });
 
@@ -104,7 +116,10 @@ test('a failed fsync takes the partition offline and acknowledges nothing; other
   const healthy = await storage.create_partition('q-0');
   await sick.append(make_batch('a', 1));
   io.inject({ op: 'fdatasync', path_includes: '/p-0/', code: 'EIO' });
-  const [failed, fine] = await Promise.allSettled([sick.append(make_batch('b', 1)), healthy.append(make_batch('c', 1))]);
+  const [failed, fine] = await Promise.allSettled([
+    sick.append(make_batch('b', 1)),
+    healthy.append(make_batch('c', 1)),
+  ]);
   assert.equal(failed.status, 'rejected');
   assert.ok((failed as PromiseRejectedResult).reason instanceof PartitionOfflineError);
   assert.equal(fine.status, 'fulfilled');
@@ -141,7 +156,10 @@ test('reads outside the log are refused with its range', async () => {
   const storage = await open_sim(io);
   const log = await storage.create_partition('p-0');
   await log.append(make_batch('a', 3));
-  await assert.rejects(async () => log.read(4, 100), (error: unknown) => error instanceof OffsetOutOfRangeError && error.log_end_offset === 3);
+  await assert.rejects(
+    async () => log.read(4, 100),
+    (error: unknown) => error instanceof OffsetOutOfRangeError && error.log_end_offset === 3,
+  );
   await assert.rejects(async () => log.read(-1, 100), OffsetOutOfRangeError);
   assert.deepEqual((await log.read(3, 100)).batches, [], 'reading at the end returns nothing yet');
   await settle();

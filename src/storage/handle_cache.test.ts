@@ -9,10 +9,14 @@ test('the handle cache never holds more descriptors than its limit, even under c
   const cache = new HandleCache(io, 4);
   let peak = 0;
   const work = Array.from({ length: 200 }, (_, i) =>
-    cache.with_handle(`/d/f${i % 37}`, async (fd) => {
-      peak = Math.max(peak, io.open_fds);
-      await io.writev(fd, [Buffer.from(`x${i}`)], 0);
-    }, true),
+    cache.with_handle(
+      `/d/f${i % 37}`,
+      async (fd) => {
+        peak = Math.max(peak, io.open_fds);
+        await io.writev(fd, [Buffer.from(`x${i}`)], 0);
+      },
+      true,
+    ),
   );
   await Promise.all(work);
   assert.ok(peak <= 4, `peak ${peak}`);
@@ -42,7 +46,10 @@ test('opening a missing file without create fails and frees its slot', async () 
   const io = new SimFileIO();
   await io.mkdir('/d');
   const cache = new HandleCache(io, 1);
-  await assert.rejects(cache.with_handle('/d/missing', async () => undefined), /ENOENT/);
+  await assert.rejects(
+    cache.with_handle('/d/missing', async () => undefined),
+    /ENOENT/,
+  );
   assert.equal(cache.open_count, 0);
   await cache.with_handle('/d/new', async () => undefined, true);
   await cache.close_all();

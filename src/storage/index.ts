@@ -1,7 +1,19 @@
 // Public entry of the storage layer: durable partition logs of record batches.
 export { Storage, validate_partition_name, type StorageOptions } from './storage.ts';
-export { PartitionLog, type AppendOptions, type AppendResult, type ReadIsolation, type ReadResult } from './partition_log.ts';
-export { LOG_CONFIG_DEFAULT, storage_config_default, type DurabilityPolicy, type LogConfig, type StorageConfig } from './config.ts';
+export {
+  PartitionLog,
+  type AppendOptions,
+  type AppendResult,
+  type ReadIsolation,
+  type ReadResult,
+} from './partition_log.ts';
+export {
+  LOG_CONFIG_DEFAULT,
+  storage_config_default,
+  type DurabilityPolicy,
+  type LogConfig,
+  type StorageConfig,
+} from './config.ts';
 export * from './errors.ts';
 export type { FileIO, Fd, FileStat, OpenMode } from './file_io.ts';
 export { NodeFileIO } from './node_file_io.ts';

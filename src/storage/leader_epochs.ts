@@ -49,7 +49,10 @@ export class LeaderEpochCache {
   assign(epoch: number, start_offset: number): Promise<void> {
     const last = this.entries[this.entries.length - 1];
     if (last && last.epoch === epoch && last.start_offset <= start_offset) return this.saves;
-    assert(!last || epoch >= last.epoch || start_offset <= last.start_offset, `epoch ${epoch} at ${start_offset} is older than epoch ${last?.epoch}`);
+    assert(
+      !last || epoch >= last.epoch || start_offset <= last.start_offset,
+      `epoch ${epoch} at ${start_offset} is older than epoch ${last?.epoch}`,
+    );
     this.entries = this.entries.filter((entry) => entry.epoch < epoch && entry.start_offset < start_offset);
     this.entries.push({ epoch, start_offset });
     return this.save();

@@ -41,7 +41,9 @@ export class NodeFileIO implements FileIO {
   }
 
   fsize(fd: Fd): Promise<number> {
-    return new Promise((resolve, reject) => fs.fstat(fd, (error, stats) => (error ? reject(error) : resolve(stats.size))));
+    return new Promise((resolve, reject) =>
+      fs.fstat(fd, (error, stats) => (error ? reject(error) : resolve(stats.size))),
+    );
   }
 
   stat(path: string): Promise<FileStat | null> {
@@ -74,7 +76,9 @@ export class NodeFileIO implements FileIO {
   }
 
   async fsync_dir(path: string): Promise<void> {
-    const fd = await new Promise<Fd>((resolve, reject) => fs.open(path, fs.constants.O_RDONLY, settle(resolve, reject)));
+    const fd = await new Promise<Fd>((resolve, reject) =>
+      fs.open(path, fs.constants.O_RDONLY, settle(resolve, reject)),
+    );
     try {
       await new Promise<void>((resolve, reject) => fs.fsync(fd, settle(resolve, reject)));
     } finally {

@@ -23,7 +23,10 @@ test('appends get consecutive offsets and read back byte for byte', async () => 
   const reopened = await open_sim(io);
   const again = reopened.require('orders-0');
   assert.equal(again.high_watermark, 5);
-  assert.deepEqual((await read_all(again)).map((r) => r.value), ['a:0', 'a:1', 'a:2', 'b:0', 'b:1']);
+  assert.deepEqual(
+    (await read_all(again)).map((r) => r.value),
+    ['a:0', 'a:1', 'a:2', 'b:0', 'b:1'],
+  );
   await reopened.close();
 });
 
@@ -51,7 +54,12 @@ async function random_log(log: PartitionLog, seed: number, batches: number): Pro
     const timestamps = Array.from({ length: count }, () => 1_000_000 + b * 10 + random(40) - 20);
     const result = await log.append(make_batch(`b${b}`, count, { value_bytes: 10 + random(300), timestamps }));
     for (let i = 0; i < count; i++) {
-      expected.push({ offset: result.base_offset + i, value: `b${b}:${i}`, timestamp_ms: timestamps[i]!, batch_base: result.base_offset });
+      expected.push({
+        offset: result.base_offset + i,
+        value: `b${b}:${i}`,
+        timestamp_ms: timestamps[i]!,
+        batch_base: result.base_offset,
+      });
     }
   }
   return expected;
@@ -62,7 +70,11 @@ async function check_lookups(log: PartitionLog, expected: Expected[], seed: numb
     const { batches } = await log.read(record.offset, 1);
     assert.equal(batches.length, 1);
     assert.equal(Number(batches[0]!.readBigInt64BE(0)), record.batch_base, `offset ${record.offset} maps to its batch`);
-    assert.ok(decode_record_batch(batches[0]!).some((r) => r.offset === record.offset && r.value!.toString().startsWith(record.value)));
+    assert.ok(
+      decode_record_batch(batches[0]!).some(
+        (r) => r.offset === record.offset && r.value!.toString().startsWith(record.value),
+      ),
+    );
   }
   const random = random_source(seed);
   const low = Math.min(...expected.map((r) => r.timestamp_ms)) - 5;
@@ -121,8 +133,15 @@ test('retention by time and by size deletes whole closed segments and moves the 
   assert.ok(deleted > 0);
   const records = await read_all(log);
   assert.ok(records.every((r) => r.value.startsWith('new') || r.offset >= log.log_start_offset));
-  assert.ok(records.some((r) => r.value.startsWith('new0')), 'recent records stay');
-  assert.equal(records.filter((r) => r.value.startsWith('old')).length <= 4, true, 'at most the segment holding the boundary keeps old records');
+  assert.ok(
+    records.some((r) => r.value.startsWith('new0')),
+    'recent records stay',
+  );
+  assert.equal(
+    records.filter((r) => r.value.startsWith('old')).length <= 4,
+    true,
+    'at most the segment holding the boundary keeps old records',
+  );
   const start = log.log_start_offset;
   await assert.rejects(async () => log.read(start - 1, 100));
   // By size: keep at most ~1000 bytes.
@@ -147,7 +166,10 @@ test('delete-records advances the log start durably and removes segments below i
   assert.ok(log.segment_count < segments_before);
   await assert.rejects(async () => log.read(8, 100));
   const { batches } = await log.read(9, 1);
-  assert.equal(decode_record_batch(batches[0]!).some((r) => r.offset === 9), true);
+  assert.equal(
+    decode_record_batch(batches[0]!).some((r) => r.offset === 9),
+    true,
+  );
   await assert.rejects(async () => log.delete_records_before(25), /high watermark/);
   // A power loss right after: the new start is durable.
   io.stop();
@@ -210,7 +232,11 @@ test('interval and none policies acknowledge on write; fsync waits for the flush
     const syncs_before = io.fdatasyncs;
     await log.append(make_batch('a', 1));
     const synced = io.fdatasyncs > syncs_before;
-    assert.equal(synced, durability.kind === 'fsync', `${durability.kind}: acknowledged ${synced ? 'after' : 'before'} fdatasync`);
+    assert.equal(
+      synced,
+      durability.kind === 'fsync',
+      `${durability.kind}: acknowledged ${synced ? 'after' : 'before'} fdatasync`,
+    );
     assert.equal(log.high_watermark, 1);
     await storage.checkpoint();
     assert.equal(log.flushed_offset, 1, 'a checkpoint flushes under every policy');

@@ -15,7 +15,13 @@ import type { LogConfig } from './config.ts';
 import type { LogContext } from './log_context.ts';
 import { write_all } from './file_util.ts';
 import { RELATIVE_OFFSET_MAX, check_batch, stamp_batch, stamp_log_append_time } from './batch.ts';
-import { BATCH_HEADER_BYTES, batch_base_offset, batch_last_offset_delta, batch_max_timestamp, batch_size_at } from '../format/batch_layout.ts';
+import {
+  BATCH_HEADER_BYTES,
+  batch_base_offset,
+  batch_last_offset_delta,
+  batch_max_timestamp,
+  batch_size_at,
+} from '../format/batch_layout.ts';
 import {
   BackpressureError,
   DiskFullError,
@@ -147,7 +153,6 @@ export class PartitionLog implements FlushTarget {
     return log;
   }
 
-
   // ---------------------------------------------------------------- the append path
 
   get active(): Segment {
@@ -191,11 +196,14 @@ export class PartitionLog implements FlushTarget {
     const log_append_time = this.config.timestamp_type === 'log_append';
     const base_offset = this.next_offset;
     let offset = base_offset;
-    for (position = 0; position < records.length; ) {
+    for (position = 0; position < records.length;) {
       const size = batch_size_at(records, position);
       if (options.replicated) {
         const given = batch_base_offset(records, position);
-        if (given !== offset) throw new InvalidArgumentError(`${this.name}: replicated batch at offset ${given} does not continue the log at ${offset}`);
+        if (given !== offset)
+          throw new InvalidArgumentError(
+            `${this.name}: replicated batch at offset ${given} does not continue the log at ${offset}`,
+          );
       } else {
         stamp_batch(records, position, offset, epoch);
         if (log_append_time) stamp_log_append_time(records, position, size, now_ms);
@@ -215,7 +223,16 @@ export class PartitionLog implements FlushTarget {
       log_start_offset: this.log_start_offset,
     };
     return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ segment, position: write_position, buffer: records, base_offset, last_offset: offset - 1, result, resolve, reject });
+      this.queue.push({
+        segment,
+        position: write_position,
+        buffer: records,
+        base_offset,
+        last_offset: offset - 1,
+        result,
+        resolve,
+        reject,
+      });
       this.pump();
     });
   }
@@ -254,10 +271,16 @@ export class PartitionLog implements FlushTarget {
   private async write_group(segment: Segment, group: PendingAppend[], bytes: number): Promise<void> {
     const { io, handles } = this.ctx;
     const position = group[0]!.position;
-    assert(position === segment.size_bytes, `write at ${position} but segment ${segment.base_offset} ends at ${segment.size_bytes}`);
+    assert(
+      position === segment.size_bytes,
+      `write at ${position} but segment ${segment.base_offset} ends at ${segment.size_bytes}`,
+    );
     const buffers = group.map((item) => item.buffer);
     // Paired with the read-back below: what lands at `position` is the batch the index will name.
-    assert(batch_base_offset(buffers[0]!, 0) === group[0]!.base_offset, `${this.name}: a write's first batch is not the one queued`);
+    assert(
+      batch_base_offset(buffers[0]!, 0) === group[0]!.base_offset,
+      `${this.name}: a write's first batch is not the one queued`,
+    );
     let head: Buffer;
     try {
       await handles.with_handle(segment.log_path, (fd) => write_all(io, fd, buffers, position), true);
@@ -269,7 +292,10 @@ export class PartitionLog implements FlushTarget {
       this.notify_drained();
       return;
     }
-    assert(head.equals(buffers[0]!.subarray(0, head.length)), `${this.name}: segment ${segment.base_offset} at ${position} does not hold the batch just written`);
+    assert(
+      head.equals(buffers[0]!.subarray(0, head.length)),
+      `${this.name}: segment ${segment.base_offset} at ${position} does not hold the batch just written`,
+    );
     this.queue_head += group.length;
     if (this.queue_head === this.queue.length) {
       this.queue = [];
@@ -282,7 +308,13 @@ export class PartitionLog implements FlushTarget {
     const last = group[group.length - 1]!;
     this.written_offset = last.last_offset + 1;
     if (this.policy_kind === 'fsync') {
-      for (const item of group) this.ack_waiters.push({ last_offset: item.last_offset, result: item.result, resolve: item.resolve, reject: item.reject });
+      for (const item of group)
+        this.ack_waiters.push({
+          last_offset: item.last_offset,
+          result: item.result,
+          resolve: item.resolve,
+          reject: item.reject,
+        });
     } else {
       this.advance_local_high_watermark(this.written_offset);
       for (const item of group) this.acknowledge(item);
@@ -303,12 +335,24 @@ export class PartitionLog implements FlushTarget {
   private apply_written(segment: Segment, item: PendingAppend): void {
     const buffer = item.buffer;
     let at = item.position;
-    for (let position = 0; position < buffer.length; ) {
+    for (let position = 0; position < buffer.length;) {
       const size = batch_size_at(buffer, position);
       const base_offset = batch_base_offset(buffer, position);
       const last_offset = base_offset + batch_last_offset_delta(buffer, position);
-      segment.record_batch(base_offset, last_offset, batch_max_timestamp(buffer, position), at, size, this.config.index_interval_bytes);
-      if (!this.replica_only_) this.tail.add(position === 0 && size === buffer.length ? buffer : buffer.subarray(position, position + size), base_offset, last_offset);
+      segment.record_batch(
+        base_offset,
+        last_offset,
+        batch_max_timestamp(buffer, position),
+        at,
+        size,
+        this.config.index_interval_bytes,
+      );
+      if (!this.replica_only_)
+        this.tail.add(
+          position === 0 && size === buffer.length ? buffer : buffer.subarray(position, position + size),
+          base_offset,
+          last_offset,
+        );
       position += size;
       at += size;
     }
@@ -326,8 +370,13 @@ export class PartitionLog implements FlushTarget {
     this.queue_head = 0;
     this.pending_bytes = 0;
     const error: StorageError =
-      os_error_code(cause) === 'ENOSPC' ? new DiskFullError(this.name, { cause }) : new StorageIOError(this.name, 'write', cause);
-    this.ctx.logger.warn({ partition: this.name, segment: segment.base_offset, error: String(cause) }, 'append write failed; rolling back');
+      os_error_code(cause) === 'ENOSPC'
+        ? new DiskFullError(this.name, { cause })
+        : new StorageIOError(this.name, 'write', cause);
+    this.ctx.logger.warn(
+      { partition: this.name, segment: segment.base_offset, error: String(cause) },
+      'append write failed; rolling back',
+    );
     try {
       await handles.with_handle(segment.log_path, (fd) => io.ftruncate(fd, position), true);
     } catch (truncate_error) {
@@ -386,7 +435,7 @@ export class PartitionLog implements FlushTarget {
     this.log_start_offset = Math.min(this.log_start_offset, end);
     this.tail.clear();
     await this.epochs.truncate_to(end);
-    this.ctx.logger.warn({ partition: this.name, offset, end }, 'log truncated to the leader\'s');
+    this.ctx.logger.warn({ partition: this.name, offset, end }, "log truncated to the leader's");
     return end;
   }
 
@@ -394,7 +443,11 @@ export class PartitionLog implements FlushTarget {
 
   begin_flush(): LogFlushWork | null {
     if (this.state === 'offline' || (this.dirty_files.size === 0 && this.dirty_dirs.size === 0)) return null;
-    const work: LogFlushWork = { files: [...this.dirty_files], dirs: [...this.dirty_dirs], offset: this.written_offset };
+    const work: LogFlushWork = {
+      files: [...this.dirty_files],
+      dirs: [...this.dirty_dirs],
+      offset: this.written_offset,
+    };
     this.dirty_files.clear();
     this.dirty_dirs.clear();
     return work;
@@ -411,7 +464,8 @@ export class PartitionLog implements FlushTarget {
     if (offset <= this.flushed_offset) return;
     this.flushed_offset = offset;
     if (this.policy_kind === 'fsync') this.advance_local_high_watermark(offset);
-    while (this.ack_head < this.ack_waiters.length && this.ack_waiters[this.ack_head]!.last_offset < offset) this.acknowledge(this.ack_waiters[this.ack_head++]!);
+    while (this.ack_head < this.ack_waiters.length && this.ack_waiters[this.ack_head]!.last_offset < offset)
+      this.acknowledge(this.ack_waiters[this.ack_head++]!);
     if (this.ack_head === this.ack_waiters.length) {
       this.ack_waiters = [];
       this.ack_head = 0;
@@ -431,7 +485,10 @@ export class PartitionLog implements FlushTarget {
 
   /** An append's durability holds: where the log keeps its own high watermark, readers see it already. */
   private acknowledge(waiter: AckWaiter): void {
-    assert(this.high_watermark_mode === 'external' || waiter.last_offset < this.high_watermark, `${this.name}: offset ${waiter.last_offset} acknowledged above the high watermark ${this.high_watermark}`);
+    assert(
+      this.high_watermark_mode === 'external' || waiter.last_offset < this.high_watermark,
+      `${this.name}: offset ${waiter.last_offset} acknowledged above the high watermark ${this.high_watermark}`,
+    );
     waiter.resolve(waiter.result);
   }
 
@@ -443,7 +500,10 @@ export class PartitionLog implements FlushTarget {
   set_high_watermark(offset: number): void {
     assert(this.high_watermark_mode === 'external', 'set_high_watermark needs high_watermark_mode external');
     assert(offset <= this.written_offset, `high watermark ${offset} beyond written end ${this.written_offset}`);
-    assert(offset >= this.high_watermark, `${this.name}: the high watermark may not go back from ${this.high_watermark} to ${offset}`);
+    assert(
+      offset >= this.high_watermark,
+      `${this.name}: the high watermark may not go back from ${this.high_watermark} to ${offset}`,
+    );
     this.move_high_watermark(offset);
   }
 
@@ -474,7 +534,8 @@ export class PartitionLog implements FlushTarget {
       throw new OffsetOutOfRangeError(this.name, offset, this.log_start_offset, limit);
     }
     let batches: Buffer[] = [];
-    if (offset < limit) batches = this.tail.read(offset, bytes_max, limit) ?? (await this.files.read(offset, bytes_max, limit));
+    if (offset < limit)
+      batches = this.tail.read(offset, bytes_max, limit) ?? (await this.files.read(offset, bytes_max, limit));
     let bytes = 0;
     for (const batch of batches) bytes += batch.length;
     return {
@@ -502,7 +563,9 @@ export class PartitionLog implements FlushTarget {
   async delete_records_before(offset: number): Promise<number> {
     this.check_writable();
     if (offset > this.high_watermark || offset < 0) {
-      throw new InvalidArgumentError(`cannot delete records before ${offset}: high watermark is ${this.high_watermark}`);
+      throw new InvalidArgumentError(
+        `cannot delete records before ${offset}: high watermark is ${this.high_watermark}`,
+      );
     }
     if (offset <= this.log_start_offset) return this.log_start_offset;
     this.log_start_offset = offset;
@@ -523,7 +586,8 @@ export class PartitionLog implements FlushTarget {
       const next = segments[i + 1]!;
       if (next.base_offset > this.high_watermark) break;
       await this.files.ensure_indexes(segment);
-      const expired = retention_ms >= 0 && segment.max_timestamp_ms >= 0 && segment.max_timestamp_ms < now_ms - retention_ms;
+      const expired =
+        retention_ms >= 0 && segment.max_timestamp_ms >= 0 && segment.max_timestamp_ms < now_ms - retention_ms;
       const oversized = retention_bytes >= 0 && total_bytes - segment.size_bytes >= retention_bytes;
       if (!expired && !oversized) break;
       total_bytes -= segment.size_bytes;

@@ -2,7 +2,18 @@
 // an uncompressed batch, for offset-by-time lookups (never on the append or fetch path). For a
 // compressed batch the answer stays at batch granularity, which is conservative: a consumer that
 // starts there sees every record at or after the timestamp, plus a few older ones.
-import { ATTRIBUTE_COMPRESSION_MASK, ATTRIBUTE_LOG_APPEND_TIME, BATCH_HEADER_BYTES, OFFSET_BASE_TIMESTAMP, OFFSET_RECORDS_COUNT, batch_attributes, batch_base_offset, batch_max_timestamp, batch_size_at, read_int64 } from '../format/batch_layout.ts';
+import {
+  ATTRIBUTE_COMPRESSION_MASK,
+  ATTRIBUTE_LOG_APPEND_TIME,
+  BATCH_HEADER_BYTES,
+  OFFSET_BASE_TIMESTAMP,
+  OFFSET_RECORDS_COUNT,
+  batch_attributes,
+  batch_base_offset,
+  batch_max_timestamp,
+  batch_size_at,
+  read_int64,
+} from '../format/batch_layout.ts';
 import { RecordFormatError, RecordReader } from '../format/record_reader.ts';
 
 /**

@@ -38,9 +38,16 @@ test('truncate_to cuts at a batch start, drops later segments and epochs, and su
   const end = await log.truncate_to(13); // inside the batch 12..13
   assert.equal(end, 12);
   assert.equal(log.next_offset, 12);
-  assert.deepEqual(log.epochs.list(), [{ epoch: 0, start_offset: 0 }, { epoch: 1, start_offset: 6 }]);
+  assert.deepEqual(log.epochs.list(), [
+    { epoch: 0, start_offset: 0 },
+    { epoch: 1, start_offset: 6 },
+  ]);
   assert.deepEqual(log.epochs.end_offset_for(1, log.next_offset), { epoch: 1, end_offset: 12 });
-  assert.deepEqual(log.epochs.end_offset_for(3, log.next_offset), { epoch: 1, end_offset: 12 }, 'an unknown later epoch maps to the latest lower one');
+  assert.deepEqual(
+    log.epochs.end_offset_for(3, log.next_offset),
+    { epoch: 1, end_offset: 12 },
+    'an unknown later epoch maps to the latest lower one',
+  );
   await log.epochs.assign(5, 12);
   log.leader_epoch = 5;
   await log.append(make_batch('new', 2));
@@ -50,7 +57,11 @@ test('truncate_to cuts at a batch start, drops later segments and epochs, and su
   const values = (await read_all(again)).map((r) => r.value);
   assert.equal(values.length, 14);
   assert.deepEqual(values.slice(10), ['e1b2:0', 'e1b2:1', 'new:0', 'new:1']);
-  assert.deepEqual(again.epochs.list(), [{ epoch: 0, start_offset: 0 }, { epoch: 1, start_offset: 6 }, { epoch: 5, start_offset: 12 }]);
+  assert.deepEqual(again.epochs.list(), [
+    { epoch: 0, start_offset: 0 },
+    { epoch: 1, start_offset: 6 },
+    { epoch: 5, start_offset: 12 },
+  ]);
   await reopened.close();
 });
 

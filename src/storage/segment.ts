@@ -47,7 +47,12 @@ export class Segment {
   file_durable = false;
   deleted = false;
 
-  constructor(dir: string, readonly base_offset: number, size_bytes: number, created_ms: number) {
+  constructor(
+    dir: string,
+    readonly base_offset: number,
+    size_bytes: number,
+    created_ms: number,
+  ) {
     const stem = path.join(dir, segment_file_stem(base_offset));
     this.log_path = `${stem}.log`;
     this.index_path = `${stem}.index`;
@@ -96,7 +101,14 @@ export class Segment {
    * Accounts for a batch now in the file at `position`. Index entries go in every
    * `index_interval_bytes`; the first batch of a segment is found at position 0 without one.
    */
-  record_batch(base_offset: number, last_offset: number, max_timestamp_ms: number, position: number, size: number, index_interval_bytes: number): void {
+  record_batch(
+    base_offset: number,
+    last_offset: number,
+    max_timestamp_ms: number,
+    position: number,
+    size: number,
+    index_interval_bytes: number,
+  ): void {
     assert(position === this.size_bytes, `batch at ${position} does not follow segment end ${this.size_bytes}`);
     assert(base_offset >= this.end_offset, `batch offset ${base_offset} below segment end offset ${this.end_offset}`);
     assert(this.index !== null && this.time_index !== null, 'indexes must be loaded to record a batch');
@@ -108,7 +120,10 @@ export class Segment {
       const relative_offset = base_offset - this.base_offset;
       this.index.append(relative_offset, position);
       const relative_max = this.offset_of_max_timestamp - this.base_offset;
-      if (this.max_timestamp_ms > this.time_index.last_timestamp && relative_max > (this.time_index.count > 0 ? this.time_index.relative_offset_at(this.time_index.count - 1) : -1)) {
+      if (
+        this.max_timestamp_ms > this.time_index.last_timestamp &&
+        relative_max > (this.time_index.count > 0 ? this.time_index.relative_offset_at(this.time_index.count - 1) : -1)
+      ) {
         this.time_index.append(this.max_timestamp_ms, relative_max);
       }
       this.bytes_since_index_entry = 0;

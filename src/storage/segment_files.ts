@@ -68,7 +68,7 @@ export class SegmentFiles {
       segment.file_durable = true;
       this.list.push(segment);
     }
-    const log_start_offset = log_start_checkpoint ?? (this.list[0]?.base_offset ?? 0);
+    const log_start_offset = log_start_checkpoint ?? this.list[0]?.base_offset ?? 0;
     // Segments wholly below the log start were deleted by delete-records or retention before a crash.
     await this.delete_below(log_start_offset);
     if (this.list.length === 0) this.roll(log_start_offset, now);
@@ -81,7 +81,9 @@ export class SegmentFiles {
    * tail; returns the end offset of what is left.
    */
   async recover(recovery_point: number, clean_shutdown: boolean): Promise<number> {
-    const first = this.list.findIndex((_segment, i) => i === this.list.length - 1 || this.list[i + 1]!.base_offset > recovery_point);
+    const first = this.list.findIndex(
+      (_segment, i) => i === this.list.length - 1 || this.list[i + 1]!.base_offset > recovery_point,
+    );
     for (let i = first; i < this.list.length; i++) {
       const is_last = i === this.list.length - 1;
       const stopped = await this.recover_segment(this.list[i]!, is_last && clean_shutdown);
@@ -107,7 +109,10 @@ export class SegmentFiles {
     const stop = file_exists ? await scan_segment(io, handles, segment, this.index_interval_bytes()) : null;
     segment.assigned_bytes = segment.size_bytes;
     if (stop !== null) {
-      this.ctx.logger.warn({ partition: this.name, segment: segment.base_offset, position: stop.position, why: stop.why }, 'truncating log tail that failed recovery checks');
+      this.ctx.logger.warn(
+        { partition: this.name, segment: segment.base_offset, position: stop.position, why: stop.why },
+        'truncating log tail that failed recovery checks',
+      );
       await handles.with_handle(segment.log_path, (fd) => io.ftruncate(fd, stop.position));
     }
     if (file_exists) await handles.with_handle(segment.log_path, (fd) => io.fdatasync(fd));
@@ -118,7 +123,8 @@ export class SegmentFiles {
     if (!(await load_saved_indexes(this.ctx.io, this.ctx.handles, segment))) return false;
     const index = segment.index!;
     const resume = index.count === 0 ? 0 : index.position_at(index.count - 1);
-    segment.end_offset = index.count === 0 ? segment.base_offset : segment.base_offset + index.relative_offset_at(index.count - 1);
+    segment.end_offset =
+      index.count === 0 ? segment.base_offset : segment.base_offset + index.relative_offset_at(index.count - 1);
     index.truncate_to_position(resume);
     segment.time_index!.truncate_to_offset(segment.end_offset - segment.base_offset + 1);
     segment.size_bytes = resume;
@@ -167,7 +173,8 @@ export class SegmentFiles {
 
   /** The indexes of a segment made active again (after a failed write): in memory, not cached. */
   async reload_active_indexes(segment: Segment): Promise<void> {
-    if (!segment.indexes_loaded && !(await load_saved_indexes(this.ctx.io, this.ctx.handles, segment))) await this.rebuild_indexes(segment);
+    if (!segment.indexes_loaded && !(await load_saved_indexes(this.ctx.io, this.ctx.handles, segment)))
+      await this.rebuild_indexes(segment);
     this.ctx.index_cache.forget(segment);
   }
 
@@ -181,7 +188,10 @@ export class SegmentFiles {
     const stop = await scan_segment(io, handles, segment, this.index_interval_bytes());
     if (stop !== null) {
       // A closed segment is never truncated here: reads past the damage report corrupt data.
-      logger.error({ partition: this.name, segment: segment.base_offset, ...stop }, 'closed segment has damaged batches');
+      logger.error(
+        { partition: this.name, segment: segment.base_offset, ...stop },
+        'closed segment has damaged batches',
+      );
       segment.size_bytes = size_bytes;
     }
     segment.assigned_bytes = segment.size_bytes;
@@ -189,7 +199,11 @@ export class SegmentFiles {
   }
 
   /** The first offset at or after `timestamp_ms` in [log_start_offset, high_watermark); null when none. */
-  async offset_for_timestamp(timestamp_ms: number, log_start_offset: number, high_watermark: number): Promise<number | null> {
+  async offset_for_timestamp(
+    timestamp_ms: number,
+    log_start_offset: number,
+    high_watermark: number,
+  ): Promise<number | null> {
     const { io, handles } = this.ctx;
     for (const segment of [...this.list]) {
       if (segment.end_offset <= log_start_offset || segment.base_offset >= high_watermark) continue;
@@ -206,7 +220,9 @@ export class SegmentFiles {
 
   /** The head of what a write put at `position` (its first batch's base offset and length), read back. */
   read_back(segment: Segment, position: number): Promise<Buffer> {
-    return this.ctx.handles.with_handle(segment.log_path, (fd) => read_at(this.ctx.io, fd, SegmentFiles.VERIFY_BYTES, position));
+    return this.ctx.handles.with_handle(segment.log_path, (fd) =>
+      read_at(this.ctx.io, fd, SegmentFiles.VERIFY_BYTES, position),
+    );
   }
 
   // ---------------------------------------------------------------- changing the list
@@ -239,11 +255,18 @@ export class SegmentFiles {
     segment.size_bytes = 0;
     segment.end_offset = segment.base_offset;
     const stop = await scan_segment(io, handles, segment, this.index_interval_bytes(), offset);
-    assert(stop === null, `${this.name}: segment ${segment.base_offset} failed its checks while truncating: ${stop?.why}`);
-    await handles.with_handle(segment.log_path, async (fd) => {
-      await io.ftruncate(fd, segment.size_bytes);
-      await io.fdatasync(fd);
-    }, true);
+    assert(
+      stop === null,
+      `${this.name}: segment ${segment.base_offset} failed its checks while truncating: ${stop?.why}`,
+    );
+    await handles.with_handle(
+      segment.log_path,
+      async (fd) => {
+        await io.ftruncate(fd, segment.size_bytes);
+        await io.fdatasync(fd);
+      },
+      true,
+    );
     segment.assigned_bytes = segment.size_bytes;
     return segment.end_offset;
   }
@@ -289,7 +312,10 @@ export class SegmentFiles {
     } catch (error) {
       rethrow_assertion(error);
       // Index files are rebuilt by recovery when missing; losing one costs a scan, not data.
-      this.ctx.logger.warn({ partition: this.name, segment: segment.base_offset, error: String(error) }, 'could not save index files');
+      this.ctx.logger.warn(
+        { partition: this.name, segment: segment.base_offset, error: String(error) },
+        'could not save index files',
+      );
     }
   }
 

@@ -85,7 +85,10 @@ export class OffsetIndex {
       const relative_offset = buffer.readInt32BE(at);
       const position = buffer.readInt32BE(at + 4);
       if (relative_offset < 0 || position < 0 || position >= segment_bytes) return null;
-      if (index.count > 0 && (relative_offset <= index.relative_offset_at(index.count - 1) || position <= index.position_at(index.count - 1))) {
+      if (
+        index.count > 0 &&
+        (relative_offset <= index.relative_offset_at(index.count - 1) || position <= index.position_at(index.count - 1))
+      ) {
         return null;
       }
       index.append(relative_offset, position);
@@ -160,7 +163,10 @@ export class TimeIndex {
       const timestamp = read_int64(buffer, at);
       const relative_offset = buffer.readInt32BE(at + 8);
       if (relative_offset < 0 || relative_offset >= relative_offset_end) return null;
-      if (index.count > 0 && (timestamp <= index.last_timestamp || relative_offset <= index.relative_offset_at(index.count - 1))) {
+      if (
+        index.count > 0 &&
+        (timestamp <= index.last_timestamp || relative_offset <= index.relative_offset_at(index.count - 1))
+      ) {
         return null;
       }
       index.append(timestamp, relative_offset);

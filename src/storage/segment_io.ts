@@ -5,7 +5,14 @@ import type { FileIO } from './file_io.ts';
 import type { HandleCache } from './handle_cache.ts';
 import { read_at, read_whole_file, replace_file_atomically } from './file_util.ts';
 import { RELATIVE_OFFSET_MAX, batch_crc_matches, check_stored_batch } from './batch.ts';
-import { BATCH_HEADER_BYTES, BATCH_LOG_OVERHEAD_BYTES, batch_base_offset, batch_last_offset_delta, batch_max_timestamp, batch_size_at } from '../format/batch_layout.ts';
+import {
+  BATCH_HEADER_BYTES,
+  BATCH_LOG_OVERHEAD_BYTES,
+  batch_base_offset,
+  batch_last_offset_delta,
+  batch_max_timestamp,
+  batch_size_at,
+} from '../format/batch_layout.ts';
 import { RECOVERY_BATCH_BYTES_MAX, RECOVERY_READ_BYTES } from './config.ts';
 import { CorruptDataError, assert } from './errors.ts';
 import { OffsetIndex, TimeIndex } from './segment_index.ts';
@@ -39,7 +46,10 @@ export async function scan_segment(
       let at = position - chunk_position;
       if (at + BATCH_LOG_OVERHEAD_BYTES > chunk.length || at + batch_size_at(chunk, at) > chunk.length) {
         const wanted = at + BATCH_LOG_OVERHEAD_BYTES <= chunk.length ? batch_size_at(chunk, at) : 0;
-        const length = Math.min(file_bytes - position, Math.max(RECOVERY_READ_BYTES, Math.min(wanted, RECOVERY_BATCH_BYTES_MAX)));
+        const length = Math.min(
+          file_bytes - position,
+          Math.max(RECOVERY_READ_BYTES, Math.min(wanted, RECOVERY_BATCH_BYTES_MAX)),
+        );
         chunk = await read_at(io, fd, length, position);
         chunk_position = position;
         at = 0;
@@ -55,7 +65,14 @@ export async function scan_segment(
       if (last_offset - segment.base_offset > RELATIVE_OFFSET_MAX) {
         return { position, why: `offset ${last_offset} beyond the segment's relative range` };
       }
-      segment.record_batch(base_offset, last_offset, batch_max_timestamp(chunk, at), position, check.size, index_interval_bytes);
+      segment.record_batch(
+        base_offset,
+        last_offset,
+        batch_max_timestamp(chunk, at),
+        position,
+        check.size,
+        index_interval_bytes,
+      );
     }
     return null;
   });
@@ -80,7 +97,12 @@ export async function load_saved_indexes(io: FileIO, handles: HandleCache, segme
 }
 
 /** Spot check: the last offset-index entry must point at the header of the batch it names. */
-async function entry_points_at_batch(io: FileIO, handles: HandleCache, segment: Segment, index: OffsetIndex): Promise<boolean> {
+async function entry_points_at_batch(
+  io: FileIO,
+  handles: HandleCache,
+  segment: Segment,
+  index: OffsetIndex,
+): Promise<boolean> {
   const entry = index.count - 1;
   const position = index.position_at(entry);
   const header = await handles.with_handle(segment.log_path, (fd) => read_at(io, fd, BATCH_HEADER_BYTES, position));
@@ -137,15 +159,20 @@ export async function read_segment(
   const end = segment.size_bytes;
   const out: Buffer[] = [];
   let bytes = 0;
-  let chunk_bytes = Math.min(READ_CHUNK_BYTES_MAX, Math.max(READ_CHUNK_BYTES_MIN, limits.bytes_max + index_interval_bytes));
-  const corrupt = (at: number, detail: string) => new CorruptDataError(limits.partition, segment.base_offset, at, detail);
+  let chunk_bytes = Math.min(
+    READ_CHUNK_BYTES_MAX,
+    Math.max(READ_CHUNK_BYTES_MIN, limits.bytes_max + index_interval_bytes),
+  );
+  const corrupt = (at: number, detail: string) =>
+    new CorruptDataError(limits.partition, segment.base_offset, at, detail);
   await handles.with_handle(segment.log_path, async (fd) => {
     while (position < end) {
       const chunk = await read_at(io, fd, Math.min(chunk_bytes, end - position), position);
       let at = 0;
       while (at + BATCH_LOG_OVERHEAD_BYTES <= chunk.length) {
         const size = batch_size_at(chunk, at);
-        if (size < BATCH_HEADER_BYTES || position + at + size > end) throw corrupt(position + at, `batch length ${size}`);
+        if (size < BATCH_HEADER_BYTES || position + at + size > end)
+          throw corrupt(position + at, `batch length ${size}`);
         if (at + size > chunk.length) break;
         const base_offset = batch_base_offset(chunk, at);
         const last_offset = base_offset + batch_last_offset_delta(chunk, at);
@@ -188,7 +215,8 @@ export async function find_offset_by_time(
   const time_index = segment.time_index;
   assert(index !== null && time_index !== null, `time lookup in segment ${segment.base_offset} without indexes`);
   const time_entry = time_index.last_below(timestamp_ms);
-  const start_offset = time_entry < 0 ? segment.base_offset : segment.base_offset + time_index.relative_offset_at(time_entry);
+  const start_offset =
+    time_entry < 0 ? segment.base_offset : segment.base_offset + time_index.relative_offset_at(time_entry);
   let offset = start_offset;
   for (;;) {
     const batches = await read_segment(io, handles, segment, offset, 0, {
@@ -199,7 +227,8 @@ export async function find_offset_by_time(
     });
     if (batches.length === 0) return null;
     for (const batch of batches) {
-      if (batch_max_timestamp(batch, 0) >= timestamp_ms) return Math.max(offset, first_offset_at_or_after(batch, 0, timestamp_ms));
+      if (batch_max_timestamp(batch, 0) >= timestamp_ms)
+        return Math.max(offset, first_offset_at_or_after(batch, 0, timestamp_ms));
       offset = batch_base_offset(batch, 0) + batch_last_offset_delta(batch, 0) + 1;
     }
   }

@@ -19,7 +19,8 @@ interface SimDir {
 }
 type SimNode = SimFile | SimDir;
 
-export type SimOp = 'open' | 'read' | 'writev' | 'fdatasync' | 'ftruncate' | 'rename' | 'unlink' | 'fsync_dir' | 'mkdir';
+export type SimOp =
+  'open' | 'read' | 'writev' | 'fdatasync' | 'ftruncate' | 'rename' | 'unlink' | 'fsync_dir' | 'mkdir';
 
 export interface SimFault {
   op: SimOp;
@@ -265,7 +266,8 @@ export class SimFileIO implements FileIO {
   async ftruncate(fd: Fd, length: number): Promise<void> {
     const { file, path: name } = this.file_of(fd);
     this.fail_unless_write(await this.begin('ftruncate', name), 'ftruncate', name);
-    if (length > file.length) this.write_bytes(file, [Buffer.alloc(length - file.length)], file.length, length - file.length);
+    if (length > file.length)
+      this.write_bytes(file, [Buffer.alloc(length - file.length)], file.length, length - file.length);
     file.length = length;
   }
 

@@ -8,7 +8,8 @@ test('partitions are created once, deleted durably, and names are checked', asyn
   const storage = await open_sim(io);
   await storage.create_partition('a-0');
   await assert.rejects(storage.create_partition('a-0'), PartitionExistsError);
-  for (const bad of ['', '.', '..', 'a/b', 'x y', 'z.deleted']) await assert.rejects(storage.create_partition(bad), InvalidArgumentError);
+  for (const bad of ['', '.', '..', 'a/b', 'x y', 'z.deleted'])
+    await assert.rejects(storage.create_partition(bad), InvalidArgumentError);
   const doomed = await storage.create_partition('b-0');
   await doomed.append(make_batch('x', 1));
   await storage.delete_partition('b-0');
@@ -33,7 +34,10 @@ test('a deletion interrupted by a crash is finished at the next open', async () 
   io.crash({ keep_unsynced: true });
   const reopened = await open_sim(io);
   assert.deepEqual(reopened.partition_names(), []);
-  assert.deepEqual((await io.readdir('/data')).filter((name) => name.endsWith('.deleted')), []);
+  assert.deepEqual(
+    (await io.readdir('/data')).filter((name) => name.endsWith('.deleted')),
+    [],
+  );
   await reopened.close();
 });
 
@@ -45,7 +49,10 @@ test('a damaged checkpoint makes recovery scan everything instead of trusting it
   await storage.close();
   io.poke('/data/recovery-point-offset-checkpoint', 3, Buffer.from('!'));
   const reopened = await open_sim(io);
-  assert.deepEqual((await read_all(reopened.require('d-0'))).map((r) => r.value), ['x:0', 'x:1', 'x:2']);
+  assert.deepEqual(
+    (await read_all(reopened.require('d-0'))).map((r) => r.value),
+    ['x:0', 'x:1', 'x:2'],
+  );
   await reopened.close();
 });
 

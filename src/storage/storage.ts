@@ -18,7 +18,14 @@ import { IndexCache } from './index_cache.ts';
 import { CheckpointFile } from './checkpoint.ts';
 import { type Clock, type Logger, SILENT_LOGGER, SYSTEM_CLOCK } from './clock.ts';
 import { LOG_CONFIG_DEFAULT, type LogConfig, type StorageConfig } from './config.ts';
-import { InvalidArgumentError, LogClosedError, PartitionExistsError, UnknownPartitionError, assert, rethrow_assertion } from './errors.ts';
+import {
+  InvalidArgumentError,
+  LogClosedError,
+  PartitionExistsError,
+  UnknownPartitionError,
+  assert,
+  rethrow_assertion,
+} from './errors.ts';
 import { DirectorySync, Semaphore, run_bounded } from './concurrency.ts';
 import { type LogContext, PartitionLog } from './partition_log.ts';
 import { replace_file_atomically } from './file_util.ts';
@@ -112,7 +119,10 @@ export class Storage {
     const recovery = await this.recovery_points.read();
     const starts = await this.log_starts.read();
     if (recovery.damaged || starts.damaged) {
-      this.logger.warn({ recovery_points: recovery.damaged, log_starts: starts.damaged }, 'damaged checkpoint file; recovering every partition in full');
+      this.logger.warn(
+        { recovery_points: recovery.damaged, log_starts: starts.damaged },
+        'damaged checkpoint file; recovering every partition in full',
+      );
     }
     const clean_shutdown = (await io.stat(path.join(dir, CLEAN_SHUTDOWN_FILE))) !== null;
     if (clean_shutdown) {
@@ -127,11 +137,16 @@ export class Storage {
       else if (PARTITION_NAME.test(name)) names.push(name);
     }
     await run_bounded(names, this.config.open_parallelism_max, async (name) => {
-      const log = await PartitionLog.open(this.ctx, name, { ...LOG_CONFIG_DEFAULT, ...log_config(name) }, {
-        recovery_point: recovery.offsets.get(name) ?? 0,
-        log_start_offset: starts.offsets.get(name),
-        clean_shutdown: clean_shutdown && !recovery.damaged,
-      });
+      const log = await PartitionLog.open(
+        this.ctx,
+        name,
+        { ...LOG_CONFIG_DEFAULT, ...log_config(name) },
+        {
+          recovery_point: recovery.offsets.get(name) ?? 0,
+          log_start_offset: starts.offsets.get(name),
+          clean_shutdown: clean_shutdown && !recovery.damaged,
+        },
+      );
       this.logs.set(name, log);
     });
     await this.write_recovery_points();
@@ -145,7 +160,10 @@ export class Storage {
 
   private start_timers(): void {
     this.flusher.start();
-    const checkpoint = setInterval(() => void this.checkpoint().catch((error) => this.log_failure(error, 'checkpoint failed')), this.config.checkpoint_interval_ms);
+    const checkpoint = setInterval(
+      () => void this.checkpoint().catch((error) => this.log_failure(error, 'checkpoint failed')),
+      this.config.checkpoint_interval_ms,
+    );
     checkpoint.unref();
     this.timers.push(checkpoint);
     if (this.config.retention_check_interval_ms > 0) {
@@ -190,11 +208,16 @@ export class Storage {
         const dir = path.join(this.config.data_dir, name);
         await this.io.mkdir(dir);
         await this.data_dir_sync.request(this.config.data_dir);
-        const log = await PartitionLog.open(this.ctx, name, { ...LOG_CONFIG_DEFAULT, ...config }, {
-          recovery_point: 0,
-          log_start_offset: undefined,
-          clean_shutdown: false,
-        });
+        const log = await PartitionLog.open(
+          this.ctx,
+          name,
+          { ...LOG_CONFIG_DEFAULT, ...config },
+          {
+            recovery_point: 0,
+            log_start_offset: undefined,
+            clean_shutdown: false,
+          },
+        );
         this.logs.set(name, log);
         return log;
       } finally {
@@ -275,7 +298,13 @@ export class Storage {
     this.flusher.stop();
   }
 
-  stats(): { partitions: number; open_files: number; tail_cache_bytes: number; index_cache_bytes: number; flush_rounds: number } {
+  stats(): {
+    partitions: number;
+    open_files: number;
+    tail_cache_bytes: number;
+    index_cache_bytes: number;
+    flush_rounds: number;
+  } {
     return {
       partitions: this.logs.size,
       open_files: this.handles.open_count,

@@ -37,7 +37,9 @@ export class TailCache {
   /** The buffer to cache for `buffer`: itself, or a copy when its backing is too large to pin. */
   owned(buffer: Buffer): Buffer {
     const backing_bytes = buffer.buffer.byteLength;
-    const too_large = backing_bytes > buffer.length + BACKING_BYTES_SLACK && backing_bytes * BACKING_SHARE_OF_BUDGET_MAX > this.bytes_max;
+    const too_large =
+      backing_bytes > buffer.length + BACKING_BYTES_SLACK &&
+      backing_bytes * BACKING_SHARE_OF_BUDGET_MAX > this.bytes_max;
     return too_large ? Buffer.from(buffer) : buffer;
   }
 

@@ -362,7 +362,7 @@ test(
       assert.equal(last.size, 3, 'keys spread over all three partitions');
       await within(WAIT_MS, 'commit', Promise.all([...last.values()].map((message) => message.commit())));
 
-      const expected_commits = [0, 1, 2].map((p) => (last.get(p)!.offset + 1n));
+      const expected_commits = [0, 1, 2].map((p) => last.get(p)!.offset + 1n);
       const committed = await consumer.listCommittedOffsets({ topics: [{ topic, partitions: [0, 1, 2] }] });
       assert.deepEqual(committed.get(topic), expected_commits);
       const high = await consumer.listOffsets({ topics: [topic] });

@@ -42,11 +42,22 @@ after(async () => {
 });
 
 function kafkajs(sasl: SASLOptions, target = broker) {
-  return new Kafka({ brokers: [target.bootstrap], clientId: 'sasl-test', logLevel: logLevel.NOTHING, sasl, retry: { retries: 2, initialRetryTime: 100 } });
+  return new Kafka({
+    brokers: [target.bootstrap],
+    clientId: 'sasl-test',
+    logLevel: logLevel.NOTHING,
+    sasl,
+    retry: { retries: 2, initialRetryTime: 100 },
+  });
 }
 
 function sdk(sasl: SaslOptions, target = broker) {
-  return new Sluice({ brokers: [target.bootstrap], clientId: 'sasl-test', sasl, retry: { retries: 2, initialRetryTime: 100 } });
+  return new Sluice({
+    brokers: [target.bootstrap],
+    clientId: 'sasl-test',
+    sasl,
+    retry: { retries: 2, initialRetryTime: 100 },
+  });
 }
 
 for (const mechanism of MECHANISMS) {
@@ -60,12 +71,17 @@ for (const mechanism of MECHANISMS) {
     const consumer = kafka.consumer({ groupId: `g-${mechanism}`, maxWaitTimeInMs: 100 });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
-    const got = await new Promise<string>((resolve) => void consumer.run({ eachMessage: async ({ message }) => resolve(message.value!.toString()) }));
+    const got = await new Promise<string>(
+      (resolve) => void consumer.run({ eachMessage: async ({ message }) => resolve(message.value!.toString()) }),
+    );
     await consumer.disconnect();
     assert.equal(got, `via ${mechanism}`);
 
     const wrong = kafkajs({ mechanism, username: 'alice', password: 'not-it' } as SASLOptions).admin();
-    await assert.rejects(wrong.connect(), (error: Error) => error.name === 'KafkaJSSASLAuthenticationError' || /SASL|authentication/i.test(error.message));
+    await assert.rejects(
+      wrong.connect(),
+      (error: Error) => error.name === 'KafkaJSSASLAuthenticationError' || /SASL|authentication/i.test(error.message),
+    );
   });
 
   test(`SDK with ${mechanism}: produce and consume; wrong credentials give a non-retriable AuthenticationError`, async () => {
@@ -78,11 +94,16 @@ for (const mechanism of MECHANISMS) {
     const consumer = client.consumer({ groupId: `sdk-${mechanism}` });
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    const got = await new Promise<string>((resolve) => void consumer.run({ eachMessage: async ({ message }) => resolve(message.value!.toString()) }));
+    const got = await new Promise<string>(
+      (resolve) => void consumer.run({ eachMessage: async ({ message }) => resolve(message.value!.toString()) }),
+    );
     await consumer.disconnect();
     assert.equal(got, 'hello');
 
-    for (const [username, password] of [['alice', 'wrong'], ['nobody', 'wonderland']]) {
+    for (const [username, password] of [
+      ['alice', 'wrong'],
+      ['nobody', 'wonderland'],
+    ]) {
       const admin = sdk({ mechanism, username: username!, password: password! }).admin();
       await assert.rejects(admin.connect(), (error: unknown) => {
         assert.ok(error instanceof AuthenticationError, String(error));
@@ -156,7 +177,10 @@ function request(api: ApiSpec, version: number, body: Record<string, unknown>, c
 }
 
 test('a SaslHandshake v0 login (bare tokens, as before Kafka 1.0) works with PLAIN; a wrong token closes the connection', async () => {
-  for (const [password, expected] of [[USERS.alice, 'ok'], ['wrong', 'closed']] as const) {
+  for (const [password, expected] of [
+    [USERS.alice, 'ok'],
+    ['wrong', 'closed'],
+  ] as const) {
     const raw = await raw_socket();
     raw.send(request(SASL_HANDSHAKE, 0, { mechanism: 'PLAIN' }));
     const handshake = await raw.next();
@@ -179,8 +203,22 @@ test('a SaslHandshake v0 login (bare tokens, as before Kafka 1.0) works with PLA
 test('the CLI logs in with --sasl-username and SLUICE_SASL_PASSWORD', async () => {
   const cli = (password: string) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const args = [path.join(import.meta.dirname, '..', '..', 'bin', 'sluice.js'), 'topic', 'list', '--bootstrap', broker.bootstrap, '--json', '--sasl-username', 'alice', '--sasl-mechanism', 'scram-sha-512'];
-      const child = spawn(process.execPath, args, { env: { ...process.env, SLUICE_SASL_PASSWORD: password }, timeout: RUN_TIMEOUT_MS });
+      const args = [
+        path.join(import.meta.dirname, '..', '..', 'bin', 'sluice.js'),
+        'topic',
+        'list',
+        '--bootstrap',
+        broker.bootstrap,
+        '--json',
+        '--sasl-username',
+        'alice',
+        '--sasl-mechanism',
+        'scram-sha-512',
+      ];
+      const child = spawn(process.execPath, args, {
+        env: { ...process.env, SLUICE_SASL_PASSWORD: password },
+        timeout: RUN_TIMEOUT_MS,
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -198,14 +236,20 @@ test('the CLI logs in with --sasl-username and SLUICE_SASL_PASSWORD', async () =
 
 function kcat_missing(): string | null {
   const probe = spawnSync(KCAT, ['-V'], { encoding: 'utf8', timeout: 10_000 });
-  return probe.error ? `kcat is not available (${probe.error.message}); install it (Debian/Ubuntu: apt-get install kcat)` : null;
+  return probe.error
+    ? `kcat is not available (${probe.error.message}); install it (Debian/Ubuntu: apt-get install kcat)`
+    : null;
 }
 const why_no_kcat = kcat_missing();
 if (why_no_kcat && process.env.CI === 'true') throw new Error(`SASL kcat test cannot run under CI: ${why_no_kcat}`);
 
 function run_kcat(args: string[], input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(KCAT, args, { stdio: ['pipe', 'pipe', 'pipe'], timeout: RUN_TIMEOUT_MS, killSignal: 'SIGKILL' });
+    const child = spawn(KCAT, args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: RUN_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -217,14 +261,37 @@ function run_kcat(args: string[], input: string): Promise<{ code: number | null;
   });
 }
 
-test('kcat (librdkafka) logs in with SCRAM-SHA-256 and is refused with a wrong password', { skip: why_no_kcat ?? false }, async () => {
-  const login = (password: string) => ['-b', broker.bootstrap, '-X', 'security.protocol=SASL_PLAINTEXT', '-X', 'sasl.mechanisms=SCRAM-SHA-256', '-X', 'sasl.username=alice', '-X', `sasl.password=${password}`, '-X', 'socket.timeout.ms=10000'];
-  const produced = await run_kcat([...login(USERS.alice), '-P', '-t', 'kcat-sasl', '-X', 'message.timeout.ms=20000'], 'one\ntwo\nthree\n');
-  assert.equal(produced.code, 0, produced.stderr);
-  const consumed = await run_kcat([...login(USERS.alice), '-C', '-t', 'kcat-sasl', '-o', 'beginning', '-e', '-q'], '');
-  assert.equal(consumed.code, 0, consumed.stderr);
-  assert.deepEqual(consumed.stdout.trim().split('\n'), ['one', 'two', 'three']);
-  const refused = await run_kcat([...login('wrong'), '-L', '-m', '5'], '');
-  assert.notEqual(refused.code, 0);
-  assert.match(refused.stderr, /Authentication failed|SASL authentication error/i);
-});
+test(
+  'kcat (librdkafka) logs in with SCRAM-SHA-256 and is refused with a wrong password',
+  { skip: why_no_kcat ?? false },
+  async () => {
+    const login = (password: string) => [
+      '-b',
+      broker.bootstrap,
+      '-X',
+      'security.protocol=SASL_PLAINTEXT',
+      '-X',
+      'sasl.mechanisms=SCRAM-SHA-256',
+      '-X',
+      'sasl.username=alice',
+      '-X',
+      `sasl.password=${password}`,
+      '-X',
+      'socket.timeout.ms=10000',
+    ];
+    const produced = await run_kcat(
+      [...login(USERS.alice), '-P', '-t', 'kcat-sasl', '-X', 'message.timeout.ms=20000'],
+      'one\ntwo\nthree\n',
+    );
+    assert.equal(produced.code, 0, produced.stderr);
+    const consumed = await run_kcat(
+      [...login(USERS.alice), '-C', '-t', 'kcat-sasl', '-o', 'beginning', '-e', '-q'],
+      '',
+    );
+    assert.equal(consumed.code, 0, consumed.stderr);
+    assert.deepEqual(consumed.stdout.trim().split('\n'), ['one', 'two', 'three']);
+    const refused = await run_kcat([...login('wrong'), '-L', '-m', '5'], '');
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /Authentication failed|SASL authentication error/i);
+  },
+);

@@ -28,17 +28,38 @@ export function new_data_dir(prefix = 'broker'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `sluice-${prefix}-`));
 }
 
-export async function start_broker_process(options: { data_dir?: string; port?: number; args?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<BrokerProcess> {
+export async function start_broker_process(
+  options: { data_dir?: string; port?: number; args?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<BrokerProcess> {
   const data_dir = options.data_dir ?? new_data_dir();
   // A free HTTP port each time: tests run in parallel and the default 8080 would collide.
-  const args = [path.join(ROOT, 'bin', 'sluice.js'), 'start', '--data', data_dir, '--kafka', `127.0.0.1:${options.port ?? 0}`, '--http', '127.0.0.1:0', '--log-level', 'warn', ...(options.args ?? [])];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [
+    path.join(ROOT, 'bin', 'sluice.js'),
+    'start',
+    '--data',
+    data_dir,
+    '--kafka',
+    `127.0.0.1:${options.port ?? 0}`,
+    '--http',
+    '127.0.0.1:0',
+    '--log-level',
+    'warn',
+    ...(options.args ?? []),
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`broker not ready within ${READY_TIMEOUT_MS} ms:\n${output}`)), READY_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`broker not ready within ${READY_TIMEOUT_MS} ms:\n${output}`)),
+      READY_TIMEOUT_MS,
+    );
     const check = () => {
       const match = /ready kafka=[^:\s]+:(\d+)/.exec(output);
       if (match) {

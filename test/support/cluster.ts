@@ -191,7 +191,10 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
 /** The concatenated segment files of a partition in a data directory: its log as bytes. */
 export function partition_bytes(data_dir: string, partition: string): Buffer {
   const dir = path.join(data_dir, partition);
-  const files = fs.readdirSync(dir).filter((name) => name.endsWith('.log')).sort();
+  const files = fs
+    .readdirSync(dir)
+    .filter((name) => name.endsWith('.log'))
+    .sort();
   return Buffer.concat(files.map((name) => fs.readFileSync(path.join(dir, name))));
 }
 

@@ -9,11 +9,22 @@ export const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 const CONSOLE_INDEX = path.resolve(import.meta.dirname, '..', '..', 'console', 'dist', 'index.html');
 
 /** Quiet, offline, disposable: no updaters, sync or first-run pages, no sandbox (runs as root). */
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
 
 /** Why the browser cannot run here, or null when it can. */
 export function why_no_chromium(): string | null {
-  if (!fs.existsSync(CHROMIUM)) return `${CHROMIUM} is missing; install Chromium (Debian/Ubuntu: apt-get install chromium) to run the console's browser tests`;
+  if (!fs.existsSync(CHROMIUM))
+    return `${CHROMIUM} is missing; install Chromium (Debian/Ubuntu: apt-get install chromium) to run the console's browser tests`;
   const probe = spawnSync(CHROMIUM, ['--version'], { encoding: 'utf8', timeout: 20_000 });
   if (probe.error) return `${CHROMIUM} --version failed: ${probe.error.message}`;
   if (probe.status !== 0) return `${CHROMIUM} --version exited with ${probe.status}: ${probe.stderr.trim()}`;
@@ -22,7 +33,9 @@ export function why_no_chromium(): string | null {
 
 /** Why the console cannot be served, or null when its build is there. */
 export function why_no_console_build(): string | null {
-  return fs.existsSync(CONSOLE_INDEX) ? null : `${path.relative(process.cwd(), CONSOLE_INDEX)} is missing; run npm run build:console`;
+  return fs.existsSync(CONSOLE_INDEX)
+    ? null
+    : `${path.relative(process.cwd(), CONSOLE_INDEX)} is missing; run npm run build:console`;
 }
 
 export interface ConsoleBrowser {

@@ -12,7 +12,8 @@ export const ETCD_BINARY = ['/usr/bin/etcd', '/usr/local/bin/etcd'].find((file) 
 /** Why cluster tests cannot run here, or null. Under CI a missing etcd fails instead of skipping. */
 export function etcd_missing(): string | null {
   if (ETCD_BINARY) return null;
-  if (process.env.CI === 'true') throw new Error('etcd is required under CI (Debian package etcd-server; .ci/run installs it)');
+  if (process.env.CI === 'true')
+    throw new Error('etcd is required under CI (Debian package etcd-server; .ci/run installs it)');
   return 'etcd not installed (Debian package etcd-server)';
 }
 
@@ -44,24 +45,39 @@ export async function start_etcd(): Promise<EtcdProcess> {
   const child = spawn(
     ETCD_BINARY!,
     [
-      '--name', 'test',
-      '--data-dir', dir,
-      '--listen-client-urls', endpoint,
-      '--advertise-client-urls', endpoint,
-      '--listen-peer-urls', `http://127.0.0.1:${peer}`,
-      '--initial-advertise-peer-urls', `http://127.0.0.1:${peer}`,
-      '--initial-cluster', `test=http://127.0.0.1:${peer}`,
-      '--heartbeat-interval', '50',
-      '--election-timeout', '500',
+      '--name',
+      'test',
+      '--data-dir',
+      dir,
+      '--listen-client-urls',
+      endpoint,
+      '--advertise-client-urls',
+      endpoint,
+      '--listen-peer-urls',
+      `http://127.0.0.1:${peer}`,
+      '--initial-advertise-peer-urls',
+      `http://127.0.0.1:${peer}`,
+      '--initial-cluster',
+      `test=http://127.0.0.1:${peer}`,
+      '--heartbeat-interval',
+      '50',
+      '--election-timeout',
+      '500',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ETCD_UNSUPPORTED_ARCH: process.arch === 'x64' ? '' : process.arch } },
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ETCD_UNSUPPORTED_ARCH: process.arch === 'x64' ? '' : process.arch },
+    },
   );
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`etcd not ready within ${READY_TIMEOUT_MS} ms:\n${output}`)), READY_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`etcd not ready within ${READY_TIMEOUT_MS} ms:\n${output}`)),
+      READY_TIMEOUT_MS,
+    );
     const check = () => {
       if (/ready to serve client requests/.test(output)) {
         clearTimeout(timer);

@@ -13,5 +13,10 @@ const io = new SimFileIO();
 const core = await open_core({ data_dir: '/sim/data', io, logger });
 await core.topics.create('orders', 1, {});
 io.inject({ op: 'writev', path_includes: 'orders-0', code: 'EIO', misdirect_bytes: 4096 });
-const answered = await core.partitions.produce('orders', 0, encode_record_batch([{ key: null, value: Buffer.from('x'), timestamp_ms: Date.now() }]), -1);
+const answered = await core.partitions.produce(
+  'orders',
+  0,
+  encode_record_batch([{ key: null, value: Buffer.from('x'), timestamp_ms: Date.now() }]),
+  -1,
+);
 process.stdout.write(`acknowledged ${answered.base_offset}\n`);

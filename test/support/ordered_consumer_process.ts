@@ -8,9 +8,28 @@
 import { Cluster, RETRY_DEFAULT } from '../../src/sdk/cluster.ts';
 import { Consumer } from '../../src/sdk/consumer.ts';
 
-const [bootstrap, group, instance, topic, hang] = process.argv.slice(2) as [string, string, string, string, string | undefined];
-const cluster = new Cluster({ brokers: [bootstrap], client_id: 'ordered-crash-child', retry: { ...RETRY_DEFAULT, retries: 5, initial_retry_ms: 50, max_retry_ms: 500 }, request_timeout_ms: 10_000, max_in_flight: 16 });
-const consumer = new Consumer(cluster, { groupId: group, groupInstanceId: instance, sessionTimeout: 20_000, rebalanceTimeout: 5_000, heartbeatInterval: 100, maxWaitTimeInMs: 100 });
+const [bootstrap, group, instance, topic, hang] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string | undefined,
+];
+const cluster = new Cluster({
+  brokers: [bootstrap],
+  client_id: 'ordered-crash-child',
+  retry: { ...RETRY_DEFAULT, retries: 5, initial_retry_ms: 50, max_retry_ms: 500 },
+  request_timeout_ms: 10_000,
+  max_in_flight: 16,
+});
+const consumer = new Consumer(cluster, {
+  groupId: group,
+  groupInstanceId: instance,
+  sessionTimeout: 20_000,
+  rebalanceTimeout: 5_000,
+  heartbeatInterval: 100,
+  maxWaitTimeInMs: 100,
+});
 await consumer.subscribe({ topic, fromBeginning: true });
 await consumer.run({
   concurrency: 16,

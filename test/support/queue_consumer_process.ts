@@ -6,7 +6,11 @@
 import { Sluice } from '../../src/sdk/index.ts';
 
 const [bootstrap, group, topic, max_records] = process.argv.slice(2) as [string, string, string, string];
-const queue = new Sluice({ brokers: [bootstrap], clientId: 'queue-crash-child' }).queueConsumer({ groupId: group, maxRecords: Number(max_records), maxWaitTimeInMs: 100 });
+const queue = new Sluice({ brokers: [bootstrap], clientId: 'queue-crash-child' }).queueConsumer({
+  groupId: group,
+  maxRecords: Number(max_records),
+  maxWaitTimeInMs: 100,
+});
 await queue.subscribe({ topics: [topic] });
 await queue.run({
   concurrency: Number(max_records),

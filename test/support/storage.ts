@@ -4,23 +4,40 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { encode_record_batch, decode_record_batch, type BatchRecord } from '../../src/protocol/record_batch.ts';
-import { Storage, storage_config_default, SimFileIO, ManualClock, type StorageConfig, type StorageOptions, type PartitionLog } from '../../src/storage/index.ts';
+import {
+  Storage,
+  storage_config_default,
+  SimFileIO,
+  ManualClock,
+  type StorageConfig,
+  type StorageOptions,
+  type PartitionLog,
+} from '../../src/storage/index.ts';
 
 /** A batch of `count` records whose values are `${tag}:${i}` padded to `value_bytes`. */
-export function make_batch(tag: string, count: number, options: { value_bytes?: number; timestamp_ms?: number; timestamps?: number[] } = {}): Buffer {
+export function make_batch(
+  tag: string,
+  count: number,
+  options: { value_bytes?: number; timestamp_ms?: number; timestamps?: number[] } = {},
+): Buffer {
   const records: BatchRecord[] = [];
   for (let i = 0; i < count; i++) {
     const text = `${tag}:${i}`;
     const value = Buffer.alloc(Math.max(options.value_bytes ?? text.length, text.length), '.');
     value.write(text);
-    records.push({ key: Buffer.from(`k${i % 7}`), value, timestamp_ms: options.timestamps?.[i] ?? (options.timestamp_ms ?? 1_700_000_000_000) + i });
+    records.push({
+      key: Buffer.from(`k${i % 7}`),
+      value,
+      timestamp_ms: options.timestamps?.[i] ?? (options.timestamp_ms ?? 1_700_000_000_000) + i,
+    });
   }
   return encode_record_batch(records);
 }
 
 export function values_of(batches: Buffer[]): string[] {
   const out: string[] = [];
-  for (const batch of batches) for (const record of decode_record_batch(batch)) out.push(record.value!.toString().replace(/\.+$/, ''));
+  for (const batch of batches)
+    for (const record of decode_record_batch(batch)) out.push(record.value!.toString().replace(/\.+$/, ''));
   return out;
 }
 
@@ -39,7 +56,12 @@ export async function read_all(log: PartitionLog, bytes_max = 64 * 1024): Promis
     if (batches.length === 0) break;
     for (const batch of batches) {
       for (const record of decode_record_batch(batch)) {
-        if (record.offset >= offset) out.push({ offset: record.offset, value: record.value!.toString().replace(/\.+$/, ''), timestamp_ms: record.timestamp_ms });
+        if (record.offset >= offset)
+          out.push({
+            offset: record.offset,
+            value: record.value!.toString().replace(/\.+$/, ''),
+            timestamp_ms: record.timestamp_ms,
+          });
       }
       const last = Number(batch.readBigInt64BE(0)) + batch.readInt32BE(23);
       offset = last + 1;
@@ -49,10 +71,19 @@ export async function read_all(log: PartitionLog, bytes_max = 64 * 1024): Promis
 }
 
 export function sim_config(overrides: Partial<StorageConfig> = {}): StorageConfig {
-  return { ...storage_config_default('/data'), checkpoint_interval_ms: 3_600_000, retention_check_interval_ms: 0, ...overrides };
+  return {
+    ...storage_config_default('/data'),
+    checkpoint_interval_ms: 3_600_000,
+    retention_check_interval_ms: 0,
+    ...overrides,
+  };
 }
 
-export async function open_sim(io: SimFileIO, overrides: Partial<StorageConfig> = {}, options: StorageOptions = {}): Promise<Storage> {
+export async function open_sim(
+  io: SimFileIO,
+  overrides: Partial<StorageConfig> = {},
+  options: StorageOptions = {},
+): Promise<Storage> {
   return Storage.open(sim_config(overrides), { io, clock: new ManualClock(), ...options });
 }
 

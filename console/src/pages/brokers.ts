@@ -20,11 +20,19 @@ export async function brokers_page({ root, signal }: View): Promise<void> {
         { title: 'Kafka port', cell: (b) => b.port, numeric: true },
         {
           title: 'Role',
-          cell: (b) => [b.node_id === cluster.controller ? h('span', { class: 'tag' }, 'controller') : null, ' ', b.node_id === cluster.node_id ? h('span', { class: 'tag' }, 'this node') : null],
+          cell: (b) => [
+            b.node_id === cluster.controller ? h('span', { class: 'tag' }, 'controller') : null,
+            ' ',
+            b.node_id === cluster.node_id ? h('span', { class: 'tag' }, 'this node') : null,
+          ],
         },
       ],
       cluster.brokers,
-      { testid: 'brokers-table', empty: 'No brokers reported.', row_attrs: (b) => ({ testid: 'broker-row', 'data-node': b.node_id }) },
+      {
+        testid: 'brokers-table',
+        empty: 'No brokers reported.',
+        row_attrs: (b) => ({ testid: 'broker-row', 'data-node': b.node_id }),
+      },
     ),
   );
 }

@@ -2,7 +2,19 @@
 // offsets against the partitions' ends, and its lag over time (refreshed while the page is open).
 import { api, type GroupDetail, type GroupMember } from '../api.ts';
 import { LiveChart } from '../chart.ts';
-import { LIST_PAGE_SIZE, error_box, fmt, h, link, list_offset, list_pager, page_header, replace, stats, table } from '../dom.ts';
+import {
+  LIST_PAGE_SIZE,
+  error_box,
+  fmt,
+  h,
+  link,
+  list_offset,
+  list_pager,
+  page_header,
+  replace,
+  stats,
+  table,
+} from '../dom.ts';
 import { poll } from '../poll.ts';
 import { href, path_segment, type View } from '../router.ts';
 
@@ -19,7 +31,11 @@ export async function groups_page({ root, query, signal }: View): Promise<void> 
         { title: 'Lag', cell: (g) => fmt.int(g.lag), numeric: true, testid: 'group-lag' },
       ],
       groups.items,
-      { testid: 'groups-table', empty: 'No consumer groups.', row_attrs: (g) => ({ testid: 'group-row', 'data-group': g.group_id }) },
+      {
+        testid: 'groups-table',
+        empty: 'No consumer groups.',
+        row_attrs: (g) => ({ testid: 'group-row', 'data-group': g.group_id }),
+      },
     ),
     list_pager(groups, LIST_PAGE_SIZE, (o) => href('/groups', { offset: o > 0 ? o : undefined }), 'groups'),
   );
@@ -36,7 +52,10 @@ function members_table(members: GroupMember[]): HTMLElement {
       { title: 'Client', cell: (m) => m.client_id },
       { title: 'Host', cell: (m) => m.host },
       { title: 'Instance', cell: (m) => m.group_instance_id ?? '–' },
-      { title: 'Assigned', cell: (m) => m.assignments.map((a) => h('div', {}, `${a.topic} [${a.partitions.join(', ')}]`)) },
+      {
+        title: 'Assigned',
+        cell: (m) => m.assignments.map((a) => h('div', {}, `${a.topic} [${a.partitions.join(', ')}]`)),
+      },
     ],
     members,
     { testid: 'members-table', empty: 'No members: nothing consumes for this group right now.' },
@@ -45,7 +64,11 @@ function members_table(members: GroupMember[]): HTMLElement {
 
 export async function group_detail_page({ root, params, signal }: View): Promise<void> {
   const id = params.id!;
-  const chart = new LiveChart([{ label: 'lag (messages)', color: '#d97706' }], { testid: 'lag-chart', y_label: 'messages behind', format: (n) => fmt.int(Math.round(n)) });
+  const chart = new LiveChart([{ label: 'lag (messages)', color: '#d97706' }], {
+    testid: 'lag-chart',
+    y_label: 'messages behind',
+    format: (n) => fmt.int(Math.round(n)),
+  });
   signal.addEventListener('abort', () => chart.destroy());
   const summary = h('div');
   const offsets = h('div');
@@ -77,14 +100,26 @@ export async function group_detail_page({ root, params, signal }: View): Promise
       offsets,
       table(
         [
-          { title: 'Topic', cell: (o) => link(href(`/topics/${path_segment(o.topic)}`, { partition: o.partition }), o.topic) },
+          {
+            title: 'Topic',
+            cell: (o) => link(href(`/topics/${path_segment(o.topic)}`, { partition: o.partition }), o.topic),
+          },
           { title: 'Partition', cell: (o) => o.partition, numeric: true },
-          { title: 'Committed', cell: (o) => (o.committed === null ? h('span', { class: 'muted' }, 'none yet') : fmt.int(o.committed)), numeric: true, testid: 'committed' },
+          {
+            title: 'Committed',
+            cell: (o) => (o.committed === null ? h('span', { class: 'muted' }, 'none yet') : fmt.int(o.committed)),
+            numeric: true,
+            testid: 'committed',
+          },
           { title: 'End', cell: (o) => fmt.int(o.high_watermark), numeric: true, testid: 'end' },
           { title: 'Lag', cell: (o) => fmt.int(o.lag), numeric: true, testid: 'lag' },
         ],
         group.offsets,
-        { testid: 'offsets-table', empty: 'This group has committed no offsets.', row_attrs: (o) => ({ testid: 'offset-row', 'data-topic': o.topic, 'data-partition': o.partition }) },
+        {
+          testid: 'offsets-table',
+          empty: 'This group has committed no offsets.',
+          row_attrs: (o) => ({ testid: 'offset-row', 'data-topic': o.topic, 'data-partition': o.partition }),
+        },
       ),
     );
     replace(members, members_table(group.members));

@@ -41,7 +41,11 @@ export async function overview_page({ root, signal }: View): Promise<void> {
       { label: 'Topics', value: link('#/topics', fmt.int(topics.total)), testid: 'count-topics' },
       { label: 'Consumer groups', value: link('#/groups', fmt.int(groups.total)), testid: 'count-groups' },
       { label: 'Queues', value: link('#/queues', fmt.int(queues.total)), testid: 'count-queues' },
-      { label: 'Dead letters', value: link('#/dead-letters', fmt.int(dead_letter_count)), testid: 'count-dead-letters' },
+      {
+        label: 'Dead letters',
+        value: link('#/dead-letters', fmt.int(dead_letter_count)),
+        testid: 'count-dead-letters',
+      },
       { label: 'Delayed, pending', value: fmt.int(delayed.pending), testid: 'count-delayed' },
       { label: 'Brokers', value: link('#/brokers', fmt.int(cluster.brokers.length)), testid: 'count-brokers' },
       { label: 'Connections', value: connections },
@@ -49,7 +53,12 @@ export async function overview_page({ root, signal }: View): Promise<void> {
     h(
       'div',
       { class: 'card' },
-      h('div', { class: 'card-title' }, h('h2', {}, 'Throughput'), h('span', { class: 'rates' }, 'in ', in_rate, ' msg/s · out ', out_rate, ' msg/s')),
+      h(
+        'div',
+        { class: 'card-title' },
+        h('h2', {}, 'Throughput'),
+        h('span', { class: 'rates' }, 'in ', in_rate, ' msg/s · out ', out_rate, ' msg/s'),
+      ),
       chart_error,
       chart.element,
       totals,

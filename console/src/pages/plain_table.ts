@@ -16,12 +16,16 @@ export function compact(value: unknown): string {
     .join('; ');
 }
 
-export function plain_table(rows: Array<Record<string, unknown>>, options: { testid: string; empty: string }): HTMLElement {
+export function plain_table(
+  rows: Array<Record<string, unknown>>,
+  options: { testid: string; empty: string },
+): HTMLElement {
   const fields = [...new Set(rows.flatMap((row) => Object.keys(row)))];
   return table(
     fields.map((field) => ({
       title: label(field),
-      cell: (row: Record<string, unknown>) => h('span', { class: typeof row[field] === 'object' ? 'mono small' : null }, compact(row[field])),
+      cell: (row: Record<string, unknown>) =>
+        h('span', { class: typeof row[field] === 'object' ? 'mono small' : null }, compact(row[field])),
       numeric: rows.every((row) => typeof row[field] === 'number'),
     })),
     rows,

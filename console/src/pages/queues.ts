@@ -2,18 +2,34 @@
 // redelivered, and how many went to a dead-letter topic or expired; one queue's partitions,
 // members and settings.
 import { api, type QueueDetail } from '../api.ts';
-import { LIST_PAGE_SIZE, error_box, fmt, h, link, list_offset, list_pager, page_header, replace, stats, table } from '../dom.ts';
+import {
+  LIST_PAGE_SIZE,
+  error_box,
+  fmt,
+  h,
+  link,
+  list_offset,
+  list_pager,
+  page_header,
+  replace,
+  stats,
+  table,
+} from '../dom.ts';
 import { poll } from '../poll.ts';
 import { href, path_segment, type View } from '../router.ts';
 import { compact, plain_table } from './plain_table.ts';
 
-const topic_links = (topics: string[]) => topics.map((t, i) => [i > 0 ? ', ' : '', link(href(`/topics/${path_segment(t)}`), t)]);
+const topic_links = (topics: string[]) =>
+  topics.map((t, i) => [i > 0 ? ', ' : '', link(href(`/topics/${path_segment(t)}`), t)]);
 
 export async function queues_page({ root, query, signal }: View): Promise<void> {
   const queues = await api.queues(list_offset(query), LIST_PAGE_SIZE, signal);
   replace(
     root,
-    page_header('Queues', h('span', { class: 'muted' }, 'share groups: competing consumers, each message acknowledged on its own')),
+    page_header(
+      'Queues',
+      h('span', { class: 'muted' }, 'share groups: competing consumers, each message acknowledged on its own'),
+    ),
     table(
       [
         { title: 'Group', cell: (q) => link(href(`/queues/${path_segment(q.group_id)}`), q.group_id) },
@@ -22,11 +38,20 @@ export async function queues_page({ root, query, signal }: View): Promise<void> 
         { title: 'In flight', cell: (q) => fmt.int(q.in_flight), numeric: true, testid: 'queue-in-flight' },
         { title: 'Available', cell: (q) => fmt.int(q.available), numeric: true, testid: 'queue-available' },
         { title: 'Redeliveries', cell: (q) => fmt.int(q.redeliveries), numeric: true, testid: 'queue-redeliveries' },
-        { title: 'Dead-lettered', cell: (q) => (q.dead_lettered > 0 ? link('#/dead-letters', fmt.int(q.dead_lettered)) : '0'), numeric: true, testid: 'queue-dead-lettered' },
+        {
+          title: 'Dead-lettered',
+          cell: (q) => (q.dead_lettered > 0 ? link('#/dead-letters', fmt.int(q.dead_lettered)) : '0'),
+          numeric: true,
+          testid: 'queue-dead-lettered',
+        },
         { title: 'Expired', cell: (q) => fmt.int(q.expired), numeric: true },
       ],
       queues.items,
-      { testid: 'queues-table', empty: 'No queues: no share group has consumed yet.', row_attrs: (q) => ({ testid: 'queue-row', 'data-group': q.group_id }) },
+      {
+        testid: 'queues-table',
+        empty: 'No queues: no share group has consumed yet.',
+        row_attrs: (q) => ({ testid: 'queue-row', 'data-group': q.group_id }),
+      },
     ),
     list_pager(queues, LIST_PAGE_SIZE, (o) => href('/queues', { offset: o > 0 ? o : undefined }), 'queues'),
     h('p', { class: 'muted small' }, 'Redeliveries, dead-lettered and expired count since the broker started.'),
@@ -45,12 +70,21 @@ const PARTITION_COLUMNS: Array<[field: string, title: string]> = [
 ];
 
 function partitions_table(queue: QueueDetail): HTMLElement {
-  const number = (row: Record<string, unknown>, field: string) => (typeof row[field] === 'number' ? fmt.int(row[field] as number) : compact(row[field]));
+  const number = (row: Record<string, unknown>, field: string) =>
+    typeof row[field] === 'number' ? fmt.int(row[field] as number) : compact(row[field]);
   return table(
     [
-      { title: 'Topic', cell: (p) => link(href(`/topics/${path_segment(String(p.topic))}`, { partition: String(p.partition) }), String(p.topic)) },
+      {
+        title: 'Topic',
+        cell: (p) =>
+          link(href(`/topics/${path_segment(String(p.topic))}`, { partition: String(p.partition) }), String(p.topic)),
+      },
       { title: 'Partition', cell: (p) => number(p, 'partition'), numeric: true },
-      ...PARTITION_COLUMNS.map(([field, title]) => ({ title, cell: (p: Record<string, unknown>) => number(p, field), numeric: true })),
+      ...PARTITION_COLUMNS.map(([field, title]) => ({
+        title,
+        cell: (p: Record<string, unknown>) => number(p, field),
+        numeric: true,
+      })),
     ],
     queue.partitions,
     { testid: 'queue-partitions-table', empty: 'No partitions read yet.' },
@@ -90,7 +124,12 @@ export async function queue_detail_page({ root, params, signal }: View): Promise
   const body = h('div');
   const live_error = h('div');
   show_queue(body, await api.queue(group, signal));
-  replace(root, page_header(`Queue ${group}`, h('span', { class: 'muted' }, 'refreshes every second')), live_error, body);
+  replace(
+    root,
+    page_header(`Queue ${group}`, h('span', { class: 'muted' }, 'refreshes every second')),
+    live_error,
+    body,
+  );
   poll(
     signal,
     async () => {

@@ -16,10 +16,18 @@ export async function topic_detail_page({ root, params, query, signal }: View): 
   const browser = h('div', { class: 'card', testid: 'message-browser' });
   replace(
     root,
-    page_header(topic.name, topic.internal ? h('span', { class: 'tag' }, 'internal') : null, h('span', { class: 'muted mono' }, topic.id)),
+    page_header(
+      topic.name,
+      topic.internal ? h('span', { class: 'tag' }, 'internal') : null,
+      h('span', { class: 'muted mono' }, topic.id),
+    ),
     stats([
       { label: 'Partitions', value: fmt.int(topic.partitions.length) },
-      { label: 'Messages', value: fmt.int(total((p) => p.high_watermark - p.log_start_offset)), testid: 'topic-message-count' },
+      {
+        label: 'Messages',
+        value: fmt.int(total((p) => p.high_watermark - p.log_start_offset)),
+        testid: 'topic-message-count',
+      },
       { label: 'Size', value: fmt.bytes(total((p) => p.bytes)) },
     ]),
     h('h2', {}, 'Partitions'),
@@ -30,25 +38,39 @@ export async function topic_detail_page({ root, params, query, signal }: View): 
   );
 
   if (!partition) {
-    replace(browser, error_box(new Error(`${topic.name} has no partition ${query.get('partition')}`), 'No such partition'));
+    replace(
+      browser,
+      error_box(new Error(`${topic.name} has no partition ${query.get('partition')}`), 'No such partition'),
+    );
     return;
   }
   const requested = query.get('offset');
-  const offset = requested === null ? Math.max(partition.log_start_offset, partition.high_watermark - MESSAGES_PAGE_SIZE) : Math.max(0, Number(requested) || 0);
+  const offset =
+    requested === null
+      ? Math.max(partition.log_start_offset, partition.high_watermark - MESSAGES_PAGE_SIZE)
+      : Math.max(0, Number(requested) || 0);
   replace(browser, h('h2', {}, `Messages in partition ${partition.partition}`), loading('Reading messages'));
   try {
     const page = await api.messages(topic.name, partition.partition, offset, MESSAGES_PAGE_SIZE, signal);
     replace(browser, ...message_browser(topic, partition, offset, page));
   } catch (error) {
     if (signal.aborted) return;
-    replace(browser, h('h2', {}, `Messages in partition ${partition.partition}`), error_box(error, 'Could not read messages'));
+    replace(
+      browser,
+      h('h2', {}, `Messages in partition ${partition.partition}`),
+      error_box(error, 'Could not read messages'),
+    );
   }
 }
 
 function partitions_table(topic: TopicDetail, selected: number): HTMLElement {
   return table(
     [
-      { title: 'Partition', cell: (p) => link(href(`/topics/${path_segment(topic.name)}`, { partition: p.partition }), String(p.partition)), numeric: true },
+      {
+        title: 'Partition',
+        cell: (p) => link(href(`/topics/${path_segment(topic.name)}`, { partition: p.partition }), String(p.partition)),
+        numeric: true,
+      },
       { title: 'Leader', cell: (p) => p.leader, numeric: true },
       { title: 'Replicas', cell: (p) => p.replicas.join(', ') },
       { title: 'In sync', cell: (p) => p.isr.join(', ') },
@@ -58,7 +80,15 @@ function partitions_table(topic: TopicDetail, selected: number): HTMLElement {
       { title: 'Size', cell: (p) => fmt.bytes(p.bytes), numeric: true },
     ],
     topic.partitions,
-    { testid: 'partitions-table', empty: 'No partitions.', row_attrs: (p) => ({ testid: 'partition-row', 'data-partition': p.partition, class: p.partition === selected ? 'selected' : null }) },
+    {
+      testid: 'partitions-table',
+      empty: 'No partitions.',
+      row_attrs: (p) => ({
+        testid: 'partition-row',
+        'data-partition': p.partition,
+        class: p.partition === selected ? 'selected' : null,
+      }),
+    },
   );
 }
 
@@ -67,7 +97,15 @@ function configs_table(topic: TopicDetail): HTMLElement {
   return table(
     [
       { title: 'Name', cell: ([name]) => h('span', { class: 'mono' }, name) },
-      { title: 'Value', cell: ([, value]) => h('span', { class: 'mono' }, typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)) },
+      {
+        title: 'Value',
+        cell: ([, value]) =>
+          h(
+            'span',
+            { class: 'mono' },
+            typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value),
+          ),
+      },
     ],
     rows,
     { testid: 'configs-table', empty: 'No configuration overrides.' },
@@ -78,7 +116,13 @@ function message_browser(topic: TopicDetail, partition: PartitionInfo, offset: n
   const to = (o: number) => href(`/topics/${path_segment(topic.name)}`, { partition: partition.partition, offset: o });
   const start = partition.log_start_offset;
   const latest = Math.max(start, page.high_watermark - MESSAGES_PAGE_SIZE);
-  const jump = h('input', { type: 'number', min: start, value: offset, testid: 'offset-input', 'aria-label': 'offset' });
+  const jump = h('input', {
+    type: 'number',
+    min: start,
+    value: offset,
+    testid: 'offset-input',
+    'aria-label': 'offset',
+  });
   const controls = h(
     'form',
     {
@@ -89,12 +133,22 @@ function message_browser(topic: TopicDetail, partition: PartitionInfo, offset: n
       },
     },
     link(to(start), '⇤ First', { class: 'button', testid: 'messages-first' }),
-    offset > start ? link(to(Math.max(start, offset - MESSAGES_PAGE_SIZE)), '← Older', { class: 'button', testid: 'messages-older' }) : null,
-    page.next_offset < page.high_watermark ? link(to(page.next_offset), 'Newer →', { class: 'button', testid: 'messages-newer' }) : null,
+    offset > start
+      ? link(to(Math.max(start, offset - MESSAGES_PAGE_SIZE)), '← Older', { class: 'button', testid: 'messages-older' })
+      : null,
+    page.next_offset < page.high_watermark
+      ? link(to(page.next_offset), 'Newer →', { class: 'button', testid: 'messages-newer' })
+      : null,
     link(to(latest), 'Latest ⇥', { class: 'button', testid: 'messages-latest' }),
     h('label', {}, 'offset ', jump),
     h('button', { type: 'submit' }, 'Go'),
-    h('span', { class: 'muted', testid: 'messages-range' }, page.items.length === 0 ? `nothing at offset ${fmt.int(offset)} (high watermark ${fmt.int(page.high_watermark)})` : `offsets ${fmt.int(page.items[0]!.offset)}–${fmt.int(page.items[page.items.length - 1]!.offset)} of ${fmt.int(start)}–${fmt.int(page.high_watermark - 1)}`),
+    h(
+      'span',
+      { class: 'muted', testid: 'messages-range' },
+      page.items.length === 0
+        ? `nothing at offset ${fmt.int(offset)} (high watermark ${fmt.int(page.high_watermark)})`
+        : `offsets ${fmt.int(page.items[0]!.offset)}–${fmt.int(page.items[page.items.length - 1]!.offset)} of ${fmt.int(start)}–${fmt.int(page.high_watermark - 1)}`,
+    ),
   );
   return [
     h('h2', {}, `Messages in partition ${partition.partition}`),
@@ -104,11 +158,34 @@ function message_browser(topic: TopicDetail, partition: PartitionInfo, offset: n
         { title: 'Offset', cell: (m) => fmt.int(m.offset), numeric: true },
         { title: 'Time (UTC)', cell: (m) => h('span', { class: 'nowrap' }, fmt.time(m.timestamp_ms)) },
         { title: 'Key', cell: (m) => payload(m.key, 'key'), testid: 'message-key' },
-        { title: 'Value', cell: (m) => [payload(m.value), m.truncated ? [' ', h('span', { class: 'tag', title: `the broker shows the start of long fields; the value has ${fmt.bytes(m.value_bytes)}` }, 'cut')] : null], testid: 'message-value' },
+        {
+          title: 'Value',
+          cell: (m) => [
+            payload(m.value),
+            m.truncated
+              ? [
+                  ' ',
+                  h(
+                    'span',
+                    {
+                      class: 'tag',
+                      title: `the broker shows the start of long fields; the value has ${fmt.bytes(m.value_bytes)}`,
+                    },
+                    'cut',
+                  ),
+                ]
+              : null,
+          ],
+          testid: 'message-value',
+        },
         { title: 'Headers', cell: (m) => headers_cell(m.headers) },
       ],
       page.items,
-      { testid: 'messages-table', empty: 'No messages in this range.', row_attrs: (m) => ({ testid: 'message-row', 'data-offset': m.offset }) },
+      {
+        testid: 'messages-table',
+        empty: 'No messages in this range.',
+        row_attrs: (m) => ({ testid: 'message-row', 'data-offset': m.offset }),
+      },
     ),
   ];
 }

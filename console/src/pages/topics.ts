@@ -11,31 +11,64 @@ const DEFAULT_NEW_PARTITIONS = 1;
 export async function topics_page({ root, query, signal }: View): Promise<void> {
   const internal = query.get('internal') === 'true';
   const page = await api.topics(list_offset(query), TOPICS_PAGE_SIZE, internal, signal);
-  const here = (o: number, i = internal) => href('/topics', { offset: o > 0 ? o : undefined, internal: i ? 'true' : undefined });
+  const here = (o: number, i = internal) =>
+    href('/topics', { offset: o > 0 ? o : undefined, internal: i ? 'true' : undefined });
   replace(
     root,
     page_header(
       'Topics',
-      h('label', { class: 'toggle' }, h('input', { type: 'checkbox', checked: internal, testid: 'show-internal', onchange: () => (location.hash = here(0, !internal)) }), ' show internal topics'),
+      h(
+        'label',
+        { class: 'toggle' },
+        h('input', {
+          type: 'checkbox',
+          checked: internal,
+          testid: 'show-internal',
+          onchange: () => (location.hash = here(0, !internal)),
+        }),
+        ' show internal topics',
+      ),
     ),
     create_form(),
     table(
       [
-        { title: 'Name', cell: (t) => [link(href(`/topics/${path_segment(t.name)}`), t.name), t.internal ? h('span', { class: 'tag' }, 'internal') : null] },
+        {
+          title: 'Name',
+          cell: (t) => [
+            link(href(`/topics/${path_segment(t.name)}`), t.name),
+            t.internal ? h('span', { class: 'tag' }, 'internal') : null,
+          ],
+        },
         { title: 'Partitions', cell: (t) => fmt.int(t.partitions), numeric: true },
         { title: 'Messages', cell: (t) => fmt.int(t.messages), numeric: true, testid: 'topic-messages' },
         { title: 'Size', cell: (t) => fmt.bytes(t.bytes), numeric: true },
       ],
       page.items,
-      { testid: 'topics-table', empty: 'No topics yet.', row_attrs: (t) => ({ testid: 'topic-row', 'data-topic': t.name }) },
+      {
+        testid: 'topics-table',
+        empty: 'No topics yet.',
+        row_attrs: (t) => ({ testid: 'topic-row', 'data-topic': t.name }),
+      },
     ),
     list_pager(page, TOPICS_PAGE_SIZE, here, 'topics'),
   );
 }
 
 function create_form(): HTMLElement {
-  const name = h('input', { name: 'name', required: true, placeholder: 'topic name', pattern: '[a-zA-Z0-9._\\-]{1,249}', testid: 'new-topic-name' });
-  const partitions = h('input', { name: 'partitions', type: 'number', min: 1, value: DEFAULT_NEW_PARTITIONS, testid: 'new-topic-partitions' });
+  const name = h('input', {
+    name: 'name',
+    required: true,
+    placeholder: 'topic name',
+    pattern: '[a-zA-Z0-9._\\-]{1,249}',
+    testid: 'new-topic-name',
+  });
+  const partitions = h('input', {
+    name: 'partitions',
+    type: 'number',
+    min: 1,
+    value: DEFAULT_NEW_PARTITIONS,
+    testid: 'new-topic-partitions',
+  });
   const status = h('div');
   const form = h(
     'form',

@@ -8,19 +8,27 @@ import { committed_lag } from '../group_lag.ts';
 export function groups_api(broker: CoreInternals): GroupsApi {
   const coordinators = broker.coordinators;
   const lag_now = (group_id: string) =>
-    committed_lag(coordinators.offsets, broker.topic_index, (topic, partition) => broker.partition_reader_now(topic, partition).high_watermark, group_id);
+    committed_lag(
+      coordinators.offsets,
+      broker.topic_index,
+      (topic, partition) => broker.partition_reader_now(topic, partition).high_watermark,
+      group_id,
+    );
   return {
     get is_coordinator() {
       return coordinators.group_host !== null;
     },
     join: (request) => coordinators.groups.join(request),
-    sync: (group_id, member_id, generation_id, instance_id, assignments) => coordinators.groups.sync(group_id, member_id, generation_id, instance_id, assignments),
-    heartbeat: (group_id, member_id, generation_id, instance_id) => coordinators.groups.heartbeat(group_id, member_id, generation_id, instance_id),
+    sync: (group_id, member_id, generation_id, instance_id, assignments) =>
+      coordinators.groups.sync(group_id, member_id, generation_id, instance_id, assignments),
+    heartbeat: (group_id, member_id, generation_id, instance_id) =>
+      coordinators.groups.heartbeat(group_id, member_id, generation_id, instance_id),
     leave: (group_id, leavers) => coordinators.groups.leave(group_id, leavers),
     describe: (group_id) => coordinators.groups.describe(group_id),
     list: () => coordinators.groups.list(),
     delete: (group_id) => coordinators.groups.delete(group_id),
-    validate_commit: (group_id, member_id, generation_id, instance_id) => coordinators.groups.validate_commit(group_id, member_id, generation_id, instance_id),
+    validate_commit: (group_id, member_id, generation_id, instance_id) =>
+      coordinators.groups.validate_commit(group_id, member_id, generation_id, instance_id),
     commit: (group_id, entries) => coordinators.offsets.commit(group_id, entries),
     committed: (group_id, topic, partition) => coordinators.offsets.get(group_id, topic, partition),
     committed_all: (group_id) => coordinators.offsets.all(group_id),
@@ -28,7 +36,8 @@ export function groups_api(broker: CoreInternals): GroupsApi {
     async lag(group_id) {
       // High watermarks of partitions led elsewhere are heard from their leaders first (one whose
       // leader cannot be reached counts what is known of it).
-      for (const entry of coordinators.offsets.all(group_id)) await broker.partition_reader(entry.topic, entry.partition).catch(() => undefined);
+      for (const entry of coordinators.offsets.all(group_id))
+        await broker.partition_reader(entry.topic, entry.partition).catch(() => undefined);
       return lag_now(group_id);
     },
     lag_now,

@@ -27,7 +27,10 @@ export function partitions_api(broker: CoreInternals): PartitionsApi {
       const log = placement.read_log(topic, partition);
       const before = offset === -1 ? log.high_watermark : offset;
       if (before > log.high_watermark || before < 0) {
-        throw new BrokerError('offset_out_of_range', `${topic}-${partition}: offset ${offset} is outside 0..${log.high_watermark}`);
+        throw new BrokerError(
+          'offset_out_of_range',
+          `${topic}-${partition}: offset ${offset} is outside 0..${log.high_watermark}`,
+        );
       }
       return log.delete_records_before(before);
     },
@@ -48,7 +51,8 @@ export function partitions_api(broker: CoreInternals): PartitionsApi {
     },
     offline() {
       const offline: string[] = [];
-      for (const name of broker.storage.partition_names()) if (broker.storage.partition(name)?.is_offline) offline.push(name);
+      for (const name of broker.storage.partition_names())
+        if (broker.storage.partition(name)?.is_offline) offline.push(name);
       return offline;
     },
     allocate_producer_id: () => broker.allocate_producer_id(),

@@ -19,18 +19,25 @@ export function shares_api(broker: CoreInternals): SharesApi {
     describe: (group_id) => coordinators.shares.describe(group_id),
     check_member: (group_id, member_id) => coordinators.shares.check_member(group_id, member_id),
     acknowledge: (group_id, member_id, acks) => coordinators.shares.acknowledge(group_id, member_id, acks, now()),
-    fetch: (group_id, member_id, partitions, records_max, bytes_max) => coordinators.shares.fetch(group_id, member_id, partitions, records_max, bytes_max, now()),
+    fetch: (group_id, member_id, partitions, records_max, bytes_max) =>
+      coordinators.shares.fetch(group_id, member_id, partitions, records_max, bytes_max, now()),
     on_available: (group_id, listener) => coordinators.shares.on_available(group_id, listener),
     group_ids: () => coordinators.shares.group_ids(),
     queue_stats: (group_id, options) => coordinators.shares.queue_stats(group_id, options),
     settings_of: (group_id) => coordinators.shares.settings_of(group_id),
     config_entries(group_id) {
       const set = broker.metadata.group_configs(group_id);
-      return group_config_names().map((name) => ({ name, value: set[name] ?? group_config_default(name, broker.settings.share_groups) ?? '', is_set: set[name] !== undefined }));
+      return group_config_names().map((name) => ({
+        name,
+        value: set[name] ?? group_config_default(name, broker.settings.share_groups) ?? '',
+        is_set: set[name] !== undefined,
+      }));
     },
     async set_configs(group_id, configs, options = {}) {
       if (group_id === '') throw new BrokerError('invalid_group_id', 'a group config needs a group id');
-      const next: GroupConfigs = options.replace ? { ...configs } : { ...broker.metadata.group_configs(group_id), ...configs };
+      const next: GroupConfigs = options.replace
+        ? { ...configs }
+        : { ...broker.metadata.group_configs(group_id), ...configs };
       for (const name of options.remove ?? []) delete next[name];
       validate_group_configs(next);
       if (options.validate_only) return;

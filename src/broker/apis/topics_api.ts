@@ -5,7 +5,11 @@ import type { CoreInternals } from './internals.ts';
 import { config_default, config_names } from '../topic_config.ts';
 
 export function config_entries_of(topic: TopicRecord): ConfigEntry[] {
-  return config_names().map((name) => ({ name, value: topic.configs[name] ?? config_default(name) ?? '', is_set: topic.configs[name] !== undefined }));
+  return config_names().map((name) => ({
+    name,
+    value: topic.configs[name] ?? config_default(name) ?? '',
+    is_set: topic.configs[name] !== undefined,
+  }));
 }
 
 export function topics_api(broker: CoreInternals): TopicsApi {

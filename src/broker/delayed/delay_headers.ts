@@ -27,7 +27,11 @@ function header_value(record: DecodedRecord, name: string): string | null {
 }
 
 function parse_ms(value: string, name: string): number {
-  if (!INTEGER.test(value)) throw new BrokerError('invalid_record', `header ${name}: expected whole milliseconds, got ${JSON.stringify(value.slice(0, 40))}`);
+  if (!INTEGER.test(value))
+    throw new BrokerError(
+      'invalid_record',
+      `header ${name}: expected whole milliseconds, got ${JSON.stringify(value.slice(0, 40))}`,
+    );
   return Number(value);
 }
 
@@ -44,7 +48,10 @@ export function due_time_of(record: DecodedRecord, received_ms: number, delay_ma
   if (at === null && delay === null) return null;
   const due_ms = at !== null ? parse_ms(at, DELIVER_AT_HEADER) : received_ms + parse_ms(delay!, DELAY_MS_HEADER);
   if (due_ms - received_ms > delay_max_ms) {
-    throw new BrokerError('invalid_record', `${at !== null ? DELIVER_AT_HEADER : DELAY_MS_HEADER}: due ${due_ms - received_ms} ms from now, beyond the maximum delay of ${delay_max_ms} ms`);
+    throw new BrokerError(
+      'invalid_record',
+      `${at !== null ? DELIVER_AT_HEADER : DELAY_MS_HEADER}: due ${due_ms - received_ms} ms from now, beyond the maximum delay of ${delay_max_ms} ms`,
+    );
   }
   return Math.max(due_ms, received_ms);
 }
@@ -54,22 +61,35 @@ export function may_carry_delay(batch: Buffer): boolean {
   return batch_compression(batch, 0) !== 0 || batch.indexOf(COMMON_PREFIX, BATCH_HEADER_BYTES) >= 0;
 }
 
-const NAMES = { deliver_at: Buffer.from(DELIVER_AT_HEADER), delay_ms: Buffer.from(DELAY_MS_HEADER), ttl_ms: Buffer.from(TTL_MS_HEADER) };
+const NAMES = {
+  deliver_at: Buffer.from(DELIVER_AT_HEADER),
+  delay_ms: Buffer.from(DELAY_MS_HEADER),
+  ttl_ms: Buffer.from(TTL_MS_HEADER),
+};
 const DIGITS_MAX = 16;
 
 /** Whole milliseconds from the header value bytes [from, to), or throws naming the header. */
 function ms_of(buffer: Buffer, from: number, to: number, name: string): number {
-  if (to - from < 1 || to - from > DIGITS_MAX) throw new BrokerError('invalid_record', `header ${name}: expected whole milliseconds, got ${JSON.stringify(buffer.toString('utf8', from, Math.min(to, from + 40)))}`);
+  if (to - from < 1 || to - from > DIGITS_MAX)
+    throw new BrokerError(
+      'invalid_record',
+      `header ${name}: expected whole milliseconds, got ${JSON.stringify(buffer.toString('utf8', from, Math.min(to, from + 40)))}`,
+    );
   let value = 0;
   for (let i = from; i < to; i++) {
     const digit = buffer[i]! - 48;
-    if (digit < 0 || digit > 9) throw new BrokerError('invalid_record', `header ${name}: expected whole milliseconds, got ${JSON.stringify(buffer.toString('utf8', from, Math.min(to, from + 40)))}`);
+    if (digit < 0 || digit > 9)
+      throw new BrokerError(
+        'invalid_record',
+        `header ${name}: expected whole milliseconds, got ${JSON.stringify(buffer.toString('utf8', from, Math.min(to, from + 40)))}`,
+      );
     value = value * 10 + digit;
   }
   return value;
 }
 
-const is = (buffer: Buffer, from: number, length: number, name: Buffer) => length === name.length && buffer.compare(name, 0, length, from, from + length) === 0;
+const is = (buffer: Buffer, from: number, length: number, name: Buffer) =>
+  length === name.length && buffer.compare(name, 0, length, from, from + length) === 0;
 
 /**
  * Each record's due time in an uncompressed batch, read from its headers without building record
@@ -85,7 +105,8 @@ function scan_dues(batch: Buffer, received_ms: number, delay_max_ms: number): nu
     try {
       due = record_due(reader, received_ms, delay_max_ms);
     } catch (error) {
-      if (error instanceof RecordFormatError) throw new BrokerError('invalid_record', `record ${i} of the batch: ${error.message}`);
+      if (error instanceof RecordFormatError)
+        throw new BrokerError('invalid_record', `record ${i} of the batch: ${error.message}`);
       throw error;
     }
     if (due !== null) delayed = true;
@@ -128,7 +149,10 @@ function record_due(reader: RecordReader, received_ms: number, delay_max_ms: num
   }
   reader.leave_record();
   if (due !== null && due - received_ms > delay_max_ms) {
-    throw new BrokerError('invalid_record', `${absolute ? DELIVER_AT_HEADER : DELAY_MS_HEADER}: due ${due - received_ms} ms from now, beyond the maximum delay of ${delay_max_ms} ms`);
+    throw new BrokerError(
+      'invalid_record',
+      `${absolute ? DELIVER_AT_HEADER : DELAY_MS_HEADER}: due ${due - received_ms} ms from now, beyond the maximum delay of ${delay_max_ms} ms`,
+    );
   }
   return due;
 }
@@ -137,7 +161,11 @@ function record_due(reader: RecordReader, received_ms: number, delay_max_ms: num
  * The batch's due times when any record asks for a delay; null otherwise. An uncompressed batch
  * without the header bytes is answered without reading its records.
  */
-export async function delayed_records(batch: Buffer, received_ms: number, delay_max_ms: number): Promise<DelayedRecords | null> {
+export async function delayed_records(
+  batch: Buffer,
+  received_ms: number,
+  delay_max_ms: number,
+): Promise<DelayedRecords | null> {
   if (!may_carry_delay(batch)) return null;
   const compressed = batch_compression(batch, 0) !== 0;
   let plain = batch;
@@ -145,7 +173,10 @@ export async function delayed_records(batch: Buffer, received_ms: number, delay_
     try {
       plain = await decompress_record_batch(batch);
     } catch (error) {
-      throw new BrokerError('invalid_record', `the batch's records cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+      throw new BrokerError(
+        'invalid_record',
+        `the batch's records cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
   const due_ms = scan_dues(plain, received_ms, delay_max_ms);

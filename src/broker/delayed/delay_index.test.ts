@@ -12,7 +12,7 @@ test('records come out only after their due time, all of them, at most one fine 
   const start = 1_000_000_000;
   const due = new Map<number, number>();
   let seed = 7;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let i = 0; i < 20_000; i++) {
     // spread over two hours, with clusters in the first 10 s and exact duplicates
     const at = start + (i % 3 === 0 ? Math.floor(random() * 10_000) : Math.floor(random() * 7_200_000));

@@ -163,7 +163,8 @@ export class DelayIndex {
     this.cascade(now_ms);
     const fine = this.levels[0]!;
     if (fine.order.length > 0) return (fine.order[0]! + 1) * fine.level.bucket_ms;
-    for (const level of this.levels.slice(1)) if (level.order.length > 0) return level.order[0]! * level.level.bucket_ms;
+    for (const level of this.levels.slice(1))
+      if (level.order.length > 0) return level.order[0]! * level.level.bucket_ms;
     return Infinity;
   }
 

@@ -43,7 +43,12 @@ test('a delayed record appears in its topic only when due, with its key, value, 
   await with_broker(async (broker) => {
     await broker.topics.create('t', 1);
     const sent_at = Date.now();
-    const result = await broker.partitions.produce('t', 0, encode_record_batch([record('later', [header(DELAY_MS_HEADER, '300'), header('x', 'y')])]), -1);
+    const result = await broker.partitions.produce(
+      't',
+      0,
+      encode_record_batch([record('later', [header(DELAY_MS_HEADER, '300'), header('x', 'y')])]),
+      -1,
+    );
     assert.equal(result.base_offset, -1, 'no offset in the topic yet');
     assert.equal(broker.coordinators.delayed.pending, 1);
     await new Promise((resolve) => setTimeout(resolve, 150));
@@ -55,9 +60,15 @@ test('a delayed record appears in its topic only when due, with its key, value, 
     const [r] = decode_record_batch(batches[0]!);
     assert.equal(r!.key!.toString(), 'k-later');
     assert.equal(r!.timestamp_ms, 1_700_000_000_000);
-    assert.deepEqual(r!.headers!.map((h) => h.key), [DELAY_MS_HEADER, 'x']);
+    assert.deepEqual(
+      r!.headers!.map((h) => h.key),
+      [DELAY_MS_HEADER, 'x'],
+    );
     assert.equal(broker.coordinators.delayed.pending, 0);
-    assert.ok(broker.coordinators.delayed.lateness_ms[0]! < 100, `lateness ${broker.coordinators.delayed.lateness_ms[0]} ms`);
+    assert.ok(
+      broker.coordinators.delayed.lateness_ms[0]! < 100,
+      `lateness ${broker.coordinators.delayed.lateness_ms[0]} ms`,
+    );
     await broker.close();
   });
 });
@@ -65,8 +76,16 @@ test('a delayed record appears in its topic only when due, with its key, value, 
 test('deliver-at in the past, records without a header in a delayed batch, and compressed batches are delivered at once', async () => {
   await with_broker(async (broker) => {
     await broker.topics.create('t', 1);
-    await broker.partitions.produce('t', 0, encode_record_batch([record('past', [header(DELIVER_AT_HEADER, '1000')]), record('plain')]), -1);
-    const compressed = await compress_record_batch(encode_record_batch([record('zipped', [header(DELAY_MS_HEADER, '0')])]), 'gzip');
+    await broker.partitions.produce(
+      't',
+      0,
+      encode_record_batch([record('past', [header(DELIVER_AT_HEADER, '1000')]), record('plain')]),
+      -1,
+    );
+    const compressed = await compress_record_batch(
+      encode_record_batch([record('zipped', [header(DELAY_MS_HEADER, '0')])]),
+      'gzip',
+    );
     await broker.partitions.produce('t', 0, compressed, -1);
     await until(async () => (await values_in(broker, 't')).length === 3, 'three deliveries');
     assert.deepEqual((await values_in(broker, 't')).sort(), ['past', 'plain', 'zipped']);
@@ -77,12 +96,27 @@ test('deliver-at in the past, records without a header in a delayed batch, and c
 test('bad delay headers are refused with the header named; nothing is scheduled', async () => {
   await with_broker(async (broker) => {
     await broker.topics.create('t', 1);
-    const refused = (value: string, name = DELAY_MS_HEADER) => broker.partitions.produce('t', 0, encode_record_batch([record('ok', []), record('bad', [header(name, value)])]), -1);
-    await assert.rejects(refused('soon'), (e: unknown) => e instanceof BrokerError && e.kind === 'invalid_record' && /sluice-delay-ms: expected whole milliseconds/.test(e.message));
+    const refused = (value: string, name = DELAY_MS_HEADER) =>
+      broker.partitions.produce(
+        't',
+        0,
+        encode_record_batch([record('ok', []), record('bad', [header(name, value)])]),
+        -1,
+      );
+    await assert.rejects(
+      refused('soon'),
+      (e: unknown) =>
+        e instanceof BrokerError &&
+        e.kind === 'invalid_record' &&
+        /sluice-delay-ms: expected whole milliseconds/.test(e.message),
+    );
     await assert.rejects(refused('-5'), /expected whole milliseconds/);
     await assert.rejects(refused('1.5'), /expected whole milliseconds/);
     await assert.rejects(refused(String(8 * 24 * 3600 * 1000)), /beyond the maximum delay/);
-    await assert.rejects(refused(String(Date.now() + 8 * 24 * 3600 * 1000), DELIVER_AT_HEADER), /sluice-deliver-at: due .* beyond the maximum delay/);
+    await assert.rejects(
+      refused(String(Date.now() + 8 * 24 * 3600 * 1000), DELIVER_AT_HEADER),
+      /sluice-deliver-at: due .* beyond the maximum delay/,
+    );
     assert.equal(broker.coordinators.delayed.pending, 0);
     assert.deepEqual(await values_in(broker, 't'), []);
     await broker.close();
@@ -93,7 +127,15 @@ test('pending records survive a restart and are delivered once; delivered ones a
   await with_broker(async (broker, data_dir) => {
     await broker.topics.create('t', 1);
     await broker.partitions.produce('t', 0, encode_record_batch([record('now', [header(DELAY_MS_HEADER, '0')])]), -1);
-    await broker.partitions.produce('t', 0, encode_record_batch([record('a', [header(DELAY_MS_HEADER, '700')]), record('b', [header(DELAY_MS_HEADER, '800')])]), -1);
+    await broker.partitions.produce(
+      't',
+      0,
+      encode_record_batch([
+        record('a', [header(DELAY_MS_HEADER, '700')]),
+        record('b', [header(DELAY_MS_HEADER, '800')]),
+      ]),
+      -1,
+    );
     await until(async () => (await values_in(broker, 't')).length === 1, 'the first delivery');
     await broker.close();
 
@@ -108,7 +150,11 @@ test('pending records survive a restart and are delivered once; delivered ones a
     assert.equal(third.coordinators.delayed.pending, 0);
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(await values_in(third, 't'), ['now', 'a', 'b'], 'nothing delivered twice');
-    assert.equal(third.topic_index.local_log('__sluice_delayed', 0)!.log_start_offset, third.topic_index.local_log('__sluice_delayed', 0)!.next_offset, 'the delay log is pruned');
+    assert.equal(
+      third.topic_index.local_log('__sluice_delayed', 0)!.log_start_offset,
+      third.topic_index.local_log('__sluice_delayed', 0)!.next_offset,
+      'the delay log is pruned',
+    );
     await third.close();
   });
 });
@@ -118,7 +164,11 @@ test('an idempotent delayed batch retried is scheduled once; the producer goes o
     await broker.topics.create('t', 1);
     const pid = await broker.allocate_producer_id();
     const batch = (seq: number, value: string, delay: string | null) =>
-      encode_record_batch([record(value, delay === null ? [] : [header(DELAY_MS_HEADER, delay)])], { producer_id: pid, producer_epoch: 0, base_sequence: seq });
+      encode_record_batch([record(value, delay === null ? [] : [header(DELAY_MS_HEADER, delay)])], {
+        producer_id: pid,
+        producer_epoch: 0,
+        base_sequence: seq,
+      });
     await broker.partitions.produce('t', 0, batch(0, 'd', '50'), -1);
     await broker.partitions.produce('t', 0, batch(0, 'd', '50'), -1);
     assert.equal(broker.coordinators.delayed.pending, 1, 'the retry was recognised');

@@ -15,7 +15,10 @@ const READ_BYTES = 1024 * 1024;
 const REASON_BYTES_MAX = 1024;
 
 /** The records at `offsets` (ascending) of a log; offsets no longer in the log are left out. */
-export async function read_records_at(log: PartitionReader, offsets: readonly number[]): Promise<Map<number, DecodedRecord>> {
+export async function read_records_at(
+  log: PartitionReader,
+  offsets: readonly number[],
+): Promise<Map<number, DecodedRecord>> {
   const found = new Map<number, DecodedRecord>();
   let i = 0;
   while (i < offsets.length) {
@@ -43,7 +46,12 @@ export interface DeadLetterOrigin {
 }
 
 /** The dead-letter record for each letter whose original was found. */
-export function dead_letter_records(origin: DeadLetterOrigin, letters: readonly DeadLetter[], originals: Map<number, DecodedRecord>, now_ms: number): BatchRecord[] {
+export function dead_letter_records(
+  origin: DeadLetterOrigin,
+  letters: readonly DeadLetter[],
+  originals: Map<number, DecodedRecord>,
+  now_ms: number,
+): BatchRecord[] {
   const records: BatchRecord[] = [];
   for (const letter of letters) {
     const original = originals.get(letter.offset);

@@ -35,7 +35,12 @@ export class ReadAhead {
    * Reads up to SCAN_BYTES past the cursor, not beyond the high watermark nor, when keys are
    * wanted, beyond `keys_until` (the end of the group's window), indexing expiry times and keys.
    */
-  async scan(log: PartitionReader, topic_ttl_ms: number, now_ms: number, keys_until: number | null = null): Promise<void> {
+  async scan(
+    log: PartitionReader,
+    topic_ttl_ms: number,
+    now_ms: number,
+    keys_until: number | null = null,
+  ): Promise<void> {
     if (this.cursor < log.log_start_offset) this.cursor = log.log_start_offset;
     const limit = keys_until === null ? log.high_watermark : Math.min(log.high_watermark, keys_until);
     if (this.cursor >= limit) return;

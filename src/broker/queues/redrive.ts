@@ -42,15 +42,20 @@ const running = new WeakMap<RedriveDeps, Promise<unknown>>();
 
 export function redrive_dead_letters(broker: RedriveDeps, request: RedriveRequest): Promise<RedriveOutcome> {
   const next = (running.get(broker) ?? Promise.resolve()).then(() => redrive(broker, request));
-  running.set(broker, next.catch(() => undefined));
+  running.set(
+    broker,
+    next.catch(() => undefined),
+  );
   return next;
 }
 
 async function redrive(broker: RedriveDeps, request: RedriveRequest): Promise<RedriveOutcome> {
   const dlq = broker.topics.get(request.topic);
   if (!dlq) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${request.topic}`);
-  if (request.to !== undefined && !broker.topics.get(request.to)) throw new BrokerError('unknown_topic_or_partition', `redrive to ${request.to}: the topic does not exist`);
-  const wanted = request.offsets === null ? null : await selection(broker, request.topic, dlq.partitions, request.offsets);
+  if (request.to !== undefined && !broker.topics.get(request.to))
+    throw new BrokerError('unknown_topic_or_partition', `redrive to ${request.to}: the topic does not exist`);
+  const wanted =
+    request.offsets === null ? null : await selection(broker, request.topic, dlq.partitions, request.offsets);
   const done = await redriven_before(broker, request.topic);
   const outcome: RedriveOutcome = { selected: 0, redriven: 0, skipped_already_redriven: 0 };
   for (let partition = 0; partition < dlq.partitions; partition++) {
@@ -88,12 +93,21 @@ async function redrive(broker: RedriveDeps, request: RedriveRequest): Promise<Re
 }
 
 /** The named offsets by partition, ascending; every one must be in the topic. */
-async function selection(broker: RedriveDeps, topic: string, partitions: number, offsets: RedriveRequest['offsets'] & object): Promise<Map<number, number[]>> {
-  if (offsets.length > REDRIVE_OFFSETS_MAX) throw new BrokerError('invalid_request', `at most ${REDRIVE_OFFSETS_MAX} offsets per redrive`);
+async function selection(
+  broker: RedriveDeps,
+  topic: string,
+  partitions: number,
+  offsets: RedriveRequest['offsets'] & object,
+): Promise<Map<number, number[]>> {
+  if (offsets.length > REDRIVE_OFFSETS_MAX)
+    throw new BrokerError('invalid_request', `at most ${REDRIVE_OFFSETS_MAX} offsets per redrive`);
   const by_partition = new Map<number, Set<number>>();
   const missing: string[] = [];
   for (const { partition, offset } of offsets) {
-    const log = Number.isInteger(partition) && partition >= 0 && partition < partitions ? await broker.reader(topic, partition) : null;
+    const log =
+      Number.isInteger(partition) && partition >= 0 && partition < partitions
+        ? await broker.reader(topic, partition)
+        : null;
     if (!log || offset < log.log_start_offset || offset >= log.high_watermark) {
       missing.push(`${partition}:${offset}`);
       continue;
@@ -136,20 +150,33 @@ interface Target {
 }
 
 /** Appends the letters to their targets (in order per target partition), then their audit records. */
-async function copy_back(broker: RedriveDeps, request: RedriveRequest, partition: number, letters: DecodedRecord[]): Promise<number> {
+async function copy_back(
+  broker: RedriveDeps,
+  request: RedriveRequest,
+  partition: number,
+  letters: DecodedRecord[],
+): Promise<number> {
   const batches: Target[] = [];
   const open = new Map<string, Target>();
   for (const letter of letters) {
     const topic = request.to ?? header_text(letter, DLQ_HEADERS.topic);
-    if (!topic) throw new BrokerError('invalid_request', `${request.topic} ${partition}:${letter.offset} has no ${DLQ_HEADERS.topic} header; redrive it with "to"`);
+    if (!topic)
+      throw new BrokerError(
+        'invalid_request',
+        `${request.topic} ${partition}:${letter.offset} has no ${DLQ_HEADERS.topic} header; redrive it with "to"`,
+      );
     const record = topic_record(broker, topic);
     const origin_partition = Number(header_text(letter, DLQ_HEADERS.partition));
-    const target_partition = Number.isInteger(origin_partition) && origin_partition >= 0 ? origin_partition % record.partitions : 0;
+    const target_partition =
+      Number.isInteger(origin_partition) && origin_partition >= 0 ? origin_partition % record.partitions : 0;
     const copy: BatchRecord = {
       key: letter.key,
       value: letter.value,
       timestamp_ms: letter.timestamp_ms,
-      headers: [...(letter.headers ?? []).filter((h) => keeps_header_on_redrive(h.key)), { key: REDRIVEN_FROM_HEADER, value: Buffer.from(redriven_from(request.topic, partition, letter.offset)) }],
+      headers: [
+        ...(letter.headers ?? []).filter((h) => keeps_header_on_redrive(h.key)),
+        { key: REDRIVEN_FROM_HEADER, value: Buffer.from(redriven_from(request.topic, partition, letter.offset)) },
+      ],
     };
     const size = (copy.key?.length ?? 0) + (copy.value?.length ?? 0) + 64;
     const key = `${topic}\u0000${target_partition}`;
@@ -164,13 +191,23 @@ async function copy_back(broker: RedriveDeps, request: RedriveRequest, partition
     target.bytes += size;
   }
   // Issued in order without waiting in between: appends to one partition keep that order.
-  const results = await Promise.all(batches.map((b) => broker.produce_anywhere(b.topic, b.partition, encode_record_batch(b.records))));
+  const results = await Promise.all(
+    batches.map((b) => broker.produce_anywhere(b.topic, b.partition, encode_record_batch(b.records))),
+  );
   const now = broker.clock.now_ms();
   const audits: BatchRecord[] = [];
   batches.forEach((b, i) => {
     const base = results[i]!;
     b.letters.forEach((letter, j) => {
-      const entry: RedriveAudit = { dlq: request.topic, partition, offset: letter.offset, to: b.topic, to_partition: b.partition, to_offset: base < 0 ? -1 : base + j, time_ms: now };
+      const entry: RedriveAudit = {
+        dlq: request.topic,
+        partition,
+        offset: letter.offset,
+        to: b.topic,
+        to_partition: b.partition,
+        to_offset: base < 0 ? -1 : base + j,
+        time_ms: now,
+      };
       audits.push({ key: Buffer.from(audit_key(entry)), value: Buffer.from(encode_audit(entry)), timestamp_ms: now });
     });
   });

@@ -10,23 +10,64 @@ import { AckType } from '../../core/types.ts';
 import { DLQ_HEADERS } from './dead_letters.ts';
 import type { FetchedPartition } from '../../core/types.ts';
 
-const FAST = { tick_ms: 10, session_timeout_ms: 2_000, partition: { delivery_count_limit: 3, record_lock_duration_ms: 200, records_in_flight_max: 1_000, retry_backoff_ms: [20] } };
+const FAST = {
+  tick_ms: 10,
+  session_timeout_ms: 2_000,
+  partition: {
+    delivery_count_limit: 3,
+    record_lock_duration_ms: 200,
+    records_in_flight_max: 1_000,
+    retry_backoff_ms: [20],
+  },
+};
 
-async function with_broker(work: (broker: Broker, data_dir: string) => Promise<void>, lock_ms = FAST.partition.record_lock_duration_ms): Promise<void> {
+async function with_broker(
+  work: (broker: Broker, data_dir: string) => Promise<void>,
+  lock_ms = FAST.partition.record_lock_duration_ms,
+): Promise<void> {
   const data_dir = temp_dir('shares');
   try {
-    await work(await open_core({ data_dir, node_id: 1, share_groups: { ...FAST, partition: { ...FAST.partition, record_lock_duration_ms: lock_ms } } }), data_dir);
+    await work(
+      await open_core({
+        data_dir,
+        node_id: 1,
+        share_groups: { ...FAST, partition: { ...FAST.partition, record_lock_duration_ms: lock_ms } },
+      }),
+      data_dir,
+    );
   } finally {
     fs.rmSync(data_dir, { recursive: true, force: true });
   }
 }
 
 async function produce(broker: Broker, topic: string, values: string[]): Promise<void> {
-  await broker.partitions.produce(topic, 0, encode_record_batch(values.map((v) => ({ key: Buffer.from(`k-${v}`), value: Buffer.from(v), timestamp_ms: 1_700_000_000_000, headers: [{ key: 'h', value: Buffer.from('x') }] }))), -1);
+  await broker.partitions.produce(
+    topic,
+    0,
+    encode_record_batch(
+      values.map((v) => ({
+        key: Buffer.from(`k-${v}`),
+        value: Buffer.from(v),
+        timestamp_ms: 1_700_000_000_000,
+        headers: [{ key: 'h', value: Buffer.from('x') }],
+      })),
+    ),
+    -1,
+  );
 }
 
 const join = (broker: Broker, member: string, topics = ['jobs']) =>
-  broker.coordinators.shares.heartbeat({ group_id: 'workers', member_id: member, member_epoch: 0, subscribed_topic_names: topics, client_id: 'test', client_host: '127.0.0.1' }, Date.now());
+  broker.coordinators.shares.heartbeat(
+    {
+      group_id: 'workers',
+      member_id: member,
+      member_epoch: 0,
+      subscribed_topic_names: topics,
+      client_id: 'test',
+      client_host: '127.0.0.1',
+    },
+    Date.now(),
+  );
 
 /** The values delivered by a fetch, only those inside the acquired ranges. */
 function delivered(fetched: FetchedPartition[]): Array<{ offset: number; value: string; deliveries: number }> {
@@ -35,16 +76,29 @@ function delivered(fetched: FetchedPartition[]): Array<{ offset: number; value: 
     for (const batch of p.batches) {
       for (const record of decode_record_batch(batch)) {
         const range = p.acquired.find((r) => record.offset >= r.first_offset && record.offset <= r.last_offset);
-        if (range) out.push({ offset: record.offset, value: record.value!.toString(), deliveries: range.delivery_count });
+        if (range)
+          out.push({ offset: record.offset, value: record.value!.toString(), deliveries: range.delivery_count });
       }
     }
   }
   return out;
 }
 
-const fetch = (broker: Broker, member: string, records = 100) => broker.coordinators.shares.fetch('workers', member, [{ topic: 'jobs', partition: 0 }], records, 1 << 20, Date.now());
+const fetch = (broker: Broker, member: string, records = 100) =>
+  broker.coordinators.shares.fetch('workers', member, [{ topic: 'jobs', partition: 0 }], records, 1 << 20, Date.now());
 const ack = (broker: Broker, member: string, first: number, last: number, type: number, reason: string | null = null) =>
-  broker.coordinators.shares.acknowledge('workers', member, [{ topic: 'jobs', partition: 0, batches: [{ first_offset: first, last_offset: last, types: [type as 1], reason }] }], Date.now());
+  broker.coordinators.shares.acknowledge(
+    'workers',
+    member,
+    [
+      {
+        topic: 'jobs',
+        partition: 0,
+        batches: [{ first_offset: first, last_offset: last, types: [type as 1], reason }],
+      },
+    ],
+    Date.now(),
+  );
 
 test('members join and see every partition; competing members get disjoint records; accepted records are done', async () => {
   await with_broker(async (broker) => {
@@ -56,15 +110,38 @@ test('members join and see every partition; competing members get disjoint recor
     join(broker, 'member-b');
     const first = delivered(await fetch(broker, 'member-a', 3));
     const second = delivered(await fetch(broker, 'member-b', 10));
-    assert.deepEqual(first.map((r) => r.value), ['a', 'b', 'c']);
-    assert.deepEqual(second.map((r) => r.value), ['d', 'e']);
+    assert.deepEqual(
+      first.map((r) => r.value),
+      ['a', 'b', 'c'],
+    );
+    assert.deepEqual(
+      second.map((r) => r.value),
+      ['d', 'e'],
+    );
     assert.deepEqual(delivered(await fetch(broker, 'member-b')), [], 'nothing left');
     const results = await ack(broker, 'member-a', 0, 2, AckType.ACCEPT);
     assert.equal([...results.values()][0], null);
     const wrong = await ack(broker, 'member-a', 3, 4, AckType.ACCEPT);
     assert.match(String([...wrong.values()][0]), /not acquired by this member/);
-    assert.throws(() => broker.coordinators.shares.heartbeat({ group_id: 'workers', member_id: 'member-a', member_epoch: 99, subscribed_topic_names: null, client_id: 't', client_host: 'h' }, Date.now()), (e: unknown) => e instanceof BrokerError && e.kind === 'fenced_member_epoch');
-    await assert.rejects(broker.coordinators.shares.fetch('workers', 'stranger', [{ topic: 'jobs', partition: 0 }], 10, 1000, Date.now()), (e: unknown) => e instanceof BrokerError && e.kind === 'unknown_member_id');
+    assert.throws(
+      () =>
+        broker.coordinators.shares.heartbeat(
+          {
+            group_id: 'workers',
+            member_id: 'member-a',
+            member_epoch: 99,
+            subscribed_topic_names: null,
+            client_id: 't',
+            client_host: 'h',
+          },
+          Date.now(),
+        ),
+      (e: unknown) => e instanceof BrokerError && e.kind === 'fenced_member_epoch',
+    );
+    await assert.rejects(
+      broker.coordinators.shares.fetch('workers', 'stranger', [{ topic: 'jobs', partition: 0 }], 10, 1000, Date.now()),
+      (e: unknown) => e instanceof BrokerError && e.kind === 'unknown_member_id',
+    );
     await broker.close();
   });
 });
@@ -74,15 +151,28 @@ test('release and lock timeout redeliver with a raised delivery count; at the li
     await broker.topics.create('jobs', 1);
     await produce(broker, 'jobs', ['poison', 'fine']);
     join(broker, 'm');
-    assert.deepEqual(delivered(await fetch(broker, 'm', 1)).map((r) => [r.value, r.deliveries]), [['poison', 1]]);
+    assert.deepEqual(
+      delivered(await fetch(broker, 'm', 1)).map((r) => [r.value, r.deliveries]),
+      [['poison', 1]],
+    );
     await ack(broker, 'm', 0, 0, AckType.RELEASE, 'boom 1');
     const next = delivered(await fetch(broker, 'm', 10));
-    assert.deepEqual(next.map((r) => r.value), ['fine'], 'the released record waits for its backoff');
+    assert.deepEqual(
+      next.map((r) => r.value),
+      ['fine'],
+      'the released record waits for its backoff',
+    );
     await new Promise((resolve) => setTimeout(resolve, 30));
-    assert.deepEqual(delivered(await fetch(broker, 'm', 1)).map((r) => [r.value, r.deliveries]), [['poison', 2]]);
+    assert.deepEqual(
+      delivered(await fetch(broker, 'm', 1)).map((r) => [r.value, r.deliveries]),
+      [['poison', 2]],
+    );
     // Not acknowledged: the lock runs out (200 ms) and the record comes back.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.deepEqual(delivered(await fetch(broker, 'm', 1)).map((r) => [r.value, r.deliveries]), [['poison', 3]]);
+    assert.deepEqual(
+      delivered(await fetch(broker, 'm', 1)).map((r) => [r.value, r.deliveries]),
+      [['poison', 3]],
+    );
     await ack(broker, 'm', 0, 0, AckType.RELEASE, 'boom 3');
     const dlq = 'jobs.workers.dlq';
     const deadline = Date.now() + 5_000;
@@ -112,7 +202,11 @@ test('release and lock timeout redeliver with a raised delivery count; at the li
 test('state survives a restart: accepted records stay done, acquired ones come back with their count raised', async () => {
   await with_broker(async (broker, data_dir) => {
     await broker.topics.create('jobs', 1);
-    await produce(broker, 'jobs', Array.from({ length: 10 }, (_, i) => `v${i}`));
+    await produce(
+      broker,
+      'jobs',
+      Array.from({ length: 10 }, (_, i) => `v${i}`),
+    );
     join(broker, 'm');
     await fetch(broker, 'm', 6);
     await ack(broker, 'm', 0, 2, AckType.ACCEPT);
@@ -123,7 +217,17 @@ test('state survives a restart: accepted records stay done, acquired ones come b
     const again = await open_core({ data_dir, node_id: 1, share_groups: FAST });
     join(again, 'm2');
     const after = delivered(await fetch(again, 'm2', 100));
-    assert.deepEqual(after.map((r) => [r.value, r.deliveries]), [['v4', 2], ['v5', 2], ['v6', 1], ['v7', 1], ['v8', 1], ['v9', 1]]);
+    assert.deepEqual(
+      after.map((r) => [r.value, r.deliveries]),
+      [
+        ['v4', 2],
+        ['v5', 2],
+        ['v6', 1],
+        ['v7', 1],
+        ['v8', 1],
+        ['v9', 1],
+      ],
+    );
     const dlq = 'jobs.workers.dlq';
     const deadline = Date.now() + 5_000;
     while (!again.topics.get(dlq) || again.topic_index.local_log(dlq, 0)!.high_watermark === 0) {
@@ -132,7 +236,11 @@ test('state survives a restart: accepted records stay done, acquired ones come b
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
     const { batches } = await again.topic_index.local_log(dlq, 0)!.read(0, 1 << 20);
-    assert.deepEqual(batches.flatMap((b) => decode_record_batch(b)).map((r) => r.value!.toString()), ['v3'], 'once');
+    assert.deepEqual(
+      batches.flatMap((b) => decode_record_batch(b)).map((r) => r.value!.toString()),
+      ['v3'],
+      'once',
+    );
     assert.equal(again.coordinators.shares.partitions_of('workers')[0]!.start_offset, 4);
     await again.close();
   });
@@ -141,19 +249,44 @@ test('state survives a restart: accepted records stay done, acquired ones come b
 test('a message whose time to live runs out while those before it wait goes to the dead-letter topic on time', async () => {
   await with_broker(async (broker) => {
     await broker.topics.create('jobs', 1);
-    await broker.partitions.produce('jobs', 0, encode_record_batch([
-      { key: null, value: Buffer.from('a'), timestamp_ms: Date.now() },
-      { key: null, value: Buffer.from('b'), timestamp_ms: Date.now() },
-      { key: null, value: Buffer.from('short-lived'), timestamp_ms: Date.now(), headers: [{ key: 'sluice-ttl-ms', value: Buffer.from('300') }] },
-      { key: null, value: Buffer.from('d'), timestamp_ms: Date.now() },
-    ]), -1);
+    await broker.partitions.produce(
+      'jobs',
+      0,
+      encode_record_batch([
+        { key: null, value: Buffer.from('a'), timestamp_ms: Date.now() },
+        { key: null, value: Buffer.from('b'), timestamp_ms: Date.now() },
+        {
+          key: null,
+          value: Buffer.from('short-lived'),
+          timestamp_ms: Date.now(),
+          headers: [{ key: 'sluice-ttl-ms', value: Buffer.from('300') }],
+        },
+        { key: null, value: Buffer.from('d'), timestamp_ms: Date.now() },
+      ]),
+      -1,
+    );
     await assert.rejects(
-      broker.partitions.produce('jobs', 0, encode_record_batch([{ key: null, value: Buffer.from('x'), timestamp_ms: Date.now(), headers: [{ key: 'sluice-ttl-ms', value: Buffer.from('soon') }] }]), -1),
+      broker.partitions.produce(
+        'jobs',
+        0,
+        encode_record_batch([
+          {
+            key: null,
+            value: Buffer.from('x'),
+            timestamp_ms: Date.now(),
+            headers: [{ key: 'sluice-ttl-ms', value: Buffer.from('soon') }],
+          },
+        ]),
+        -1,
+      ),
       (e: unknown) => e instanceof BrokerError && e.kind === 'invalid_record' && /sluice-ttl-ms/.test(e.message),
     );
     join(broker, 'm');
     const held = delivered(await fetch(broker, 'm', 2)); // a and b stay unacknowledged
-    assert.deepEqual(held.map((r) => r.value), ['a', 'b']);
+    assert.deepEqual(
+      held.map((r) => r.value),
+      ['a', 'b'],
+    );
     const started = Date.now();
     const dlq = 'jobs.workers.dlq';
     while (!broker.topics.get(dlq) || broker.topic_index.local_log(dlq, 0)!.high_watermark === 0) {
@@ -167,7 +300,11 @@ test('a message whose time to live runs out while those before it wait goes to t
     assert.equal(letter!.value!.toString(), 'short-lived');
     assert.match(letter!.headers!.find((h) => h.key === 'sluice-dlq-reason')!.value!.toString(), /expired/);
     await ack(broker, 'm', 0, 1, AckType.ACCEPT);
-    assert.deepEqual(delivered(await fetch(broker, 'm', 10)).map((r) => r.value), ['d'], 'the expired message is never delivered');
+    assert.deepEqual(
+      delivered(await fetch(broker, 'm', 10)).map((r) => r.value),
+      ['d'],
+      'the expired message is never delivered',
+    );
     assert.equal(broker.coordinators.shares.counters.expired, 1);
     await broker.close();
   }, 10_000);
@@ -190,26 +327,50 @@ test('a topic TTL expires what waits too long; with sluice.ttl.expired.action=dr
 test('group configs: per-group delivery limit, backoff and dead-letter topic apply at once and survive a restart; bad ones are refused', async () => {
   await with_broker(async (broker, data_dir) => {
     await broker.topics.create('jobs', 1);
-    await assert.rejects(broker.shares.set_configs('workers', { 'share.delivery.count.limit': 'many' }), (e: unknown) => e instanceof BrokerError && e.kind === 'invalid_config' && /share.delivery.count.limit=many/.test(e.message));
-    await assert.rejects(broker.shares.set_configs('workers', { 'share.no.such': '1' }), /unknown group config share.no.such/);
-    await assert.rejects(broker.shares.set_configs('workers', { 'sluice.share.retry.backoff.ms': '1,x' }), /comma-separated/);
-    await broker.shares.set_configs('workers', { 'share.delivery.count.limit': '1', 'sluice.share.retry.backoff.ms': '0', 'sluice.share.dlq.topic': 'graveyard' });
+    await assert.rejects(
+      broker.shares.set_configs('workers', { 'share.delivery.count.limit': 'many' }),
+      (e: unknown) =>
+        e instanceof BrokerError && e.kind === 'invalid_config' && /share.delivery.count.limit=many/.test(e.message),
+    );
+    await assert.rejects(
+      broker.shares.set_configs('workers', { 'share.no.such': '1' }),
+      /unknown group config share.no.such/,
+    );
+    await assert.rejects(
+      broker.shares.set_configs('workers', { 'sluice.share.retry.backoff.ms': '1,x' }),
+      /comma-separated/,
+    );
+    await broker.shares.set_configs('workers', {
+      'share.delivery.count.limit': '1',
+      'sluice.share.retry.backoff.ms': '0',
+      'sluice.share.dlq.topic': 'graveyard',
+    });
     await produce(broker, 'jobs', ['once']);
     join(broker, 'm');
-    assert.deepEqual(delivered(await fetch(broker, 'm')).map((r) => r.value), ['once']);
+    assert.deepEqual(
+      delivered(await fetch(broker, 'm')).map((r) => r.value),
+      ['once'],
+    );
     await ack(broker, 'm', 0, 0, AckType.RELEASE, 'nope');
     const deadline = Date.now() + 5_000;
     while (!broker.topics.get('graveyard') || broker.topic_index.local_log('graveyard', 0)!.high_watermark === 0) {
-      assert.ok(Date.now() < deadline, 'dead-lettered to the group\'s topic after one delivery');
+      assert.ok(Date.now() < deadline, "dead-lettered to the group's topic after one delivery");
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     assert.equal(broker.topics.get('jobs.workers.dlq'), undefined);
     await broker.close();
     const again = await open_core({ data_dir, node_id: 1, share_groups: FAST });
-    assert.deepEqual(again.metadata.group_configs('workers'), { 'share.delivery.count.limit': '1', 'sluice.share.retry.backoff.ms': '0', 'sluice.share.dlq.topic': 'graveyard' });
+    assert.deepEqual(again.metadata.group_configs('workers'), {
+      'share.delivery.count.limit': '1',
+      'sluice.share.retry.backoff.ms': '0',
+      'sluice.share.dlq.topic': 'graveyard',
+    });
     assert.equal(again.coordinators.shares.settings_of('workers').delivery_count_limit, 1);
     await again.shares.set_configs('workers', {}, { remove: ['share.delivery.count.limit'] });
-    assert.equal(again.coordinators.shares.settings_of('workers').delivery_count_limit, FAST.partition.delivery_count_limit);
+    assert.equal(
+      again.coordinators.shares.settings_of('workers').delivery_count_limit,
+      FAST.partition.delivery_count_limit,
+    );
     await again.close();
   });
 });

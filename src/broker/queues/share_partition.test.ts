@@ -4,9 +4,15 @@ import { RecordState, SharePartition, type SharePartitionSettings } from './shar
 import { AckType, type AckTypeCode, type AcquiredRange } from '../../core/types.ts';
 import { AckError } from '../../core/errors.ts';
 
-const SETTINGS: SharePartitionSettings = { delivery_count_limit: 3, record_lock_duration_ms: 1000, records_in_flight_max: 50, retry_backoff_ms: [100, 500] };
+const SETTINGS: SharePartitionSettings = {
+  delivery_count_limit: 3,
+  record_lock_duration_ms: 1000,
+  records_in_flight_max: 50,
+  retry_backoff_ms: [100, 500],
+};
 
-const offsets_of = (ranges: AcquiredRange[]) => ranges.flatMap((r) => Array.from({ length: r.last_offset - r.first_offset + 1 }, (_, i) => r.first_offset + i));
+const offsets_of = (ranges: AcquiredRange[]) =>
+  ranges.flatMap((r) => Array.from({ length: r.last_offset - r.first_offset + 1 }, (_, i) => r.first_offset + i));
 
 test('acquire hands out new records up to the log end and the window, each to one member', () => {
   const p = new SharePartition(10, SETTINGS);
@@ -33,7 +39,13 @@ test('accept finishes records and moves the start; release makes them available 
   assert.deepEqual(p.acquire('b', 10, 4, 620), [{ first_offset: 2, last_offset: 3, delivery_count: 3 }]);
   p.acknowledge('b', { first_offset: 2, last_offset: 3 }, [AckType.RELEASE], 630, 'handler threw');
   const letters = p.take_dead_letters();
-  assert.deepEqual(letters.map((l) => [l.offset, l.delivery_count]), [[2, 3], [3, 3]]);
+  assert.deepEqual(
+    letters.map((l) => [l.offset, l.delivery_count]),
+    [
+      [2, 3],
+      [3, 3],
+    ],
+  );
   assert.match(letters[0]!.reason, /delivery limit 3 reached; last failure: handler threw/);
   assert.equal(p.start_offset, 2, 'records being dead-lettered hold the start');
   p.dead_lettered([2, 3]);
@@ -43,13 +55,29 @@ test('accept finishes records and moves the start; release makes them available 
 test('per-offset acknowledge types, reject, gaps; a wrong member or state changes nothing', () => {
   const p = new SharePartition(0, SETTINGS);
   p.acquire('a', 3, 3, 0);
-  assert.throws(() => p.acknowledge('b', { first_offset: 0, last_offset: 2 }, [AckType.ACCEPT], 0), (e: unknown) => e instanceof AckError && e.kind === 'invalid_record_state');
+  assert.throws(
+    () => p.acknowledge('b', { first_offset: 0, last_offset: 2 }, [AckType.ACCEPT], 0),
+    (e: unknown) => e instanceof AckError && e.kind === 'invalid_record_state',
+  );
   assert.throws(() => p.acknowledge('a', { first_offset: 0, last_offset: 5 }, [AckType.ACCEPT], 0), /not in flight/);
-  assert.throws(() => p.acknowledge('a', { first_offset: 0, last_offset: 2 }, [AckType.ACCEPT, AckType.ACCEPT], 0), (e: unknown) => e instanceof AckError && e.kind === 'invalid_request');
+  assert.throws(
+    () => p.acknowledge('a', { first_offset: 0, last_offset: 2 }, [AckType.ACCEPT, AckType.ACCEPT], 0),
+    (e: unknown) => e instanceof AckError && e.kind === 'invalid_request',
+  );
   assert.equal(p.in_flight, 3, 'refused acknowledgements change nothing');
-  p.acknowledge('a', { first_offset: 0, last_offset: 2 }, [AckType.GAP, AckType.REJECT, AckType.ACCEPT] as AckTypeCode[], 0, 'bad payload');
+  p.acknowledge(
+    'a',
+    { first_offset: 0, last_offset: 2 },
+    [AckType.GAP, AckType.REJECT, AckType.ACCEPT] as AckTypeCode[],
+    0,
+    'bad payload',
+  );
   assert.deepEqual(p.take_dead_letters(), [{ offset: 1, delivery_count: 1, reason: 'bad payload' }]);
-  assert.throws(() => p.acknowledge('a', { first_offset: 2, last_offset: 2 }, [AckType.ACCEPT], 0), /acknowledged/, 'twice is refused');
+  assert.throws(
+    () => p.acknowledge('a', { first_offset: 2, last_offset: 2 }, [AckType.ACCEPT], 0),
+    /acknowledged/,
+    'twice is refused',
+  );
 });
 
 test('lock timeouts release records (counting the delivery); a leaving member releases its records', () => {
@@ -91,7 +119,11 @@ test('deltas and snapshots describe the state; restore brings acquired records b
   const snapshot = p.snapshot();
   assert.equal(snapshot.end_offset, 6);
   const restored = SharePartition.restore(snapshot.start_offset, snapshot.end_offset, snapshot.runs, SETTINGS, 100);
-  assert.deepEqual(restored.take_dead_letters().map((l) => l.offset), [2], 'an interrupted dead letter is written again');
+  assert.deepEqual(
+    restored.take_dead_letters().map((l) => l.offset),
+    [2],
+    'an interrupted dead letter is written again',
+  );
   const again = offsets_of(restored.acquire('b', 10, 10, 100));
   assert.deepEqual(again, [1, 3, 4, 5, 6, 7, 8, 9], 'acquired and released records come back; nothing accepted does');
   const counts = restored.acquire('c', 10, 10, 100);
@@ -111,7 +143,7 @@ test('truncate_before drops records that left the log', () => {
 
 test('random operations keep the invariants: each record accepted at most once, never handed to two members at once', () => {
   let seed = 42;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const settings = { ...SETTINGS, records_in_flight_max: 30 };
   let p = new SharePartition(0, settings);
   let log_end = 0;
@@ -132,13 +164,21 @@ test('random operations keep the invariants: each record accepted at most once, 
       }
     } else if (op < 0.85 && held.size > 0) {
       const [offset, member] = [...held][Math.floor(random() * held.size)]!;
-      const type = ([AckType.ACCEPT, AckType.ACCEPT, AckType.RELEASE, AckType.REJECT] as const)[Math.floor(random() * 4)]!;
+      const type = ([AckType.ACCEPT, AckType.ACCEPT, AckType.RELEASE, AckType.REJECT] as const)[
+        Math.floor(random() * 4)
+      ]!;
       p.acknowledge(member, { first_offset: offset, last_offset: offset }, [type], now);
       held.delete(offset);
       if (type === AckType.ACCEPT) accepted.add(offset);
     } else if (op < 0.9) {
       p.expire_locks(now);
-      for (const [offset] of held) if (p.snapshot().runs.some((r) => offset >= r.first_offset && offset <= r.last_offset && r.state !== RecordState.ACQUIRED)) held.delete(offset);
+      for (const [offset] of held)
+        if (
+          p
+            .snapshot()
+            .runs.some((r) => offset >= r.first_offset && offset <= r.last_offset && r.state !== RecordState.ACQUIRED)
+        )
+          held.delete(offset);
     } else if (op < 0.95) {
       const snapshot = p.snapshot();
       p = SharePartition.restore(snapshot.start_offset, snapshot.end_offset, snapshot.runs, settings, now);
@@ -161,9 +201,16 @@ test('expiry: an available record is dead-lettered (or dropped), an acquired one
   assert.equal(p.expire(1, 'expired', false), 'expired', 'acquired: marked');
   assert.equal(p.expire(5, 'expired', false), 'expired', 'ahead of the window: brought in');
   assert.equal(p.window_size, 6);
-  assert.deepEqual(p.take_dead_letters().map((l) => l.offset), [5]);
+  assert.deepEqual(
+    p.take_dead_letters().map((l) => l.offset),
+    [5],
+  );
   p.acknowledge('a', { first_offset: 1, last_offset: 1 }, [AckType.RELEASE], 0);
-  assert.deepEqual(p.take_dead_letters().map((l) => [l.offset, l.reason]), [[1, 'expired']], 'released after expiring: dead-lettered, not retried');
+  assert.deepEqual(
+    p.take_dead_letters().map((l) => [l.offset, l.reason]),
+    [[1, 'expired']],
+    'released after expiring: dead-lettered, not retried',
+  );
   assert.equal(p.expire(3, 'expired', true), 'expired');
   assert.deepEqual(p.take_dead_letters(), [], 'dropped, no dead letter');
   assert.deepEqual(offsets_of(p.acquire('b', 10, 10, 1_000)), [2, 4, 6, 7, 8, 9], 'expired records are not offered');
@@ -174,14 +221,27 @@ test('expiry: an available record is dead-lettered (or dropped), an acquired one
 
 test('ordered by key: a key is never in flight twice, and a retried record holds its key back', () => {
   const keys = ['A', 'B', 'A', 'C', 'B', null, 'A'];
-  const key_of = (offset: number) => (keys[offset] === null || keys[offset] === undefined ? undefined : keys[offset]!.charCodeAt(0));
+  const key_of = (offset: number) =>
+    keys[offset] === null || keys[offset] === undefined ? undefined : keys[offset]!.charCodeAt(0);
   const p = new SharePartition(0, SETTINGS);
-  assert.deepEqual(offsets_of(p.acquire('m1', 10, 7, 0, key_of)), [0, 1, 3, 5], 'the first record of each key, and the keyless one');
-  assert.deepEqual(offsets_of(p.acquire('m2', 10, 7, 0, key_of)), [], 'every other record waits for an earlier one of its key');
+  assert.deepEqual(
+    offsets_of(p.acquire('m1', 10, 7, 0, key_of)),
+    [0, 1, 3, 5],
+    'the first record of each key, and the keyless one',
+  );
+  assert.deepEqual(
+    offsets_of(p.acquire('m2', 10, 7, 0, key_of)),
+    [],
+    'every other record waits for an earlier one of its key',
+  );
   p.acknowledge('m1', { first_offset: 1, last_offset: 1 }, [AckType.ACCEPT], 0);
   assert.deepEqual(offsets_of(p.acquire('m2', 10, 7, 0, key_of)), [4], "B's next record");
   p.acknowledge('m1', { first_offset: 0, last_offset: 0 }, [AckType.RELEASE], 0);
-  assert.deepEqual(offsets_of(p.acquire('m2', 10, 7, 50, key_of)), [], 'A waits for its released record (backoff 100 ms)');
+  assert.deepEqual(
+    offsets_of(p.acquire('m2', 10, 7, 50, key_of)),
+    [],
+    'A waits for its released record (backoff 100 ms)',
+  );
   assert.deepEqual(offsets_of(p.acquire('m2', 10, 7, 100, key_of)), [0], 'the retry comes first');
   p.acknowledge('m2', { first_offset: 0, last_offset: 0 }, [AckType.ACCEPT], 100);
   assert.deepEqual(offsets_of(p.acquire('m3', 10, 7, 100, key_of)), [2]);
@@ -191,7 +251,7 @@ test('ordered by key: a key is never in flight twice, and a retried record holds
 
 test('ordered by key, random operations: per key, a record is handed out only when every earlier one is finished', () => {
   let seed = 99;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const key_count = 5;
   const key_of = (offset: number) => (offset * 7919) % key_count;
   const settings = { ...SETTINGS, records_in_flight_max: 40, retry_backoff_ms: [0] };
@@ -207,9 +267,11 @@ test('ordered by key, random operations: per key, a record is handed out only wh
     else if (op < 0.6) {
       const member = `m${Math.floor(random() * 3)}`;
       for (const offset of offsets_of(p.acquire(member, 1 + Math.floor(random() * 5), log_end, now, key_of))) {
-        for (const [other] of held) assert.notEqual(key_of(other), key_of(offset), `key ${key_of(offset)} in flight twice`);
+        for (const [other] of held)
+          assert.notEqual(key_of(other), key_of(offset), `key ${key_of(offset)} in flight twice`);
         for (let earlier = offset - 1; earlier >= 0; earlier--) {
-          if (key_of(earlier) === key_of(offset)) assert.ok(finished.has(earlier), `offset ${offset} handed out before ${earlier} of its key finished`);
+          if (key_of(earlier) === key_of(offset))
+            assert.ok(finished.has(earlier), `offset ${offset} handed out before ${earlier} of its key finished`);
         }
         held.set(offset, member);
       }

@@ -554,8 +554,11 @@ function fresh_entry(): Entry {
 
 /** Available, acquired or being dead-lettered: not done with. */
 function is_unfinished(entry: Entry): boolean {
-  return entry.state === RecordState.AVAILABLE || entry.state === RecordState.ACQUIRED
-    || entry.state === RecordState.DEAD_LETTERING;
+  return (
+    entry.state === RecordState.AVAILABLE ||
+    entry.state === RecordState.ACQUIRED ||
+    entry.state === RecordState.DEAD_LETTERING
+  );
 }
 
 function state_name(state: RecordStateCode): string {

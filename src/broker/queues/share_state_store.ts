@@ -66,7 +66,8 @@ export class ShareStateStore {
       const { batches } = await this.log.read(offset, READ_BYTES);
       if (batches.length === 0) break;
       for (const batch of batches) {
-        for (const record of decode_record_batch(batch)) if (record.offset >= offset) this.apply(folded, record.offset, record.key!, record.value);
+        for (const record of decode_record_batch(batch))
+          if (record.offset >= offset) this.apply(folded, record.offset, record.key!, record.value);
         offset = batch_last_offset(batch, 0) + 1;
       }
     }
@@ -114,7 +115,12 @@ export class ShareStateStore {
     const records: BatchRecord[] = writes.map((w) => ({
       key: Buffer.from(JSON.stringify({ g: w.group, t: w.topic, p: w.partition })),
       value: Buffer.from(
-        JSON.stringify({ k: w.snapshot ? 's' : 'u', s: w.start_offset, e: w.end_offset, r: w.runs.map((r): RunTuple => [r.first_offset, r.last_offset, r.state, r.delivery_count]) }),
+        JSON.stringify({
+          k: w.snapshot ? 's' : 'u',
+          s: w.start_offset,
+          e: w.end_offset,
+          r: w.runs.map((r): RunTuple => [r.first_offset, r.last_offset, r.state, r.delivery_count]),
+        }),
       ),
       timestamp_ms: now,
     }));
@@ -131,7 +137,11 @@ export class ShareStateStore {
   /** Forgets keys (a deleted group or topic). */
   async delete(keys: readonly ShareStateKey[]): Promise<void> {
     if (keys.length === 0) return;
-    const records = keys.map((k) => ({ key: Buffer.from(JSON.stringify({ g: k.group, t: k.topic, p: k.partition })), value: null, timestamp_ms: this.clock.now_ms() }));
+    const records = keys.map((k) => ({
+      key: Buffer.from(JSON.stringify({ g: k.group, t: k.topic, p: k.partition })),
+      value: null,
+      timestamp_ms: this.clock.now_ms(),
+    }));
     await this.log.append(encode_record_batch(records));
     for (const key of keys) this.latest.delete(state_key(key));
   }
@@ -152,7 +162,8 @@ function runs_of(states: Map<number, [number, number]>): StateRun[] {
   for (const offset of [...states.keys()].sort((a, b) => a - b)) {
     const [state, delivery_count] = states.get(offset)!;
     const last = runs[runs.length - 1];
-    if (last && last.last_offset === offset - 1 && last.state === state && last.delivery_count === delivery_count) last.last_offset = offset;
+    if (last && last.last_offset === offset - 1 && last.state === state && last.delivery_count === delivery_count)
+      last.last_offset = offset;
     else runs.push({ first_offset: offset, last_offset: offset, state: state as RecordStateCode, delivery_count });
   }
   return runs;

@@ -19,16 +19,33 @@ export interface PartitionSummary {
   dead_letters_pending: number;
 }
 
-export function describe_group(group: ShareGroup, assignment: (member: Member) => Map<string, number[]>): ShareGroupDescription {
+export function describe_group(
+  group: ShareGroup,
+  assignment: (member: Member) => Map<string, number[]>,
+): ShareGroupDescription {
   return {
     group_id: group.id,
     epoch: group.epoch,
-    members: [...group.members.values()].map((m) => ({ member_id: m.id, member_epoch: m.epoch, client_id: m.client_id, client_host: m.client_host, topics: m.topics, assignment: assignment(m) })),
+    members: [...group.members.values()].map((m) => ({
+      member_id: m.id,
+      member_epoch: m.epoch,
+      client_id: m.client_id,
+      client_host: m.client_host,
+      topics: m.topics,
+      assignment: assignment(m),
+    })),
   };
 }
 
 export function partitions_of(group: ShareGroup): PartitionSummary[] {
-  return [...group.partitions.values()].map((s) => ({ topic: s.topic, partition: s.partition, start_offset: s.share.start_offset, end_offset: s.share.end_offset, in_flight: s.share.in_flight, dead_letters_pending: s.letters.length }));
+  return [...group.partitions.values()].map((s) => ({
+    topic: s.topic,
+    partition: s.partition,
+    start_offset: s.share.start_offset,
+    end_offset: s.share.end_offset,
+    in_flight: s.share.in_flight,
+    dead_letters_pending: s.letters.length,
+  }));
 }
 
 export function queue_stats(group: ShareGroup, deps: StatsSources, detail: boolean): QueueStats {
@@ -40,7 +57,10 @@ export function queue_stats(group: ShareGroup, deps: StatsSources, detail: boole
   for (const state of group.partitions.values()) {
     topics.add(state.topic);
     const topic = deps.topics.get(state.topic);
-    const high_watermark = topic && state.partition < topic.partitions ? deps.reader_now(state.topic, state.partition).high_watermark : state.share.end_offset;
+    const high_watermark =
+      topic && state.partition < topic.partitions
+        ? deps.reader_now(state.topic, state.partition).high_watermark
+        : state.share.end_offset;
     const stats: QueuePartitionStats = {
       topic: state.topic,
       partition: state.partition,
@@ -57,5 +77,13 @@ export function queue_stats(group: ShareGroup, deps: StatsSources, detail: boole
     partitions.push(stats);
   }
   partitions.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
-  return { group_id: group.id, members: group.members.size, topics: [...topics].sort(), in_flight, available, counters: { ...group.counters }, partitions };
+  return {
+    group_id: group.id,
+    members: group.members.size,
+    topics: [...topics].sort(),
+    in_flight,
+    available,
+    counters: { ...group.counters },
+    partitions,
+  };
 }

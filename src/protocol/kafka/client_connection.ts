@@ -15,7 +15,6 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** Largest response frame accepted. */
 const FRAME_BYTES_MAX = 256 * 1024 * 1024;
 
-
 /**
  * A request body encoded once, sendable many times (only the header changes per request). `A`
  * names the API, so the response is typed.
@@ -37,7 +36,14 @@ export function prepare<A extends ApiSpec>(api: A, version: number, body: Reques
   // Small chunks are slices of the writer's 8 KiB scratch buffer: copied so a request kept for
   // reuse holds only its own bytes (large byte fields stay references to the caller's buffers).
   const chunks = writer.finish().map((chunk) => (chunk.length < 1024 ? Buffer.from(chunk) : chunk));
-  return { api, version, request_flexible: codec.flexible, response_codec: message_codec(api.response, version), chunks, length };
+  return {
+    api,
+    version,
+    request_flexible: codec.flexible,
+    response_codec: message_codec(api.response, version),
+    chunks,
+    length,
+  };
 }
 
 interface Pending {
@@ -138,7 +144,13 @@ export class Connection {
     const correlation_id = prefix.readInt32BE(8);
     return new Promise<ResponseOf<A>>((resolve, reject) => {
       // The decoder built from A's declaration returns exactly ResponseOf<A>.
-      this.pending.push({ correlation_id, request, sent_at: performance.now(), resolve: resolve as (body: Value) => void, reject });
+      this.pending.push({
+        correlation_id,
+        request,
+        sent_at: performance.now(),
+        resolve: resolve as (body: Value) => void,
+        reject,
+      });
       this.socket.cork();
       this.socket.write(prefix);
       for (const chunk of request.chunks) this.socket.write(chunk);
@@ -184,7 +196,11 @@ export class Connection {
     if (!template) {
       const writer = new Writer();
       writer.int32(0);
-      write_request_header(writer, { api_key: request.api.api_key, api_version: request.version, correlation_id: 0, client_id: this.client_id }, request.request_flexible);
+      write_request_header(
+        writer,
+        { api_key: request.api.api_key, api_version: request.version, correlation_id: 0, client_id: this.client_id },
+        request.request_flexible,
+      );
       template = writer.to_buffer();
       this.header_templates.set(key, template);
     }
@@ -226,12 +242,15 @@ export class Connection {
     const correlation_id = frame.readInt32BE(0);
     if (!pending || pending.correlation_id !== correlation_id) {
       if (pending) this.pending.unshift(pending);
-      return this.fail(new Error(`response with correlation id ${correlation_id}, expected ${pending?.correlation_id ?? 'none'}`));
+      return this.fail(
+        new Error(`response with correlation id ${correlation_id}, expected ${pending?.correlation_id ?? 'none'}`),
+      );
     }
     let body: Value;
     try {
       const reader = new Reader(frame, 4);
-      if (response_header_flexible(pending.request.api.api_key, pending.request.response_codec.flexible)) skip_header_tags(reader);
+      if (response_header_flexible(pending.request.api.api_key, pending.request.response_codec.flexible))
+        skip_header_tags(reader);
       body = pending.request.response_codec.decode(reader);
     } catch (error) {
       pending.reject(error as Error);

@@ -74,12 +74,20 @@ function struct_codec(fields: readonly FieldSpec[], version: number, flexible: b
     const active = in_range(field.versions, version);
     if (field.tag !== undefined) {
       if (flexible && active) {
-        tagged.set(field.tag, { name: field.name, codec: type_codec(field, version, true, `${path}.${field.name}`), fallback });
+        tagged.set(field.tag, {
+          name: field.name,
+          codec: type_codec(field, version, true, `${path}.${field.name}`),
+          fallback,
+        });
       } else {
         absent.push({ name: field.name, fallback });
       }
     } else if (active) {
-      present.push({ name: field.name, codec: type_codec(field, version, flexible, `${path}.${field.name}`), fallback });
+      present.push({
+        name: field.name,
+        codec: type_codec(field, version, flexible, `${path}.${field.name}`),
+        fallback,
+      });
     } else {
       absent.push({ name: field.name, fallback });
     }

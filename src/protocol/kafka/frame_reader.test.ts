@@ -38,7 +38,8 @@ test('pushed chunks of any split, size prefixes included, come out as the frames
     reader.sink = sink;
     for (let at = 0; at < stream.length; at += chunk_bytes) reader.push(stream.subarray(at, at + chunk_bytes));
     assert.equal(sink.frames.length, bodies.length, `chunks of ${chunk_bytes}`);
-    for (const [i, frame] of sink.frames.entries()) assert.ok(frame.equals(bodies[i]!), `frame ${i}, chunks of ${chunk_bytes}`);
+    for (const [i, frame] of sink.frames.entries())
+      assert.ok(frame.equals(bodies[i]!), `frame ${i}, chunks of ${chunk_bytes}`);
   }
 });
 
@@ -78,9 +79,13 @@ test('socket reads land in the reused buffer or straight in a large frame, and e
   server.close();
   assert.equal(sink.failure, null);
   assert.equal(sink.frames.length, bodies.length);
-  for (const [i, frame] of sink.frames.entries()) assert.ok(frame.equals(bodies[i]!), `frame ${i} (${bodies[i]!.length} bytes)`);
+  for (const [i, frame] of sink.frames.entries())
+    assert.ok(frame.equals(bodies[i]!), `frame ${i} (${bodies[i]!.length} bytes)`);
   const large = sink.frames.filter((frame) => frame.length >= 200_000);
-  assert.ok(large.some((frame) => buffers_used.has(frame.buffer)), 'a large frame was read into directly');
+  assert.ok(
+    large.some((frame) => buffers_used.has(frame.buffer)),
+    'a large frame was read into directly',
+  );
 });
 
 test('a refused size stops the reader and delivers nothing after it', () => {

@@ -19,7 +19,8 @@ export function read_request_header(reader: Reader): RequestHeader {
   const api_version = reader.int16();
   const correlation_id = reader.int32();
   const length = reader.int16();
-  const client_id = length < 0 ? null : reader.bytes_slice(reader.checked_length(length, 1, 'client_id')).toString('utf8');
+  const client_id =
+    length < 0 ? null : reader.bytes_slice(reader.checked_length(length, 1, 'client_id')).toString('utf8');
   return { api_key, api_version, correlation_id, client_id };
 }
 

@@ -58,7 +58,12 @@ export interface ApiSpec {
 
 type FieldOptions = Omit<FieldSpec, 'name' | 'type' | 'versions'>;
 
-export function field<const N extends string, const T extends TypeSpec, const V extends VersionRange, const O extends FieldOptions = {}>(
+export function field<
+  const N extends string,
+  const T extends TypeSpec,
+  const V extends VersionRange,
+  const O extends FieldOptions = {},
+>(
   name: N,
   type: T,
   versions: V,
@@ -71,7 +76,9 @@ export function array_of<const T extends TypeSpec>(type: T): { readonly array: T
   return { array: type };
 }
 
-export function struct_array<const F extends readonly FieldSpec[]>(...fields: F): { readonly array: { readonly struct: F } } {
+export function struct_array<const F extends readonly FieldSpec[]>(
+  ...fields: F
+): { readonly array: { readonly struct: F } } {
   return { array: { struct: fields } };
 }
 
@@ -159,9 +166,15 @@ export type RequestOf<A extends ApiSpec> = DecodedStruct<A['request']['fields']>
 /** A response as the client's decoder returns it. */
 export type ResponseOf<A extends ApiSpec> = DecodedStruct<A['response']['fields']>;
 /** A request a client may encode. */
-export type RequestIn<A extends ApiSpec> = EncodableStruct<A['request']['fields'], LowestVersion<A['request']['valid_versions']>>;
+export type RequestIn<A extends ApiSpec> = EncodableStruct<
+  A['request']['fields'],
+  LowestVersion<A['request']['valid_versions']>
+>;
 /** A response a handler may return for encoding. */
-export type ResponseIn<A extends ApiSpec> = EncodableStruct<A['response']['fields'], LowestVersion<A['response']['valid_versions']>>;
+export type ResponseIn<A extends ApiSpec> = EncodableStruct<
+  A['response']['fields'],
+  LowestVersion<A['response']['valid_versions']>
+>;
 
 /** The element type of an array type, to name nested rows: `Row<ResponseOf<X>['topics']>`. */
 export type Row<T> = T extends readonly (infer E)[] ? E : never;
@@ -186,6 +199,7 @@ export function in_range(range: VersionRange | undefined, version: number): bool
 
 export function version_bounds(spec: MessageSpec): { min: number; max: number } {
   const parsed = parse_range(spec.valid_versions);
-  if (parsed === null || !Number.isFinite(parsed.high)) throw new Error(`${spec.name}: valid_versions must be a closed range`);
+  if (parsed === null || !Number.isFinite(parsed.high))
+    throw new Error(`${spec.name}: valid_versions must be a closed range`);
   return { min: parsed.low, max: parsed.high };
 }

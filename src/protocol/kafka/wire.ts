@@ -117,14 +117,16 @@ export class Writer {
     if (this.at + bytes <= this.scratch.length) return;
     this.flush_scratch();
     this.scratch_size = Math.min(SCRATCH_BYTES_MAX, this.scratch_size * 2);
-    if (this.scratch.length < Math.max(bytes, 64)) this.scratch = Buffer.allocUnsafe(Math.max(bytes, this.scratch_size));
+    if (this.scratch.length < Math.max(bytes, 64))
+      this.scratch = Buffer.allocUnsafe(Math.max(bytes, this.scratch_size));
   }
 
   private flush_scratch(): void {
     if (this.at === 0) return;
     this.chunks.push(this.scratch.subarray(0, this.at));
     this.flushed += this.at;
-    this.scratch = this.scratch.length - this.at >= 64 ? this.scratch.subarray(this.at) : Buffer.allocUnsafe(this.scratch_size);
+    this.scratch =
+      this.scratch.length - this.at >= 64 ? this.scratch.subarray(this.at) : Buffer.allocUnsafe(this.scratch_size);
     this.at = 0;
   }
 

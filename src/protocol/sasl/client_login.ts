@@ -26,28 +26,51 @@ export interface SaslOptions {
   password: string;
 }
 
-const MECHANISMS: Record<SaslOptions['mechanism'], string> = { plain: 'PLAIN', 'scram-sha-256': 'SCRAM-SHA-256', 'scram-sha-512': 'SCRAM-SHA-512' };
+const MECHANISMS: Record<SaslOptions['mechanism'], string> = {
+  plain: 'PLAIN',
+  'scram-sha-256': 'SCRAM-SHA-256',
+  'scram-sha-512': 'SCRAM-SHA-512',
+};
 
 export function check_sasl_options(sasl: SaslOptions): void {
-  if (!(sasl.mechanism in MECHANISMS)) throw new TypeError(`sasl.mechanism: one of ${Object.keys(MECHANISMS).join(', ')}, not ${JSON.stringify(sasl.mechanism)}`);
-  if (typeof sasl.username !== 'string' || sasl.username === '') throw new TypeError('sasl.username: a non-empty string');
-  if (typeof sasl.password !== 'string' || sasl.password === '') throw new TypeError('sasl.password: a non-empty string');
+  if (!(sasl.mechanism in MECHANISMS))
+    throw new TypeError(
+      `sasl.mechanism: one of ${Object.keys(MECHANISMS).join(', ')}, not ${JSON.stringify(sasl.mechanism)}`,
+    );
+  if (typeof sasl.username !== 'string' || sasl.username === '')
+    throw new TypeError('sasl.username: a non-empty string');
+  if (typeof sasl.password !== 'string' || sasl.password === '')
+    throw new TypeError('sasl.password: a non-empty string');
 }
 
-export async function sasl_login(connection: Connection, versions: ReadonlyMap<number, { min: number; max: number }>, sasl: SaslOptions): Promise<void> {
+export async function sasl_login(
+  connection: Connection,
+  versions: ReadonlyMap<number, { min: number; max: number }>,
+  sasl: SaslOptions,
+): Promise<void> {
   const mechanism = MECHANISMS[sasl.mechanism];
   const handshake_range = versions.get(SASL_HANDSHAKE.api_key);
   const authenticate_range = versions.get(SASL_AUTHENTICATE.api_key);
-  if (!handshake_range || handshake_range.max < 1 || !authenticate_range) throw new SaslLoginError('the broker does not offer SASL authentication (SaslHandshake v1 and SaslAuthenticate)');
+  if (!handshake_range || handshake_range.max < 1 || !authenticate_range)
+    throw new SaslLoginError('the broker does not offer SASL authentication (SaslHandshake v1 and SaslAuthenticate)');
   const handshake = await connection.call(SASL_HANDSHAKE, 1, { mechanism });
   const offered = (handshake.mechanisms as string[]).join(', ');
-  if ((handshake.error_code as number) === ErrorCode.ILLEGAL_SASL_STATE && offered === '') throw new SaslLoginError('the broker\'s listener does not use SASL');
-  if ((handshake.error_code as number) !== ErrorCode.NONE) throw new SaslLoginError(`SASL mechanism ${mechanism} refused (the broker offers: ${offered || 'none'})`, handshake.error_code as number);
+  if ((handshake.error_code as number) === ErrorCode.ILLEGAL_SASL_STATE && offered === '')
+    throw new SaslLoginError("the broker's listener does not use SASL");
+  if ((handshake.error_code as number) !== ErrorCode.NONE)
+    throw new SaslLoginError(
+      `SASL mechanism ${mechanism} refused (the broker offers: ${offered || 'none'})`,
+      handshake.error_code as number,
+    );
   const version = Math.min(2, authenticate_range.max);
   const step = async (auth_bytes: Buffer): Promise<Buffer> => {
     const response = await connection.call(SASL_AUTHENTICATE, version, { auth_bytes });
     const code = response.error_code as number;
-    if (code !== ErrorCode.NONE) throw new SaslLoginError(`SASL ${mechanism} login as ${sasl.username} failed: ${(response.error_message as string | null) ?? `error ${code}`}`, code);
+    if (code !== ErrorCode.NONE)
+      throw new SaslLoginError(
+        `SASL ${mechanism} login as ${sasl.username} failed: ${(response.error_message as string | null) ?? `error ${code}`}`,
+        code,
+      );
     return response.auth_bytes as Buffer;
   };
   const hash = SCRAM_MECHANISMS[mechanism];

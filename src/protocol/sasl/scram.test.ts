@@ -1,6 +1,16 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { ScramClient, ScramError, ScramServer, escape_username, parse_attributes, password_matches, scram_credential, unescape_username, type ScramCredential } from './scram.ts';
+import {
+  ScramClient,
+  ScramError,
+  ScramServer,
+  escape_username,
+  parse_attributes,
+  password_matches,
+  scram_credential,
+  unescape_username,
+  type ScramCredential,
+} from './scram.ts';
 import { encode_plain, parse_plain } from './plain.ts';
 
 // The SCRAM-SHA-256 exchange published in RFC 7677, section 3.
@@ -8,7 +18,8 @@ const RFC7677 = {
   client_nonce: 'rOprNGfwEbeRWgbNEkqO',
   client_first: 'n,,n=user,r=rOprNGfwEbeRWgbNEkqO',
   server_first: 'r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096',
-  client_final: 'c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=',
+  client_final:
+    'c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=',
   server_final: 'v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=',
 };
 
@@ -20,7 +31,12 @@ test('the client reproduces the RFC 7677 exchange', async () => {
   assert.throws(() => client.verify(Buffer.from('v=AAAA')), ScramError);
 });
 
-async function exchange(hash: 'sha256' | 'sha512', users: Map<string, ScramCredential>, user: string, password: string) {
+async function exchange(
+  hash: 'sha256' | 'sha512',
+  users: Map<string, ScramCredential>,
+  user: string,
+  password: string,
+) {
   const client = new ScramClient(hash, user, password);
   const server = new ScramServer(hash, (name) => users.get(name) ?? null);
   const server_first = server.step(client.first());
@@ -68,7 +84,13 @@ test('usernames and attributes are escaped and parsed', () => {
   assert.equal(escape_username('a,b=c'), 'a=2Cb=3Dc');
   assert.equal(unescape_username('a=2Cb=3Dc'), 'a,b=c');
   assert.throws(() => unescape_username('a=2Xb'), ScramError);
-  assert.deepEqual([...parse_attributes('r=ab==,s=x')], [['r', 'ab=='], ['s', 'x']]);
+  assert.deepEqual(
+    [...parse_attributes('r=ab==,s=x')],
+    [
+      ['r', 'ab=='],
+      ['s', 'x'],
+    ],
+  );
 });
 
 test('PLAIN messages', () => {

@@ -33,7 +33,9 @@ export class ScramError extends Error {
 
 export function salted_password(password: string, salt: Buffer, iterations: number, hash: ScramHash): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    crypto.pbkdf2(password.normalize('NFKC'), salt, iterations, KEY_BYTES[hash], hash, (error, key) => (error ? reject(error) : resolve(key))),
+    crypto.pbkdf2(password.normalize('NFKC'), salt, iterations, KEY_BYTES[hash], hash, (error, key) =>
+      error ? reject(error) : resolve(key),
+    ),
   );
 }
 
@@ -53,15 +55,26 @@ function keys(hash: ScramHash, salted: Buffer): { client_key: Buffer; stored_key
 }
 
 /** What the broker keeps for a user: never the password itself. */
-export async function scram_credential(password: string, hash: ScramHash, iterations = SCRAM_ITERATIONS_MIN, salt = crypto.randomBytes(KEY_BYTES[hash])): Promise<ScramCredential> {
+export async function scram_credential(
+  password: string,
+  hash: ScramHash,
+  iterations = SCRAM_ITERATIONS_MIN,
+  salt = crypto.randomBytes(KEY_BYTES[hash]),
+): Promise<ScramCredential> {
   const { stored_key, server_key } = keys(hash, await salted_password(password, salt, iterations, hash));
   return { salt, iterations, stored_key, server_key };
 }
 
 /** True when `password` derives `credential` (compared in constant time). */
-export async function password_matches(credential: ScramCredential, password: string, hash: ScramHash): Promise<boolean> {
+export async function password_matches(
+  credential: ScramCredential,
+  password: string,
+  hash: ScramHash,
+): Promise<boolean> {
   const { stored_key } = keys(hash, await salted_password(password, credential.salt, credential.iterations, hash));
-  return stored_key.length === credential.stored_key.length && crypto.timingSafeEqual(stored_key, credential.stored_key);
+  return (
+    stored_key.length === credential.stored_key.length && crypto.timingSafeEqual(stored_key, credential.stored_key)
+  );
 }
 
 export function escape_username(name: string): string {
@@ -117,13 +130,18 @@ export class ScramClient {
     const attributes = parse_attributes(text);
     if (attributes.has('e')) throw new ScramError(`server error: ${attributes.get('e')}`);
     const combined_nonce = required(attributes, 'r');
-    if (!combined_nonce.startsWith(this.client_nonce) || combined_nonce.length === this.client_nonce.length) throw new ScramError('server nonce does not extend the client nonce');
+    if (!combined_nonce.startsWith(this.client_nonce) || combined_nonce.length === this.client_nonce.length)
+      throw new ScramError('server nonce does not extend the client nonce');
     const salt = Buffer.from(required(attributes, 's'), 'base64');
     const iterations = Number(required(attributes, 'i'));
-    if (!Number.isInteger(iterations) || iterations < SCRAM_ITERATIONS_MIN) throw new ScramError(`iteration count ${attributes.get('i')} below ${SCRAM_ITERATIONS_MIN}`);
+    if (!Number.isInteger(iterations) || iterations < SCRAM_ITERATIONS_MIN)
+      throw new ScramError(`iteration count ${attributes.get('i')} below ${SCRAM_ITERATIONS_MIN}`);
     const without_proof = `c=${Buffer.from(GS2_HEADER).toString('base64')},r=${combined_nonce}`;
     const auth_message = `${this.client_first_bare},${text},${without_proof}`;
-    const { client_key, stored_key, server_key } = keys(this.hash, await salted_password(this.password, salt, iterations, this.hash));
+    const { client_key, stored_key, server_key } = keys(
+      this.hash,
+      await salted_password(this.password, salt, iterations, this.hash),
+    );
     const proof = xor(client_key, hmac(this.hash, stored_key, auth_message));
     this.server_signature = hmac(this.hash, server_key, auth_message);
     return Buffer.from(`${without_proof},p=${proof.toString('base64')}`);
@@ -134,7 +152,11 @@ export class ScramClient {
     const attributes = parse_attributes(server_final.toString());
     if (attributes.has('e')) throw new ScramError(`server error: ${attributes.get('e')}`);
     const signature = Buffer.from(required(attributes, 'v'), 'base64');
-    if (!this.server_signature || signature.length !== this.server_signature.length || !crypto.timingSafeEqual(signature, this.server_signature)) {
+    if (
+      !this.server_signature ||
+      signature.length !== this.server_signature.length ||
+      !crypto.timingSafeEqual(signature, this.server_signature)
+    ) {
       throw new ScramError('server signature does not match');
     }
   }
@@ -177,7 +199,8 @@ export class ScramServer {
   }
 
   private first(text: string): Buffer {
-    if (!text.startsWith(GS2_HEADER)) throw new ScramError('channel binding and authorization identities are not supported');
+    if (!text.startsWith(GS2_HEADER))
+      throw new ScramError('channel binding and authorization identities are not supported');
     this.client_first_bare = text.slice(GS2_HEADER.length);
     const attributes = parse_attributes(this.client_first_bare);
     if (attributes.has('m')) throw new ScramError('mandatory extensions are not supported');
@@ -186,7 +209,8 @@ export class ScramServer {
     this.client_nonce = client_nonce;
     this.credential = this.lookup(this.claimed_user);
     // An unknown user still gets a well-formed challenge (a salt that is stable per name).
-    const salt = this.credential?.salt ?? crypto.createHash(this.hash).update(`sluice-unknown-user:${this.claimed_user}`).digest();
+    const salt =
+      this.credential?.salt ?? crypto.createHash(this.hash).update(`sluice-unknown-user:${this.claimed_user}`).digest();
     const iterations = this.credential?.iterations ?? SCRAM_ITERATIONS_MIN;
     this.combined_nonce = client_nonce + nonce();
     this.server_first = `r=${this.combined_nonce},s=${salt.toString('base64')},i=${iterations}`;
@@ -199,18 +223,21 @@ export class ScramServer {
     if (at < 0) throw new ScramError('client-final without a proof');
     const without_proof = text.slice(0, at);
     const attributes = parse_attributes(text);
-    if (required(attributes, 'c') !== Buffer.from(GS2_HEADER).toString('base64')) throw new ScramError('channel binding mismatch');
+    if (required(attributes, 'c') !== Buffer.from(GS2_HEADER).toString('base64'))
+      throw new ScramError('channel binding mismatch');
     // librdkafka (through 2.x) sends its own nonce again in front of the combined one; Kafka
     // accepts any nonce ending with the combined one. Accepted here: exactly those two forms.
     const final_nonce = required(attributes, 'r');
-    if (final_nonce !== this.combined_nonce && final_nonce !== this.client_nonce + this.combined_nonce) throw new ScramError('nonce mismatch');
+    if (final_nonce !== this.combined_nonce && final_nonce !== this.client_nonce + this.combined_nonce)
+      throw new ScramError('nonce mismatch');
     const proof = Buffer.from(required(attributes, 'p'), 'base64');
     this.stage = 'done';
     const credential = this.credential;
     if (!credential || proof.length !== credential.stored_key.length) throw new ScramError('authentication failed');
     const auth_message = `${this.client_first_bare},${this.server_first},${without_proof}`;
     const client_key = xor(proof, hmac(this.hash, credential.stored_key, auth_message));
-    if (!crypto.timingSafeEqual(digest(this.hash, client_key), credential.stored_key)) throw new ScramError('authentication failed');
+    if (!crypto.timingSafeEqual(digest(this.hash, client_key), credential.stored_key))
+      throw new ScramError('authentication failed');
     this.username = this.claimed_user;
     return Buffer.from(`v=${hmac(this.hash, credential.server_key, auth_message).toString('base64')}`);
   }

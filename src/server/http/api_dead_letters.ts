@@ -20,7 +20,8 @@ function dead_letter_topics(core: Core): Map<string, { origin_topic: string | nu
   }
   for (const group of core.shares.group_ids()) {
     const configured = core.shares.settings_of(group).dead_letter_topic;
-    if (configured && core.topics.get(configured) && !found.has(configured)) found.set(configured, { origin_topic: null, group });
+    if (configured && core.topics.get(configured) && !found.has(configured))
+      found.set(configured, { origin_topic: null, group });
   }
   return found;
 }
@@ -28,7 +29,12 @@ function dead_letter_topics(core: Core): Map<string, { origin_topic: string | nu
 function dead_letter_topic_of(core: Core, name: string) {
   const topic = topic_of(core, name);
   const origin = dead_letter_topics(core).get(name);
-  if (!origin) throw new HttpError(400, 'not_dead_letter_topic', `${name} is not a dead-letter topic (its name does not end with .dlq and no share group sends dead letters to it)`);
+  if (!origin)
+    throw new HttpError(
+      400,
+      'not_dead_letter_topic',
+      `${name} is not a dead-letter topic (its name does not end with .dlq and no share group sends dead letters to it)`,
+    );
   return { topic, origin };
 }
 
@@ -54,17 +60,29 @@ function redrive_selection(body: Record<string, unknown>): Array<{ partition: nu
   const all = body.all;
   const offsets = body.offsets;
   if (all !== undefined && all !== false && all !== true) throw invalid_body('all', 'all must be true or false');
-  if (all === true && offsets !== undefined) throw invalid_body('offsets', 'give either offsets or all: true, not both');
+  if (all === true && offsets !== undefined)
+    throw invalid_body('offsets', 'give either offsets or all: true, not both');
   if (all === true) return null;
-  if (!Array.isArray(offsets) || offsets.length === 0) throw invalid_body('offsets', 'choose what to redrive: offsets (a non-empty list) or all: true');
-  if (offsets.length > REDRIVE_OFFSETS_MAX) throw invalid_body('offsets', `at most ${REDRIVE_OFFSETS_MAX} offsets per request`);
+  if (!Array.isArray(offsets) || offsets.length === 0)
+    throw invalid_body('offsets', 'choose what to redrive: offsets (a non-empty list) or all: true');
+  if (offsets.length > REDRIVE_OFFSETS_MAX)
+    throw invalid_body('offsets', `at most ${REDRIVE_OFFSETS_MAX} offsets per request`);
   return offsets.map((item) => {
     if (Number.isSafeInteger(item) && (item as number) >= 0) return { partition: 0, offset: item as number };
     if (typeof item === 'object' && item !== null) {
       const { partition, offset } = item as { partition?: unknown; offset?: unknown };
-      if (Number.isSafeInteger(partition) && (partition as number) >= 0 && Number.isSafeInteger(offset) && (offset as number) >= 0) return { partition: partition as number, offset: offset as number };
+      if (
+        Number.isSafeInteger(partition) &&
+        (partition as number) >= 0 &&
+        Number.isSafeInteger(offset) &&
+        (offset as number) >= 0
+      )
+        return { partition: partition as number, offset: offset as number };
     }
-    throw invalid_body('offsets', `offsets items must be offsets (partition 0) or {"partition": P, "offset": N}, got ${JSON.stringify(item)}`);
+    throw invalid_body(
+      'offsets',
+      `offsets items must be offsets (partition 0) or {"partition": P, "offset": N}, got ${JSON.stringify(item)}`,
+    );
   });
 }
 
@@ -78,7 +96,13 @@ export function add_dead_letter_routes(router: Router): void {
         const log = core.partitions.reader_now(name, p);
         messages += log.high_watermark - log.log_start_offset;
       }
-      return { topic: name, origin_topic: origin.origin_topic, group: origin.group, partitions: topic.partitions, messages };
+      return {
+        topic: name,
+        origin_topic: origin.origin_topic,
+        group: origin.group,
+        partitions: topic.partitions,
+        messages,
+      };
     });
     return { status: 200, body };
   });
@@ -88,7 +112,13 @@ export function add_dead_letter_routes(router: Router): void {
     const partition = query_int(request.query, 'partition', 0, 0, topic.partitions - 1);
     const limit = query_int(request.query, 'limit', MESSAGES_LIMIT_DEFAULT, 1, MESSAGES_LIMIT_MAX);
     const offset = request.query.has('offset') ? query_int(request.query, 'offset', 0, 0) : null;
-    const page = await read_message_page(core, await core.partitions.reader(topic.name, partition), offset, limit, dead_letter_view);
+    const page = await read_message_page(
+      core,
+      await core.partitions.reader(topic.name, partition),
+      offset,
+      limit,
+      dead_letter_view,
+    );
     return { status: 200, body: { topic: topic.name, partition, ...page } };
   });
 
@@ -98,13 +128,19 @@ export function add_dead_letter_routes(router: Router): void {
     const offsets = redrive_selection(body);
     const to = body.to;
     if (to !== undefined && (typeof to !== 'string' || to === '')) throw invalid_body('to', 'to must be a topic name');
-    if (typeof to === 'string' && !core.topics.get(to)) throw invalid_body('to', `redrive to ${to}: the topic does not exist`);
+    if (typeof to === 'string' && !core.topics.get(to))
+      throw invalid_body('to', `redrive to ${to}: the topic does not exist`);
     try {
-      const outcome = await core.dead_letters.redrive({ topic: topic.name, offsets, ...(typeof to === 'string' ? { to } : {}) });
+      const outcome = await core.dead_letters.redrive({
+        topic: topic.name,
+        offsets,
+        ...(typeof to === 'string' ? { to } : {}),
+      });
       return { status: 200, body: outcome };
     } catch (error) {
       // The selection and the letters themselves are what the request named.
-      if (error instanceof BrokerError && error.kind === 'invalid_request') throw invalid_body(offsets ? 'offsets' : 'to', error.message);
+      if (error instanceof BrokerError && error.kind === 'invalid_request')
+        throw invalid_body(offsets ? 'offsets' : 'to', error.message);
       if (error instanceof BrokerError && error.kind === 'unknown_topic_or_partition') throw not_found(error.message);
       throw error;
     }

@@ -33,7 +33,13 @@ async function group_detail(core: Core, group_id: string) {
     host: m.client_host,
     assignments: decode_consumer_assignment(m.assignment),
   }));
-  const offsets: Array<{ topic: string; partition: number; committed: number | null; high_watermark: number; lag: number | null }> = await core.groups.lag(group_id);
+  const offsets: Array<{
+    topic: string;
+    partition: number;
+    committed: number | null;
+    high_watermark: number;
+    lag: number | null;
+  }> = await core.groups.lag(group_id);
   // Assigned partitions without a commit yet have no lag to report, but belong in the view.
   const known = new Set(offsets.map((o) => `${o.topic}\u0000${o.partition}`));
   for (const member of members) {
@@ -42,7 +48,13 @@ async function group_detail(core: Core, group_id: string) {
       for (const partition of partitions) {
         if (!record || partition >= record.partitions || known.has(`${topic}\u0000${partition}`)) continue;
         known.add(`${topic}\u0000${partition}`);
-        offsets.push({ topic, partition, committed: null, high_watermark: core.partitions.reader_now(topic, partition).high_watermark, lag: null });
+        offsets.push({
+          topic,
+          partition,
+          committed: null,
+          high_watermark: core.partitions.reader_now(topic, partition).high_watermark,
+          lag: null,
+        });
       }
     }
   }
@@ -68,8 +80,15 @@ function reset_target(value: unknown): ResetTarget {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const target = value as JsonObject;
     const keys = Object.keys(target);
-    if (keys.length === 1 && typeof target.offset === 'number' && Number.isSafeInteger(target.offset) && target.offset >= 0) return { offset: target.offset };
-    if (keys.length === 1 && typeof target.timestamp_ms === 'number' && Number.isSafeInteger(target.timestamp_ms)) return { timestamp_ms: target.timestamp_ms };
+    if (
+      keys.length === 1 &&
+      typeof target.offset === 'number' &&
+      Number.isSafeInteger(target.offset) &&
+      target.offset >= 0
+    )
+      return { offset: target.offset };
+    if (keys.length === 1 && typeof target.timestamp_ms === 'number' && Number.isSafeInteger(target.timestamp_ms))
+      return { timestamp_ms: target.timestamp_ms };
   }
   throw invalid_body('to', 'to must be "earliest", "latest", {"offset": N} or {"timestamp_ms": N}');
 }
@@ -77,7 +96,12 @@ function reset_target(value: unknown): ResetTarget {
 /** Offsets moved under running consumers would be overwritten by their next commit. */
 function refuse_if_members(core: Core, group_id: string): void {
   const members = core.groups.describe(group_id).members.length;
-  if (members > 0) throw new HttpError(409, 'group_not_empty', `group ${group_id} has ${members} member(s); stop its consumers before resetting offsets`);
+  if (members > 0)
+    throw new HttpError(
+      409,
+      'group_not_empty',
+      `group ${group_id} has ${members} member(s); stop its consumers before resetting offsets`,
+    );
 }
 
 export function add_group_routes(router: Router): void {
@@ -90,7 +114,10 @@ export function add_group_routes(router: Router): void {
     return { status: 200, body: await page_of(ids, paging, (id) => group_summary(core, id)) };
   });
 
-  router.add('GET', '/api/v1/groups/:id', async (request, { core }) => ({ status: 200, body: await group_detail(core, request.params.id!) }));
+  router.add('GET', '/api/v1/groups/:id', async (request, { core }) => ({
+    status: 200,
+    body: await group_detail(core, request.params.id!),
+  }));
 
   router.add('POST', '/api/v1/groups/:id/offsets/reset', async (request, { core }) => {
     const group_id = request.params.id!;
@@ -100,9 +127,19 @@ export function add_group_routes(router: Router): void {
     if (!topic) throw invalid_body('topic', `unknown topic ${topic_name}`);
     const to = reset_target(body.to);
     let partitions: number[];
-    if (body.partitions === undefined || body.partitions === null) partitions = Array.from({ length: topic.partitions }, (_, i) => i);
-    else if (Array.isArray(body.partitions) && body.partitions.length > 0 && body.partitions.every((p) => Number.isInteger(p) && p >= 0 && p < topic.partitions)) partitions = [...new Set(body.partitions as number[])].sort((a, b) => a - b);
-    else throw invalid_body('partitions', `partitions must be a non-empty list of partition numbers below ${topic.partitions}`);
+    if (body.partitions === undefined || body.partitions === null)
+      partitions = Array.from({ length: topic.partitions }, (_, i) => i);
+    else if (
+      Array.isArray(body.partitions) &&
+      body.partitions.length > 0 &&
+      body.partitions.every((p) => Number.isInteger(p) && p >= 0 && p < topic.partitions)
+    )
+      partitions = [...new Set(body.partitions as number[])].sort((a, b) => a - b);
+    else
+      throw invalid_body(
+        'partitions',
+        `partitions must be a non-empty list of partition numbers below ${topic.partitions}`,
+      );
     refuse_if_members(core, group_id);
     const entries: OffsetCommitEntry[] = [];
     for (const partition of partitions) {
@@ -116,6 +153,13 @@ export function add_group_routes(router: Router): void {
     }
     refuse_if_members(core, group_id); // one may have joined while timestamps were looked up
     await core.groups.commit(group_id, entries);
-    return { status: 200, body: { group_id, topic: topic.name, partitions: entries.map((e) => ({ partition: e.partition, offset: e.offset })) } };
+    return {
+      status: 200,
+      body: {
+        group_id,
+        topic: topic.name,
+        partitions: entries.map((e) => ({ partition: e.partition, offset: e.offset })),
+      },
+    };
   });
 }

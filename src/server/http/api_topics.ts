@@ -3,7 +3,17 @@
 import { BrokerError, PARTITIONS_MAX, is_internal_topic, type Core, type TopicRecord } from '../../core/index.ts';
 import { HttpError, invalid_body, not_found } from './http_errors.ts';
 import { MESSAGES_LIMIT_DEFAULT, MESSAGES_LIMIT_MAX, message_view, read_message_page } from './messages.ts';
-import { body_object, compare_text, optional_int, page_of, paging_of, query_bool, query_int, required_string, string_map } from './request_params.ts';
+import {
+  body_object,
+  compare_text,
+  optional_int,
+  page_of,
+  paging_of,
+  query_bool,
+  query_int,
+  required_string,
+  string_map,
+} from './request_params.ts';
 import type { Router } from './router.ts';
 
 export function topic_of(core: Core, name: string): TopicRecord {
@@ -26,7 +36,13 @@ function topic_size(core: Core, topic: TopicRecord): { messages: number; bytes: 
 }
 
 function topic_summary(core: Core, topic: TopicRecord) {
-  return { name: topic.name, id: topic.id, partitions: topic.partitions, internal: is_internal_topic(topic.name), ...topic_size(core, topic) };
+  return {
+    name: topic.name,
+    id: topic.id,
+    partitions: topic.partitions,
+    internal: is_internal_topic(topic.name),
+    ...topic_size(core, topic),
+  };
 }
 
 function effective_configs(core: Core, topic: TopicRecord): Record<string, string> {
@@ -79,18 +95,23 @@ export function add_topic_routes(router: Router): void {
   router.add('POST', '/api/v1/topics', async (request, { core }) => {
     const body = body_object(await request.body());
     const name = required_string(body, 'name');
-    if (is_internal_topic(name)) throw invalid_body('name', `topic names starting with "__" are reserved for the broker`);
+    if (is_internal_topic(name))
+      throw invalid_body('name', `topic names starting with "__" are reserved for the broker`);
     const partitions = optional_int(body, 'partitions', 1, PARTITIONS_MAX) ?? core.topics.default_partitions;
     const configs = string_map(body.configs, 'configs');
     const created = await core.topics.create(name, partitions, configs);
     return { status: 201, body: topic_detail(core, created) };
   });
 
-  router.add('GET', '/api/v1/topics/:name', (request, { core }) => ({ status: 200, body: topic_detail(core, topic_of(core, request.params.name!)) }));
+  router.add('GET', '/api/v1/topics/:name', (request, { core }) => ({
+    status: 200,
+    body: topic_detail(core, topic_of(core, request.params.name!)),
+  }));
 
   router.add('DELETE', '/api/v1/topics/:name', async (request, { core }) => {
     const topic = topic_of(core, request.params.name!);
-    if (is_internal_topic(topic.name)) throw new HttpError(409, 'internal_topic', `internal topic ${topic.name} cannot be deleted`);
+    if (is_internal_topic(topic.name))
+      throw new HttpError(409, 'internal_topic', `internal topic ${topic.name} cannot be deleted`);
     await core.topics.delete(topic.name);
     return { status: 204 };
   });
@@ -100,7 +121,8 @@ export function add_topic_routes(router: Router): void {
     const body = body_object(await request.body());
     const set = string_map(body.set, 'set');
     const remove = body.remove ?? [];
-    if (!Array.isArray(remove) || remove.some((k) => typeof k !== 'string')) throw invalid_body('remove', 'remove must be a list of config names');
+    if (!Array.isArray(remove) || remove.some((k) => typeof k !== 'string'))
+      throw invalid_body('remove', 'remove must be a list of config names');
     try {
       await core.topics.set_configs(topic.name, set, { merge: true, remove: remove as string[] });
     } catch (error) {
@@ -108,16 +130,30 @@ export function add_topic_routes(router: Router): void {
       throw error;
     }
     const updated = topic_of(core, topic.name);
-    return { status: 200, body: { name: updated.name, configs: { ...updated.configs }, effective_configs: effective_configs(core, updated) } };
+    return {
+      status: 200,
+      body: {
+        name: updated.name,
+        configs: { ...updated.configs },
+        effective_configs: effective_configs(core, updated),
+      },
+    };
   });
 
   router.add('GET', '/api/v1/topics/:name/partitions/:partition/messages', async (request, { core }) => {
     const topic = topic_of(core, request.params.name!);
     const partition = Number(request.params.partition);
-    if (!/^\d+$/.test(request.params.partition!) || partition >= topic.partitions) throw not_found(`topic ${topic.name} has no partition ${request.params.partition}`);
+    if (!/^\d+$/.test(request.params.partition!) || partition >= topic.partitions)
+      throw not_found(`topic ${topic.name} has no partition ${request.params.partition}`);
     const limit = query_int(request.query, 'limit', MESSAGES_LIMIT_DEFAULT, 1, MESSAGES_LIMIT_MAX);
     const offset = request.query.has('offset') ? query_int(request.query, 'offset', 0, 0) : null;
-    const page = await read_message_page(core, await core.partitions.reader(topic.name, partition), offset, limit, message_view);
+    const page = await read_message_page(
+      core,
+      await core.partitions.reader(topic.name, partition),
+      offset,
+      limit,
+      message_view,
+    );
     return { status: 200, body: { topic: topic.name, partition, ...page } };
   });
 }

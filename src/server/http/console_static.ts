@@ -38,7 +38,8 @@ const SECURITY_HEADERS = {
   'x-frame-options': 'DENY',
   // The console loads only its own scripts and talks only to this listener; uPlot sizes its
   // elements through inline styles.
-  'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
 };
 
 const NOT_BUILT_PAGE = `<!doctype html>
@@ -54,14 +55,23 @@ builds the console too), then reload this page. The broker does not need a resta
 
 export type ConsoleHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
 
-function send(response: ServerResponse, request: IncomingMessage, status: number, body: Buffer | string, headers: Record<string, string | number>): void {
+function send(
+  response: ServerResponse,
+  request: IncomingMessage,
+  status: number,
+  body: Buffer | string,
+  headers: Record<string, string | number>,
+): void {
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
   response.writeHead(status, { ...SECURITY_HEADERS, ...headers, 'content-length': bytes.length });
   response.end(request.method === 'HEAD' ? undefined : bytes);
 }
 
 function text(response: ServerResponse, request: IncomingMessage, status: number, message: string): void {
-  send(response, request, status, `${message}\n`, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+  send(response, request, status, `${message}\n`, {
+    'content-type': 'text/plain; charset=utf-8',
+    'cache-control': 'no-store',
+  });
 }
 
 async function read_file(file: string): Promise<Buffer | null> {
@@ -119,7 +129,10 @@ export function create_console_handler(dist_dir = DEFAULT_DIST_DIR): ConsoleHand
     }
     const index = await read_file(path.join(root, 'index.html'));
     if (!index) {
-      send(response, request, 503, NOT_BUILT_PAGE, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      send(response, request, 503, NOT_BUILT_PAGE, {
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+      });
       return;
     }
     send(response, request, 200, index, { 'content-type': 'text/html; charset=utf-8', 'cache-control': ENTRY_CACHE });

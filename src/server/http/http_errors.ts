@@ -1,7 +1,14 @@
 // Errors of the HTTP admin API as JSON: {"error": {"code", "message", "field"?}}. Broker-core and
 // storage errors are mapped to statuses here, in one place, as the Kafka front end does in
 // kafka/error_map.ts.
-import { AckError, BrokerError, StorageError, is_invariant_failure, type BrokerErrorKind, type StorageErrorCode } from '../../core/index.ts';
+import {
+  AckError,
+  BrokerError,
+  StorageError,
+  is_invariant_failure,
+  type BrokerErrorKind,
+  type StorageErrorCode,
+} from '../../core/index.ts';
 
 export class HttpError extends Error {
   constructor(
@@ -18,7 +25,8 @@ export class HttpError extends Error {
 }
 
 export const not_found = (message: string) => new HttpError(404, 'not_found', message);
-export const invalid_body = (field: string | null, message: string) => new HttpError(400, 'invalid_body', message, field);
+export const invalid_body = (field: string | null, message: string) =>
+  new HttpError(400, 'invalid_body', message, field);
 export const invalid_query = (field: string, message: string) => new HttpError(400, 'invalid_query', message, field);
 
 const BROKER_STATUS: Partial<Record<BrokerErrorKind, [number, string, string | null]>> = {
@@ -74,5 +82,7 @@ export function http_error_of(error: unknown): HttpError {
 }
 
 export function error_body(error: HttpError): { error: { code: string; message: string; field?: string } } {
-  return { error: { code: error.code, message: error.message, ...(error.field !== null ? { field: error.field } : {}) } };
+  return {
+    error: { code: error.code, message: error.message, ...(error.field !== null ? { field: error.field } : {}) },
+  };
 }

@@ -65,10 +65,27 @@ export interface MessagePage<T> {
 }
 
 /** A page of a partition's messages from `offset` (default: the last `limit` below the high watermark). */
-export async function read_message_page<T>(core: Core, log: PartitionReader, offset: number | null, limit: number, view: (record: DecodedRecord) => T): Promise<MessagePage<T>> {
+export async function read_message_page<T>(
+  core: Core,
+  log: PartitionReader,
+  offset: number | null,
+  limit: number,
+  view: (record: DecodedRecord) => T,
+): Promise<MessagePage<T>> {
   const high_watermark = log.high_watermark;
   const from = offset ?? Math.max(log.log_start_offset, high_watermark - limit);
-  if (from >= high_watermark) return { items: [], next_offset: Math.max(from, log.log_start_offset), high_watermark, log_start_offset: log.log_start_offset };
+  if (from >= high_watermark)
+    return {
+      items: [],
+      next_offset: Math.max(from, log.log_start_offset),
+      high_watermark,
+      log_start_offset: log.log_start_offset,
+    };
   const read = await core.partitions.read_records(log, from, limit, MESSAGES_READ_BYTES_MAX);
-  return { items: read.records.map(view), next_offset: read.next_offset, high_watermark, log_start_offset: log.log_start_offset };
+  return {
+    items: read.records.map(view),
+    next_offset: read.next_offset,
+    high_watermark,
+    log_start_offset: log.log_start_offset,
+  };
 }

@@ -41,7 +41,11 @@ function traffic_metrics({ registers, core, per_scrape }: MetricContext): void {
     });
   traffic('sluice_messages_in_total', 'Messages accepted from producers', (t) => t.messages_in);
   traffic('sluice_bytes_in_total', 'Record batch bytes accepted from producers', (t) => t.bytes_in);
-  traffic('sluice_messages_out_total', 'Messages handed to consumers (Fetch counts whole batches, ShareFetch acquired records)', (t) => t.messages_out);
+  traffic(
+    'sluice_messages_out_total',
+    'Messages handed to consumers (Fetch counts whole batches, ShareFetch acquired records)',
+    (t) => t.messages_out,
+  );
   traffic('sluice_bytes_out_total', 'Record batch bytes handed to consumers', (t) => t.bytes_out);
 }
 
@@ -55,7 +59,8 @@ function lag_metric({ registers, core }: MetricContext): void {
       this.reset();
       if (!core.groups.is_coordinator) return; // in a cluster, the coordinator reports lag
       for (const group of core.groups.ids_with_offsets()) {
-        for (const l of core.groups.lag_now(group)) this.set({ group, topic: l.topic, partition: String(l.partition) }, l.lag);
+        for (const l of core.groups.lag_now(group))
+          this.set({ group, topic: l.topic, partition: String(l.partition) }, l.lag);
       }
     },
   });
@@ -63,7 +68,9 @@ function lag_metric({ registers, core }: MetricContext): void {
 
 function queue_metrics({ registers, core, per_scrape }: MetricContext): void {
   // One look at every share group per scrape, shared by the queue metrics below.
-  const queues = per_scrape(() => (core.shares.is_coordinator ? core.shares.group_ids().flatMap((id) => core.shares.queue_stats(id) ?? []) : []));
+  const queues = per_scrape(() =>
+    core.shares.is_coordinator ? core.shares.group_ids().flatMap((id) => core.shares.queue_stats(id) ?? []) : [],
+  );
   const queue_gauge = (name: string, help: string, pick: (q: QueueStats) => number) =>
     new Gauge({
       name,
@@ -86,18 +93,67 @@ function queue_metrics({ registers, core, per_scrape }: MetricContext): void {
         for (const q of queues()) if (pick(q) > 0) this.inc({ group: q.group_id }, pick(q));
       },
     });
-  queue_gauge('sluice_queue_in_flight', 'Records acquired by share-group consumers and not yet settled', (q) => q.in_flight);
-  queue_gauge('sluice_queue_available', 'Records a share group may hand out now or after their retry backoff', (q) => q.available);
-  queue_counter('sluice_queue_redeliveries_total', 'Records handed out again (released, lock timed out, consumer gone)', (q) => q.counters.redeliveries);
-  queue_counter('sluice_queue_dead_lettered_total', 'Records written to a dead-letter topic', (q) => q.counters.dead_lettered);
-  queue_counter('sluice_queue_expired_total', 'Records whose time to live ran out before they were settled', (q) => q.counters.expired);
+  queue_gauge(
+    'sluice_queue_in_flight',
+    'Records acquired by share-group consumers and not yet settled',
+    (q) => q.in_flight,
+  );
+  queue_gauge(
+    'sluice_queue_available',
+    'Records a share group may hand out now or after their retry backoff',
+    (q) => q.available,
+  );
+  queue_counter(
+    'sluice_queue_redeliveries_total',
+    'Records handed out again (released, lock timed out, consumer gone)',
+    (q) => q.counters.redeliveries,
+  );
+  queue_counter(
+    'sluice_queue_dead_lettered_total',
+    'Records written to a dead-letter topic',
+    (q) => q.counters.dead_lettered,
+  );
+  queue_counter(
+    'sluice_queue_expired_total',
+    'Records whose time to live ran out before they were settled',
+    (q) => q.counters.expired,
+  );
 }
 
 function broker_metrics({ registers, core }: MetricContext, connections: () => number): void {
-  new Gauge({ name: 'sluice_delayed_pending', help: 'Delayed records waiting for their due time', registers, collect() { this.set(core.delayed.is_host ? core.delayed.status().pending : 0); } });
-  new Counter({ name: 'sluice_delayed_delivered_total', help: 'Delayed records appended to their topics', registers, collect() { this.reset(); if (core.delayed.is_host) this.inc(core.delayed.status().counters.delivered); } });
-  new Gauge({ name: 'sluice_connections', help: 'Kafka client connections open', registers, collect() { this.set(connections()); } });
-  new Gauge({ name: 'sluice_partitions_offline', help: 'Partitions taken offline by a failed write or fsync', registers, collect() { this.set(core.partitions.offline().length); } });
+  new Gauge({
+    name: 'sluice_delayed_pending',
+    help: 'Delayed records waiting for their due time',
+    registers,
+    collect() {
+      this.set(core.delayed.is_host ? core.delayed.status().pending : 0);
+    },
+  });
+  new Counter({
+    name: 'sluice_delayed_delivered_total',
+    help: 'Delayed records appended to their topics',
+    registers,
+    collect() {
+      this.reset();
+      if (core.delayed.is_host) this.inc(core.delayed.status().counters.delivered);
+    },
+  });
+  new Gauge({
+    name: 'sluice_connections',
+    help: 'Kafka client connections open',
+    registers,
+    collect() {
+      this.set(connections());
+    },
+  });
+  new Gauge({
+    name: 'sluice_partitions_offline',
+    help: 'Partitions taken offline by a failed write or fsync',
+    registers,
+    collect() {
+      this.set(core.partitions.offline().length);
+    },
+  });
 }
 
 export class BrokerMetrics {
@@ -111,8 +167,19 @@ export class BrokerMetrics {
   constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.request_seconds = new Histogram({ name: 'sluice_request_duration_seconds', help: 'Kafka requests by API, from decoded request to response (long polls included)', labelNames: ['api'], buckets: REQUEST_BUCKETS_SECONDS, registers });
-    this.fsync_seconds = new Histogram({ name: 'sluice_fsync_duration_seconds', help: 'Group-commit flush rounds (the parallel fdatasyncs an acknowledgement waits for)', buckets: FSYNC_BUCKETS_SECONDS, registers });
+    this.request_seconds = new Histogram({
+      name: 'sluice_request_duration_seconds',
+      help: 'Kafka requests by API, from decoded request to response (long polls included)',
+      labelNames: ['api'],
+      buckets: REQUEST_BUCKETS_SECONDS,
+      registers,
+    });
+    this.fsync_seconds = new Histogram({
+      name: 'sluice_fsync_duration_seconds',
+      help: 'Group-commit flush rounds (the parallel fdatasyncs an acknowledgement waits for)',
+      buckets: FSYNC_BUCKETS_SECONDS,
+      registers,
+    });
     const context: MetricContext = { registers, core: sources.core, per_scrape: (compute) => this.per_scrape(compute) };
     traffic_metrics(context);
     lag_metric(context);

@@ -8,11 +8,20 @@ export const LIST_LIMIT_MAX = 1000;
 /** Items built between two yields to the event loop. */
 export const ITEMS_PER_YIELD = 200;
 
-export function query_int(query: URLSearchParams, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+export function query_int(
+  query: URLSearchParams,
+  name: string,
+  fallback: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const text = query.get(name);
   if (text === null || text === '') return fallback;
   if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < min || Number(text) > max) {
-    throw invalid_query(name, `${name} must be an integer from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}, got ${JSON.stringify(text)}`);
+    throw invalid_query(
+      name,
+      `${name} must be an integer from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}, got ${JSON.stringify(text)}`,
+    );
   }
   return Number(text);
 }
@@ -31,14 +40,22 @@ export interface Paging {
 }
 
 /** offset and limit from the query; a limit above `limit_max` is lowered to it. */
-export function paging_of(query: URLSearchParams, limit_default = LIST_LIMIT_DEFAULT, limit_max = LIST_LIMIT_MAX): Paging {
+export function paging_of(
+  query: URLSearchParams,
+  limit_default = LIST_LIMIT_DEFAULT,
+  limit_max = LIST_LIMIT_MAX,
+): Paging {
   const offset = query_int(query, 'offset', 0, 0);
   const limit = Math.min(query_int(query, 'limit', limit_default, 1), limit_max);
   return { offset, limit };
 }
 
 /** One page of a sorted listing, its items built by `build` with yields in between. */
-export async function page_of<T, R>(all: readonly T[], paging: Paging, build: (item: T) => R | Promise<R>): Promise<{ items: R[]; total: number; offset: number; limit: number }> {
+export async function page_of<T, R>(
+  all: readonly T[],
+  paging: Paging,
+  build: (item: T) => R | Promise<R>,
+): Promise<{ items: R[]; total: number; offset: number; limit: number }> {
   const slice = all.slice(paging.offset, paging.offset + paging.limit);
   return { items: await map_yielding(slice, build), total: all.length, offset: paging.offset, limit: paging.limit };
 }
@@ -65,7 +82,8 @@ export function compare_text(a: string, b: string): number {
 export type JsonObject = Record<string, unknown>;
 
 export function body_object(body: unknown): JsonObject {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid_body(null, 'the body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalid_body(null, 'the body must be a JSON object');
   return body as JsonObject;
 }
 
@@ -78,14 +96,16 @@ export function required_string(body: JsonObject, field: string): string {
 export function optional_int(body: JsonObject, field: string, min: number, max: number): number | undefined {
   const value = body[field];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) throw invalid_body(field, `${field} must be an integer from ${min} to ${max}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    throw invalid_body(field, `${field} must be an integer from ${min} to ${max}`);
   return value;
 }
 
 /** A flat {name: value} object; numbers and booleans are taken as their text (configs are strings). */
 export function string_map(value: unknown, field: string): Record<string, string> {
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw invalid_body(field, `${field} must be an object of names to values`);
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw invalid_body(field, `${field} must be an object of names to values`);
   const out: Record<string, string> = {};
   for (const [name, v] of Object.entries(value as JsonObject)) {
     if (typeof v === 'string') out[name] = v;

@@ -52,7 +52,10 @@ export class HttpListener {
     add_group_routes(this.router);
     add_queue_routes(this.router);
     add_dead_letter_routes(this.router);
-    this.server = http.createServer({ requestTimeout: REQUEST_TIMEOUT_MS }, (request, response) => void this.serve(request, response));
+    this.server = http.createServer(
+      { requestTimeout: REQUEST_TIMEOUT_MS },
+      (request, response) => void this.serve(request, response),
+    );
     this.server.maxConnections = HTTP_CONNECTIONS_MAX;
   }
 
@@ -94,13 +97,19 @@ export class HttpListener {
       if (path === '/metrics') return await this.only_get(method, () => this.send_metrics(response));
       if (path === '/healthz') return await this.only_get(method, () => send_json(response, 200, { status: 'ok' }));
       if (path === '/readyz') return await this.only_get(method, () => this.send_readiness(response));
-      if (path.startsWith(API_PREFIX) || path === '/api') return await this.serve_api(request, response, method, path, url.searchParams);
-      if ((method === 'GET' || method === 'HEAD') && this.options.console_handler) return await this.options.console_handler(request, response);
+      if (path.startsWith(API_PREFIX) || path === '/api')
+        return await this.serve_api(request, response, method, path, url.searchParams);
+      if ((method === 'GET' || method === 'HEAD') && this.options.console_handler)
+        return await this.options.console_handler(request, response);
       throw new HttpError(404, 'not_found', `nothing at ${path}`);
     } catch (error) {
       if (stop_on_invariant_failure(error, this.options.logger)) return void response.destroy();
       const failure = http_error_of(error);
-      if (failure.status >= 500 && !(error instanceof HttpError)) this.options.logger.error({ error: String(error), stack: error instanceof Error ? error.stack : undefined, url: request.url }, 'admin API request failed');
+      if (failure.status >= 500 && !(error instanceof HttpError))
+        this.options.logger.error(
+          { error: String(error), stack: error instanceof Error ? error.stack : undefined, url: request.url },
+          'admin API request failed',
+        );
       if (response.headersSent) {
         response.destroy();
         return;
@@ -113,7 +122,10 @@ export class HttpListener {
   }
 
   private async only_get(method: string, send: () => void | Promise<void>): Promise<void> {
-    if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, 'method_not_allowed', `${method} is not allowed here; use GET`, null, { allow: 'GET, HEAD' });
+    if (method !== 'GET' && method !== 'HEAD')
+      throw new HttpError(405, 'method_not_allowed', `${method} is not allowed here; use GET`, null, {
+        allow: 'GET, HEAD',
+      });
     await send();
   }
 
@@ -125,13 +137,30 @@ export class HttpListener {
 
   private send_readiness(response: ServerResponse): void {
     const state = readiness(this.options.core, this.shutting_down);
-    send_json(response, state.ready ? 200 : 503, state.ready ? { status: 'ready' } : { status: 'not_ready', reasons: state.reasons });
+    send_json(
+      response,
+      state.ready ? 200 : 503,
+      state.ready ? { status: 'ready' } : { status: 'not_ready', reasons: state.reasons },
+    );
   }
 
-  private async serve_api(request: IncomingMessage, response: ServerResponse, method: string, path: string, query: URLSearchParams): Promise<void> {
+  private async serve_api(
+    request: IncomingMessage,
+    response: ServerResponse,
+    method: string,
+    path: string,
+    query: URLSearchParams,
+  ): Promise<void> {
     const found = this.router.find(method === 'HEAD' ? 'GET' : method, path);
     if (!found) throw new HttpError(404, 'not_found', `no API at ${method} ${path}`);
-    if ('allowed' in found) throw new HttpError(405, 'method_not_allowed', `${method} is not allowed on ${path}; use ${found.allowed.join(' or ')}`, null, { allow: found.allowed.join(', ') });
+    if ('allowed' in found)
+      throw new HttpError(
+        405,
+        'method_not_allowed',
+        `${method} is not allowed on ${path}; use ${found.allowed.join(' or ')}`,
+        null,
+        { allow: found.allowed.join(', ') },
+      );
     if (this.shutting_down) throw new HttpError(503, 'shutting_down', 'the broker is shutting down');
     const reply = await found.handler({ params: found.params, query, body: () => read_json_body(request) }, this.ctx);
     if (reply.status === 204 || reply.body === undefined) {
@@ -145,27 +174,42 @@ export class HttpListener {
 
 function send_json(response: ServerResponse, status: number, body: unknown): void {
   const bytes = Buffer.from(JSON.stringify(body));
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': bytes.length, 'cache-control': 'no-store' });
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': bytes.length,
+    'cache-control': 'no-store',
+  });
   response.end(response.req.method === 'HEAD' ? undefined : bytes);
 }
 
 /** The JSON body, at most BODY_BYTES_MAX bytes; undefined when there is none. */
 async function read_json_body(request: IncomingMessage): Promise<unknown> {
   const declared = Number(request.headers['content-length'] ?? 0);
-  if (declared > BODY_BYTES_MAX) throw new HttpError(413, 'body_too_large', `the body may be at most ${BODY_BYTES_MAX} bytes`);
+  if (declared > BODY_BYTES_MAX)
+    throw new HttpError(413, 'body_too_large', `the body may be at most ${BODY_BYTES_MAX} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > BODY_BYTES_MAX) throw new HttpError(413, 'body_too_large', `the body may be at most ${BODY_BYTES_MAX} bytes`);
+    if (size > BODY_BYTES_MAX)
+      throw new HttpError(413, 'body_too_large', `the body may be at most ${BODY_BYTES_MAX} bytes`);
     chunks.push(chunk);
   }
   if (size === 0) return undefined;
   const type = String(request.headers['content-type'] ?? '');
-  if (!/^application\/json\b/i.test(type)) throw new HttpError(415, 'unsupported_media_type', `send the body as JSON (content-type: application/json), not ${JSON.stringify(type || 'none')}`);
+  if (!/^application\/json\b/i.test(type))
+    throw new HttpError(
+      415,
+      'unsupported_media_type',
+      `send the body as JSON (content-type: application/json), not ${JSON.stringify(type || 'none')}`,
+    );
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
   } catch (error) {
-    throw new HttpError(400, 'invalid_body', `the body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new HttpError(
+      400,
+      'invalid_body',
+      `the body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }

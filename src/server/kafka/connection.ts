@@ -6,7 +6,14 @@ import type net from 'node:net';
 import { Reader, Writer, ProtocolDecodeError } from '../../protocol/kafka/wire.ts';
 import type { FrameReader } from '../../protocol/kafka/frame_reader.ts';
 import { message_codec } from '../../protocol/kafka/codec.ts';
-import { API_VERSIONS_KEY, read_request_header, response_header_flexible, skip_header_tags, write_response_header, type RequestHeader } from '../../protocol/kafka/header.ts';
+import {
+  API_VERSIONS_KEY,
+  read_request_header,
+  response_header_flexible,
+  skip_header_tags,
+  write_response_header,
+  type RequestHeader,
+} from '../../protocol/kafka/header.ts';
 import { in_range } from '../../protocol/kafka/schema.ts';
 import { ErrorCode } from '../../protocol/kafka/error_codes.ts';
 import { stop_on_invariant_failure, type Logger } from '../../core/index.ts';
@@ -92,7 +99,9 @@ export class KafkaConnection {
     const raw_token = this.context.sasl.expects_raw_token;
     const size_min = raw_token ? 0 : REQUEST_BYTES_MIN;
     const size_max = raw_token ? SASL_TOKEN_BYTES_MAX : this.limits.request_bytes_max;
-    return size < size_min || size > size_max ? `${raw_token ? 'SASL token' : 'request'} size ${size} outside [${size_min}, ${size_max}]` : null;
+    return size < size_min || size > size_max
+      ? `${raw_token ? 'SASL token' : 'request'} size ${size} outside [${size_min}, ${size_max}]`
+      : null;
   }
 
   /**
@@ -139,7 +148,8 @@ export class KafkaConnection {
       return;
     }
     const handler = this.handlers.get(header.api_key);
-    const supported = handler !== undefined && header.api_version >= handler.min_version && header.api_version <= handler.max_version;
+    const supported =
+      handler !== undefined && header.api_version >= handler.min_version && header.api_version <= handler.max_version;
     if (!supported) {
       if (header.api_key === API_VERSIONS_KEY) {
         // Kafka's rule: an unknown ApiVersions version is answered in the v0 layout with error 35
@@ -157,7 +167,9 @@ export class KafkaConnection {
       if (request_codec.flexible) skip_header_tags(reader);
       body = request_codec.decode(reader);
     } catch (error) {
-      this.fail(`malformed ${spec.name} v${header.api_version} request: ${error instanceof ProtocolDecodeError ? error.message : String(error)}`);
+      this.fail(
+        `malformed ${spec.name} v${header.api_version} request: ${error instanceof ProtocolDecodeError ? error.message : String(error)}`,
+      );
       return;
     }
     const ctx: RequestContext = { ...this.context, header, version: header.api_version, client_host: this.client_host };
@@ -172,7 +184,8 @@ export class KafkaConnection {
     const peer = { sasl: this.context.sasl, client_host: this.client_host, logger: this.logger };
     const work = sasl_step(peer, token).then((answer) => {
       // v0 has no way to carry an error: the connection just closes, as with Kafka.
-      if (answer.error_code !== ErrorCode.NONE) throw new CloseConnection(answer.error_message ?? 'SASL authentication failed');
+      if (answer.error_code !== ErrorCode.NONE)
+        throw new CloseConnection(answer.error_message ?? 'SASL authentication failed');
       const size = Buffer.allocUnsafe(4);
       size.writeInt32BE(answer.auth_bytes.length, 0);
       return [size, answer.auth_bytes];
@@ -193,11 +206,19 @@ export class KafkaConnection {
     return writer.finish();
   }
 
-  private encode(header: RequestHeader, spec: KafkaHandler['api']['response'], body: Record<string, unknown>): Buffer[] {
+  private encode(
+    header: RequestHeader,
+    spec: KafkaHandler['api']['response'],
+    body: Record<string, unknown>,
+  ): Buffer[] {
     const codec = message_codec(spec, header.api_version);
     const writer = new Writer();
     const set_size = writer.reserve_int32();
-    write_response_header(writer, header.correlation_id, response_header_flexible(header.api_key, in_range(spec.flexible_versions, header.api_version)));
+    write_response_header(
+      writer,
+      header.correlation_id,
+      response_header_flexible(header.api_key, in_range(spec.flexible_versions, header.api_version)),
+    );
     codec.encode(writer, body);
     set_size(writer.length - 4);
     return writer.finish();
@@ -218,7 +239,10 @@ export class KafkaConnection {
         this.inflight_bytes -= request_bytes;
         if (error instanceof CloseConnection) return this.fail(error.reason);
         if (stop_on_invariant_failure(error, this.logger)) return this.fail('invariant broken');
-        this.logger.error({ error: String(error), stack: error instanceof Error ? error.stack : undefined }, 'request handler failed');
+        this.logger.error(
+          { error: String(error), stack: error instanceof Error ? error.stack : undefined },
+          'request handler failed',
+        );
         this.fail('internal error while handling a request');
       },
     );

@@ -1,6 +1,14 @@
 // Maps broker-core and storage errors to Kafka error codes, in one place. A broken invariant is
 // never an error code: it is thrown on, and the connection stops the process (core/invariants.ts).
-import { AckError, BrokerError, InvalidBatchError, StorageError, is_invariant_failure, type BrokerErrorKind, type StorageErrorCode } from '../../core/index.ts';
+import {
+  AckError,
+  BrokerError,
+  InvalidBatchError,
+  StorageError,
+  is_invariant_failure,
+  type BrokerErrorKind,
+  type StorageErrorCode,
+} from '../../core/index.ts';
 import { ErrorCode } from '../../protocol/kafka/error_codes.ts';
 
 const BROKER_CODES: Record<BrokerErrorKind, number> = {
@@ -68,7 +76,8 @@ const STORAGE_CODES: Record<StorageErrorCode, number> = {
 
 export function kafka_error_code(error: unknown): number {
   if (error instanceof BrokerError) return BROKER_CODES[error.kind];
-  if (error instanceof AckError) return error.kind === 'invalid_record_state' ? ErrorCode.INVALID_RECORD_STATE : ErrorCode.INVALID_REQUEST;
+  if (error instanceof AckError)
+    return error.kind === 'invalid_record_state' ? ErrorCode.INVALID_RECORD_STATE : ErrorCode.INVALID_REQUEST;
   if (error instanceof StorageError) {
     // A refused batch whose reason is structural, not a checksum, is an invalid record.
     if (error instanceof InvalidBatchError && error.reason !== 'crc') return ErrorCode.INVALID_RECORD;

@@ -38,7 +38,10 @@ function instrument(handler: KafkaHandler): KafkaHandler {
  */
 type Counter = (request: AnyMessage, response: AnyMessage | null, ctx: RequestContext) => void;
 
-function counter<A extends typeof PRODUCE | typeof FETCH | typeof SHARE_FETCH>(_api: A, count: (request: RequestOf<A>, response: ResponseIn<A> | null, ctx: RequestContext) => void): Counter {
+function counter<A extends typeof PRODUCE | typeof FETCH | typeof SHARE_FETCH>(
+  _api: A,
+  count: (request: RequestOf<A>, response: ResponseIn<A> | null, ctx: RequestContext) => void,
+): Counter {
   return count as unknown as Counter;
 }
 
@@ -48,12 +51,17 @@ const COUNTERS = new Map<number, Counter>([
   [SHARE_FETCH.api_key, counter(SHARE_FETCH, count_share_fetch)],
 ]);
 
-function count_produce(request: RequestOf<typeof PRODUCE>, response: ResponseIn<typeof PRODUCE> | null, ctx: RequestContext): void {
+function count_produce(
+  request: RequestOf<typeof PRODUCE>,
+  response: ResponseIn<typeof PRODUCE> | null,
+  ctx: RequestContext,
+): void {
   // acks=0 has no response: reaching here without an error means every partition was accepted.
   const accepted = new Set<string>();
   if (response !== null) {
     for (const topic of response.responses ?? []) {
-      for (const p of topic.partition_responses) if (p.error_code === 0) accepted.add(`${topic.name ?? ''}\u0000${p.index}`);
+      for (const p of topic.partition_responses)
+        if (p.error_code === 0) accepted.add(`${topic.name ?? ''}\u0000${p.index}`);
     }
   }
   for (const topic of request.topic_data) {
@@ -70,7 +78,11 @@ function batches_of(records: Buffer | readonly Buffer[] | null | undefined): rea
   return Buffer.isBuffer(records) && records.length > 0 ? [records] : [];
 }
 
-function count_fetch(_request: RequestOf<typeof FETCH>, response: ResponseIn<typeof FETCH> | null, ctx: RequestContext): void {
+function count_fetch(
+  _request: RequestOf<typeof FETCH>,
+  response: ResponseIn<typeof FETCH> | null,
+  ctx: RequestContext,
+): void {
   for (const topic of response?.responses ?? []) {
     for (const p of topic.partitions) {
       let messages = 0;
@@ -85,7 +97,11 @@ function count_fetch(_request: RequestOf<typeof FETCH>, response: ResponseIn<typ
 }
 
 /** A share fetch hands out the acquired records only, though it sends their whole batches. */
-function count_share_fetch(_request: RequestOf<typeof SHARE_FETCH>, response: ResponseIn<typeof SHARE_FETCH> | null, ctx: RequestContext): void {
+function count_share_fetch(
+  _request: RequestOf<typeof SHARE_FETCH>,
+  response: ResponseIn<typeof SHARE_FETCH> | null,
+  ctx: RequestContext,
+): void {
   for (const topic of response?.responses ?? []) {
     const name = ctx.core.topics.get_by_id(topic.topic_id)?.name;
     if (name === undefined) continue;

@@ -48,7 +48,13 @@ export class KafkaListener {
       socket,
       reader,
       this.handlers,
-      { core: this.core, listener: this.info, closing: this.closing, sasl: new SaslSession(this.options.credentials ?? null), share_sessions: this.share_sessions },
+      {
+        core: this.core,
+        listener: this.info,
+        closing: this.closing,
+        sasl: new SaslSession(this.options.credentials ?? null),
+        share_sessions: this.share_sessions,
+      },
       { ...CONNECTION_LIMITS_DEFAULT, ...this.options.limits },
       this.options.logger,
     );

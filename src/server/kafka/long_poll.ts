@@ -3,7 +3,11 @@
 import type { ShutdownSignal } from './handler.ts';
 
 /** `listen(wake)` subscribes `wake` to what may end the wait and returns the unsubscribes. */
-export function long_poll(wait_ms: number, closing: ShutdownSignal, listen: (wake: () => void) => Array<() => void>): Promise<void> {
+export function long_poll(
+  wait_ms: number,
+  closing: ShutdownSignal,
+  listen: (wake: () => void) => Array<() => void>,
+): Promise<void> {
   return new Promise((resolve) => {
     const unsubscribes: Array<() => void> = [];
     const done = () => {

@@ -24,7 +24,10 @@ export function reading_socket(accepted: net.Socket, server: net.Server, reader:
   const internals = accepted as unknown as SocketInternals;
   const handle = internals._handle;
   if (handle && typeof handle === 'object' && 'readStart' in handle && 'useUserBuffer' in handle) {
-    const socket = new net.Socket({ handle, onread: { buffer: reader.buffer, callback: reader.on_read } } as net.SocketConstructorOpts);
+    const socket = new net.Socket({
+      handle,
+      onread: { buffer: reader.buffer, callback: reader.on_read },
+    } as net.SocketConstructorOpts);
     // The accepted socket counted this connection on the server; the new one must uncount it.
     (socket as unknown as SocketInternals)._server = internals._server ?? server;
     return socket;

@@ -26,7 +26,10 @@ export interface SaslAnswer {
 function failed(peer: Peer, error_code: number, error_message: string, user?: string): SaslAnswer {
   peer.sasl.state = 'failed';
   peer.sasl.close_after_response = true;
-  peer.logger.warn({ client: peer.client_host, mechanism: peer.sasl.mechanism, user, reason: error_message }, 'SASL authentication failed');
+  peer.logger.warn(
+    { client: peer.client_host, mechanism: peer.sasl.mechanism, user, reason: error_message },
+    'SASL authentication failed',
+  );
   return { error_code, error_message, auth_bytes: EMPTY };
 }
 
@@ -39,22 +42,38 @@ function succeeded(peer: Peer, user: string, auth_bytes: Buffer): SaslAnswer {
 /** One step of the exchange, whether it came in a SaslAuthenticate request or as a raw token. */
 export async function sasl_step(peer: Peer, bytes: Buffer): Promise<SaslAnswer> {
   const session = peer.sasl;
-  if (session.state !== 'authenticate') return failed(peer, ErrorCode.ILLEGAL_SASL_STATE, `SaslAuthenticate in state ${session.state}; send SaslHandshake first`);
+  if (session.state !== 'authenticate')
+    return failed(
+      peer,
+      ErrorCode.ILLEGAL_SASL_STATE,
+      `SaslAuthenticate in state ${session.state}; send SaslHandshake first`,
+    );
   if (session.mechanism === 'PLAIN') {
     const credentials = parse_plain(bytes);
-    if (typeof credentials === 'string') return failed(peer, ErrorCode.SASL_AUTHENTICATION_FAILED, `Authentication failed: ${credentials}`);
+    if (typeof credentials === 'string')
+      return failed(peer, ErrorCode.SASL_AUTHENTICATION_FAILED, `Authentication failed: ${credentials}`);
     if (!(await session.credentials!.verify_password(credentials.username, credentials.password))) {
-      return failed(peer, ErrorCode.SASL_AUTHENTICATION_FAILED, 'Authentication failed: invalid credentials with SASL mechanism PLAIN', credentials.username);
+      return failed(
+        peer,
+        ErrorCode.SASL_AUTHENTICATION_FAILED,
+        'Authentication failed: invalid credentials with SASL mechanism PLAIN',
+        credentials.username,
+      );
     }
     return succeeded(peer, credentials.username, EMPTY);
   }
   const scram = session.scram!;
   try {
     const answer = scram.step(bytes);
-    return scram.done ? succeeded(peer, scram.username!, answer) : { error_code: ErrorCode.NONE, error_message: null, auth_bytes: answer };
+    return scram.done
+      ? succeeded(peer, scram.username!, answer)
+      : { error_code: ErrorCode.NONE, error_message: null, auth_bytes: answer };
   } catch (error) {
     if (!(error instanceof ScramError)) throw error;
-    const reason = error.message === 'authentication failed' ? `invalid credentials with SASL mechanism ${session.mechanism}` : error.message;
+    const reason =
+      error.message === 'authentication failed'
+        ? `invalid credentials with SASL mechanism ${session.mechanism}`
+        : error.message;
     return failed(peer, ErrorCode.SASL_AUTHENTICATION_FAILED, `Authentication failed: ${reason}`);
   }
 }

@@ -32,7 +32,8 @@ export class ShareSessions {
     const id = `${group_id}\u0000${member_id}`;
     let session = this.sessions.get(id);
     if (epoch === 0) {
-      if (!may_open) throw new BrokerError('invalid_share_session_epoch', 'ShareAcknowledge cannot open a share session (epoch 0)');
+      if (!may_open)
+        throw new BrokerError('invalid_share_session_epoch', 'ShareAcknowledge cannot open a share session (epoch 0)');
       session = { next_epoch: 1, partitions: new Map() };
     } else if (!session) {
       throw new BrokerError('share_session_not_found', `no share session for member ${member_id} of ${group_id}`);
@@ -40,7 +41,10 @@ export class ShareSessions {
       this.sessions.delete(id);
       return null;
     } else if (epoch !== session.next_epoch) {
-      throw new BrokerError('invalid_share_session_epoch', `share session epoch ${epoch}, expected ${session.next_epoch}`);
+      throw new BrokerError(
+        'invalid_share_session_epoch',
+        `share session epoch ${epoch}, expected ${session.next_epoch}`,
+      );
     } else {
       session.next_epoch = epoch === 0x7fffffff ? 1 : epoch + 1;
     }

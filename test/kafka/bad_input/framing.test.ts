@@ -150,10 +150,7 @@ describe('2. truncated frame bodies close the connection', () => {
       );
     }
     const topics = await broker.canary.call(METADATA, V.metadata, metadata_body(null));
-    assert.ok(
-      !(topics.topics as Row[]).some((t) => t.name === 'truncated'),
-      'no truncated request was acted upon',
-    );
+    assert.ok(!(topics.topics as Row[]).some((t) => t.name === 'truncated'), 'no truncated request was acted upon');
     await broker.assert_healthy();
   });
 

@@ -82,7 +82,11 @@ test('7. 50 pipelined requests in one write are answered in request order', asyn
     }
   }
   const values = sent.filter((r) => r.kind === 'produce').map((r) => r.value!);
-  assert.deepEqual(produced, values.map((_, i) => i), 'offsets follow request order');
+  assert.deepEqual(
+    produced,
+    values.map((_, i) => i),
+    'offsets follow request order',
+  );
   assert.deepEqual((await fetch_values(broker.canary, TOPIC)).values, values);
   assert.equal(client.closed, false);
   await broker.assert_healthy();
@@ -132,7 +136,10 @@ test('7b. pipelined requests beyond inflight_requests_max wait their turn and ke
         assert.ok(elapsed >= 3 * POLL_MS - 50, `12 long polls with at most ${LIMIT} in flight took only ${elapsed} ms`);
       }
     }
-    assert.deepEqual(produced, produced.map((_, i) => i));
+    assert.deepEqual(
+      produced,
+      produced.map((_, i) => i),
+    );
     assert.equal((await fetch_values(admin, 'limited')).values.length, produced.length);
   } finally {
     await limited.close();

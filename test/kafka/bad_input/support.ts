@@ -128,7 +128,7 @@ export async function fetch_values(
   const values: string[] = [];
   const offsets: number[] = [];
   const records = partition.records as Buffer | null;
-  for (let at = 0; records !== null && at + 12 <= records.length; ) {
+  for (let at = 0; records !== null && at + 12 <= records.length;) {
     const size = records.readInt32BE(at + 8) + 12;
     for (const record of decode_record_batch(records.subarray(at, at + size))) {
       if (record.offset < offset) continue;

@@ -88,70 +88,67 @@ test(
 
 // ---------------------------------------------------------------- 5. records held by someone else
 
-test(
-  "5. acknowledging records the member does not hold is INVALID_RECORD_STATE; the holder's records are unaffected",
-  async () => {
-    const GROUP = 'owners-group';
-    const TOPIC = 'owners-topic';
-    const values = Array.from({ length: 10 }, (_, i) => `o-${i}`);
-    const topic_id = await topic_with(TOPIC, values);
-    const a_conn = await connect();
-    const b_conn = await connect();
-    const a_member_epoch = await join(GROUP, 'owner-a', [TOPIC]);
-    await join(GROUP, 'owner-b', [TOPIC]);
-    const a = { group: GROUP, member: 'owner-a' };
-    const b = { group: GROUP, member: 'owner-b' };
+test("5. acknowledging records the member does not hold is INVALID_RECORD_STATE; the holder's records are unaffected", async () => {
+  const GROUP = 'owners-group';
+  const TOPIC = 'owners-topic';
+  const values = Array.from({ length: 10 }, (_, i) => `o-${i}`);
+  const topic_id = await topic_with(TOPIC, values);
+  const a_conn = await connect();
+  const b_conn = await connect();
+  const a_member_epoch = await join(GROUP, 'owner-a', [TOPIC]);
+  await join(GROUP, 'owner-b', [TOPIC]);
+  const a = { group: GROUP, member: 'owner-a' };
+  const b = { group: GROUP, member: 'owner-b' };
 
-    const a_first = await share_fetch({ ...a, epoch: 0, partitions: [{ topic_id }], max_records: 4 }, a_conn);
-    assert.deepEqual(acquired_ranges(partition_row(a_first, topic_id)), [[0, 3, 1]]);
-    const b_first = await share_fetch({ ...b, epoch: 0, partitions: [{ topic_id }], max_records: 4 }, b_conn);
-    assert.deepEqual(acquired_ranges(partition_row(b_first, topic_id)), [[4, 7, 1]]);
+  const a_first = await share_fetch({ ...a, epoch: 0, partitions: [{ topic_id }], max_records: 4 }, a_conn);
+  assert.deepEqual(acquired_ranges(partition_row(a_first, topic_id)), [[0, 3, 1]]);
+  const b_first = await share_fetch({ ...b, epoch: 0, partitions: [{ topic_id }], max_records: 4 }, b_conn);
+  assert.deepEqual(acquired_ranges(partition_row(b_first, topic_id)), [[4, 7, 1]]);
 
-    // Through ShareFetch: A accepts B's 4-5. The acknowledgement is refused, the fetch still happens.
-    const b_records = [{ topic_id, acks: [batch(4, 5, ACCEPT)] }];
-    const a_second = await share_fetch({ ...a, epoch: 1, partitions: b_records, max_records: 4 }, a_conn);
-    assert.equal(a_second.error_code, 0);
-    const a_row = partition_row(a_second, topic_id);
-    assert.equal(a_row?.acknowledge_error_code, ErrorCode.INVALID_RECORD_STATE);
-    assert.equal(typeof a_row?.acknowledge_error_message, 'string');
-    assert.equal(a_row?.error_code, 0);
-    assert.deepEqual(acquired_ranges(a_row), [[8, 9, 1]]);
+  // Through ShareFetch: A accepts B's 4-5. The acknowledgement is refused, the fetch still happens.
+  const b_records = [{ topic_id, acks: [batch(4, 5, ACCEPT)] }];
+  const a_second = await share_fetch({ ...a, epoch: 1, partitions: b_records, max_records: 4 }, a_conn);
+  assert.equal(a_second.error_code, 0);
+  const a_row = partition_row(a_second, topic_id);
+  assert.equal(a_row?.acknowledge_error_code, ErrorCode.INVALID_RECORD_STATE);
+  assert.equal(typeof a_row?.acknowledge_error_message, 'string');
+  assert.equal(a_row?.error_code, 0);
+  assert.deepEqual(acquired_ranges(a_row), [[8, 9, 1]]);
 
-    // Through ShareAcknowledge: B's records (accept, release, reject), offsets never delivered,
-    // and a range half A's and half B's are all refused.
-    const refused: Array<[string, AckBatch]> = [
-      ["B's records, accept", batch(6, 7, ACCEPT)],
-      ["B's records, release", batch(4, 4, RELEASE)],
-      ["B's records, reject", batch(5, 5, REJECT)],
-      ['beyond the log end', batch(100, 100, ACCEPT)],
-      ["half A's, half B's", batch(2, 5, ACCEPT)],
-    ];
-    let a_epoch = 2;
-    for (const [what, ack] of refused) {
-      const response = await share_ack({ ...a, epoch: a_epoch++, partitions: [{ topic_id, acks: [ack] }] }, a_conn);
-      assert.equal(ack_code(response, topic_id), ErrorCode.INVALID_RECORD_STATE, what);
-    }
-    // A member that holds nothing at all in a partition the group never read is refused alike.
-    const other_id = await topic_with('owners-untouched', ['u-0']);
-    assert.equal((await heartbeat(GROUP, 'owner-a', a_member_epoch, [TOPIC, 'owners-untouched'])).error_code, 0);
-    const other = [{ topic_id: other_id, acks: [batch(0, 0, ACCEPT)] }];
-    const untouched = await share_ack({ ...a, epoch: a_epoch++, partitions: other }, a_conn);
-    assert.equal(ack_code(untouched, other_id), ErrorCode.INVALID_RECORD_STATE);
+  // Through ShareAcknowledge: B's records (accept, release, reject), offsets never delivered,
+  // and a range half A's and half B's are all refused.
+  const refused: Array<[string, AckBatch]> = [
+    ["B's records, accept", batch(6, 7, ACCEPT)],
+    ["B's records, release", batch(4, 4, RELEASE)],
+    ["B's records, reject", batch(5, 5, REJECT)],
+    ['beyond the log end', batch(100, 100, ACCEPT)],
+    ["half A's, half B's", batch(2, 5, ACCEPT)],
+  ];
+  let a_epoch = 2;
+  for (const [what, ack] of refused) {
+    const response = await share_ack({ ...a, epoch: a_epoch++, partitions: [{ topic_id, acks: [ack] }] }, a_conn);
+    assert.equal(ack_code(response, topic_id), ErrorCode.INVALID_RECORD_STATE, what);
+  }
+  // A member that holds nothing at all in a partition the group never read is refused alike.
+  const other_id = await topic_with('owners-untouched', ['u-0']);
+  assert.equal((await heartbeat(GROUP, 'owner-a', a_member_epoch, [TOPIC, 'owners-untouched'])).error_code, 0);
+  const other = [{ topic_id: other_id, acks: [batch(0, 0, ACCEPT)] }];
+  const untouched = await share_ack({ ...a, epoch: a_epoch++, partitions: other }, a_conn);
+  assert.equal(ack_code(untouched, other_id), ErrorCode.INVALID_RECORD_STATE);
 
-    // B still holds 4-7 (none was settled by A) and accepts them; A accepts its own 0-3 and 8-9.
-    const b_own = [{ topic_id, acks: [batch(4, 7, ACCEPT)] }];
-    assert.equal(ack_code(await share_ack({ ...b, epoch: 1, partitions: b_own }, b_conn), topic_id), 0);
-    const a_own = [{ topic_id, acks: [batch(0, 3, ACCEPT), batch(8, 9, ACCEPT)] }];
-    assert.equal(ack_code(await share_ack({ ...a, epoch: a_epoch++, partitions: a_own }, a_conn), topic_id), 0);
+  // B still holds 4-7 (none was settled by A) and accepts them; A accepts its own 0-3 and 8-9.
+  const b_own = [{ topic_id, acks: [batch(4, 7, ACCEPT)] }];
+  assert.equal(ack_code(await share_ack({ ...b, epoch: 1, partitions: b_own }, b_conn), topic_id), 0);
+  const a_own = [{ topic_id, acks: [batch(0, 3, ACCEPT), batch(8, 9, ACCEPT)] }];
+  assert.equal(ack_code(await share_ack({ ...a, epoch: a_epoch++, partitions: a_own }, a_conn), topic_id), 0);
 
-    // Everything is accepted: a new member finds nothing to acquire.
-    await join(GROUP, 'owner-c', [TOPIC]);
-    const late = await share_fetch({ group: GROUP, member: 'owner-c', epoch: 0, partitions: [{ topic_id }] });
-    assert.equal(late.error_code, 0);
-    assert.equal(partition_row(late, topic_id), undefined);
-    await assert_broker_healthy();
-  },
-);
+  // Everything is accepted: a new member finds nothing to acquire.
+  await join(GROUP, 'owner-c', [TOPIC]);
+  const late = await share_fetch({ group: GROUP, member: 'owner-c', epoch: 0, partitions: [{ topic_id }] });
+  assert.equal(late.error_code, 0);
+  assert.equal(partition_row(late, topic_id), undefined);
+  await assert_broker_healthy();
+});
 
 // ---------------------------------------------------------------- 6. acknowledge types
 

@@ -23,62 +23,59 @@ const { join, share_fetch, share_ack, topic_with, assert_broker_healthy } = brok
 
 // ---------------------------------------------------------------- 3. session epochs
 
-test(
-  '3. ShareFetch session epochs: no session, a wrong epoch, a replay, then the right epoch still works',
-  async () => {
-    const GROUP = 'session-group';
-    const MEMBER = 'session-member';
-    const TOPIC = 'session-topic';
-    const topic_id = await topic_with(TOPIC, ['e-0', 'e-1', 'e-2', 'e-3', 'e-4', 'e-5']);
-    await join(GROUP, MEMBER, [TOPIC]);
-    const fetch = (epoch: number, options: Partial<FetchArgs> = {}) =>
-      share_fetch({ group: GROUP, member: MEMBER, epoch, max_records: 2, ...options });
+test('3. ShareFetch session epochs: no session, a wrong epoch, a replay, then the right epoch still works', async () => {
+  const GROUP = 'session-group';
+  const MEMBER = 'session-member';
+  const TOPIC = 'session-topic';
+  const topic_id = await topic_with(TOPIC, ['e-0', 'e-1', 'e-2', 'e-3', 'e-4', 'e-5']);
+  await join(GROUP, MEMBER, [TOPIC]);
+  const fetch = (epoch: number, options: Partial<FetchArgs> = {}) =>
+    share_fetch({ group: GROUP, member: MEMBER, epoch, max_records: 2, ...options });
 
-    // No session yet: neither a later epoch nor a close finds one.
-    const partitions = [{ topic_id }];
-    assert_refused(await fetch(5, { partitions }), ErrorCode.SHARE_SESSION_NOT_FOUND, 'epoch 5 without a session');
-    assert_refused(await fetch(-1, { partitions }), ErrorCode.SHARE_SESSION_NOT_FOUND, 'epoch -1 without a session');
+  // No session yet: neither a later epoch nor a close finds one.
+  const partitions = [{ topic_id }];
+  assert_refused(await fetch(5, { partitions }), ErrorCode.SHARE_SESSION_NOT_FOUND, 'epoch 5 without a session');
+  assert_refused(await fetch(-1, { partitions }), ErrorCode.SHARE_SESSION_NOT_FOUND, 'epoch -1 without a session');
 
-    // Epoch 0 opens the session; the refused requests acquired nothing, so it starts at offset 0.
-    const opened = await fetch(0, { partitions: [{ topic_id }] });
-    assert.equal(opened.error_code, 0);
-    assert.deepEqual(acquired_ranges(partition_row(opened, topic_id)), [[0, 1, 1]]);
+  // Epoch 0 opens the session; the refused requests acquired nothing, so it starts at offset 0.
+  const opened = await fetch(0, { partitions: [{ topic_id }] });
+  assert.equal(opened.error_code, 0);
+  assert.deepEqual(acquired_ranges(partition_row(opened, topic_id)), [[0, 1, 1]]);
 
-    // Epochs other than the next one are refused and leave the session as it was.
-    for (const wrong of [7, 2, -2, 0x7fffffff]) {
-      assert_refused(await fetch(wrong), ErrorCode.INVALID_SHARE_SESSION_EPOCH, `epoch ${wrong} (expected 1)`);
-    }
+  // Epochs other than the next one are refused and leave the session as it was.
+  for (const wrong of [7, 2, -2, 0x7fffffff]) {
+    assert_refused(await fetch(wrong), ErrorCode.INVALID_SHARE_SESSION_EPOCH, `epoch ${wrong} (expected 1)`);
+  }
 
-    // The next epoch works: the session remembers the partition.
-    const next = await fetch(1);
-    assert.equal(next.error_code, 0);
-    assert.deepEqual(acquired_ranges(partition_row(next, topic_id)), [[2, 3, 1]]);
+  // The next epoch works: the session remembers the partition.
+  const next = await fetch(1);
+  assert.equal(next.error_code, 0);
+  assert.deepEqual(acquired_ranges(partition_row(next, topic_id)), [[2, 3, 1]]);
 
-    // Replaying the epoch just used is refused too.
-    assert_refused(await fetch(1), ErrorCode.INVALID_SHARE_SESSION_EPOCH, 'epoch 1 replayed');
+  // Replaying the epoch just used is refused too.
+  assert_refused(await fetch(1), ErrorCode.INVALID_SHARE_SESSION_EPOCH, 'epoch 1 replayed');
 
-    // Epoch 2 acknowledges 0-3 and acquires 4-5.
-    const third = await fetch(2, { partitions: [{ topic_id, acks: [batch(0, 3, ACCEPT)] }] });
-    assert.equal(third.error_code, 0);
-    const third_row = partition_row(third, topic_id);
-    assert.equal(third_row?.acknowledge_error_code, 0);
-    assert.deepEqual(acquired_ranges(third_row), [[4, 5, 1]]);
-    assert.deepEqual(acquired_values(third_row), ['e-4', 'e-5']);
+  // Epoch 2 acknowledges 0-3 and acquires 4-5.
+  const third = await fetch(2, { partitions: [{ topic_id, acks: [batch(0, 3, ACCEPT)] }] });
+  assert.equal(third.error_code, 0);
+  const third_row = partition_row(third, topic_id);
+  assert.equal(third_row?.acknowledge_error_code, 0);
+  assert.deepEqual(acquired_ranges(third_row), [[4, 5, 1]]);
+  assert.deepEqual(acquired_values(third_row), ['e-4', 'e-5']);
 
-    // Epoch -1 acknowledges and closes without fetching; the session is then gone.
-    const closed = await fetch(-1, { partitions: [{ topic_id, acks: [batch(4, 5, ACCEPT)] }] });
-    assert.equal(closed.error_code, 0);
-    assert.equal(partition_row(closed, topic_id)?.acknowledge_error_code, 0);
-    assert.deepEqual(acquired_ranges(partition_row(closed, topic_id)), []);
-    assert_refused(await fetch(3), ErrorCode.SHARE_SESSION_NOT_FOUND, 'epoch 3 after the close');
+  // Epoch -1 acknowledges and closes without fetching; the session is then gone.
+  const closed = await fetch(-1, { partitions: [{ topic_id, acks: [batch(4, 5, ACCEPT)] }] });
+  assert.equal(closed.error_code, 0);
+  assert.equal(partition_row(closed, topic_id)?.acknowledge_error_code, 0);
+  assert.deepEqual(acquired_ranges(partition_row(closed, topic_id)), []);
+  assert_refused(await fetch(3), ErrorCode.SHARE_SESSION_NOT_FOUND, 'epoch 3 after the close');
 
-    // A new session finds everything accepted.
-    const reopened = await fetch(0, { partitions: [{ topic_id }] });
-    assert.equal(reopened.error_code, 0);
-    assert.equal(partition_row(reopened, topic_id), undefined, 'nothing left to acquire');
-    await assert_broker_healthy();
-  },
-);
+  // A new session finds everything accepted.
+  const reopened = await fetch(0, { partitions: [{ topic_id }] });
+  assert.equal(reopened.error_code, 0);
+  assert.equal(partition_row(reopened, topic_id), undefined, 'nothing left to acquire');
+  await assert_broker_healthy();
+});
 
 // ---------------------------------------------------------------- 7. ShareAcknowledge epochs
 

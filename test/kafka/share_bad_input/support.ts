@@ -140,7 +140,7 @@ export function acquired_values(row: Row | undefined): string[] {
   const wanted = new Set(acquired_ranges(row).flatMap(([first, last]) => offsets(first, last)));
   const records = row.records as Buffer;
   const values: string[] = [];
-  for (let at = 0; at + 12 <= records.length; ) {
+  for (let at = 0; at + 12 <= records.length;) {
     const size = records.readInt32BE(at + 8) + 12;
     for (const record of decode_record_batch(records.subarray(at, at + size))) {
       if (wanted.has(record.offset)) values.push(record.value!.toString());

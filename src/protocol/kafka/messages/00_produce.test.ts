@@ -7,7 +7,11 @@ const { request, response } = PRODUCE;
 const ORDERS_ID = uuid('3f2b8c1e5a6d4f7e9b0c1d2e3f405162');
 const AUDIT_ID = uuid('a1b2c3d4e5f60718293a4b5c6d7e8f90');
 // Stand-ins for record batches: the codec treats them as opaque bytes.
-const BATCH = hex('0000000000000000 0000003b 00000000 02 c1d2e3f4 0000 00000000', '0000018f2a3b4c5d 0000018f2a3b4c5d ffffffffffffffff ffff ffffffff 00000001', '12 0000 0000 06 6b31 06 7631 00');
+const BATCH = hex(
+  '0000000000000000 0000003b 00000000 02 c1d2e3f4 0000 00000000',
+  '0000018f2a3b4c5d 0000018f2a3b4c5d ffffffffffffffff ffff ffffffff 00000001',
+  '12 0000 0000 06 6b31 06 7631 00',
+);
 const LARGE_BATCH = Buffer.alloc(2048, 0x5a);
 
 function request_samples(v: number) {
@@ -98,18 +102,42 @@ test('Produce response round-trips in every version', () => {
 });
 
 test('Produce: hand-computed layouts', () => {
-  const value = { transactional_id: null, acks: -1, timeout_ms: 5000, topic_data: [{ name: 't', partition_data: [{ index: 2, records: hex('0a0b0c') }] }] };
+  const value = {
+    transactional_id: null,
+    acks: -1,
+    timeout_ms: 5000,
+    topic_data: [{ name: 't', partition_data: [{ index: 2, records: hex('0a0b0c') }] }],
+  };
   // v3: null int16 string, acks, timeout, int32 array counts, int16 topic name, int32 record length.
   assert.deepEqual(
     encode(request, 3, value),
     hex('ffff', 'ffff', '00001388', '00000001', '0001 74', '00000001', '00000002', '00000003 0a0b0c'),
   );
   // v0 has no transactional id.
-  assert.deepEqual(encode(request, 0, value), hex('ffff', '00001388', '00000001', '0001 74', '00000001', '00000002', '00000003 0a0b0c'));
+  assert.deepEqual(
+    encode(request, 0, value),
+    hex('ffff', '00001388', '00000001', '0001 74', '00000001', '00000002', '00000003 0a0b0c'),
+  );
   // v13 (flexible): compact string, topic id instead of name, compact array counts and bytes, empty tag sections.
   const topic_id = uuid('00112233445566778899aabbccddeeff');
-  const v13 = { ...value, transactional_id: 'x', topic_data: [{ topic_id, partition_data: [{ index: 2, records: hex('0a0b0c') }] }] };
-  const v13_bytes = hex('02 78', 'ffff', '00001388', '02', '00112233445566778899aabbccddeeff', '02', '00000002', '04 0a0b0c', '00', '00', '00');
+  const v13 = {
+    ...value,
+    transactional_id: 'x',
+    topic_data: [{ topic_id, partition_data: [{ index: 2, records: hex('0a0b0c') }] }],
+  };
+  const v13_bytes = hex(
+    '02 78',
+    'ffff',
+    '00001388',
+    '02',
+    '00112233445566778899aabbccddeeff',
+    '02',
+    '00000002',
+    '04 0a0b0c',
+    '00',
+    '00',
+    '00',
+  );
   assert.deepEqual(encode(request, 13, v13), v13_bytes);
   const decoded = decode(request, 13, v13_bytes);
   assert.equal((decoded.topic_data as Array<{ topic_id: string }>)[0]!.topic_id, topic_id);
@@ -122,14 +150,30 @@ test('Produce: hand-computed layouts', () => {
   );
   // Response v10: current_leader is tag 0 of the partition; node_endpoints is tag 0 of the body.
   const v10 = {
-    responses: [{ name: 't', partition_responses: [{ ...partition, record_errors: [], error_message: null, current_leader: { leader_id: 1, leader_epoch: 2 } }] }],
+    responses: [
+      {
+        name: 't',
+        partition_responses: [
+          { ...partition, record_errors: [], error_message: null, current_leader: { leader_id: 1, leader_epoch: 2 } },
+        ],
+      },
+    ],
     throttle_time_ms: 0,
     node_endpoints: [{ node_id: 1, host: 'h', port: 9092, rack: null }],
   };
   assert.deepEqual(
     encode(response, 10, v10),
     hex(
-      '02', '02 74', '02', '00000000', '0000', '0000000000000005', 'ffffffffffffffff', '0000000000000000', '01', '00',
+      '02',
+      '02 74',
+      '02',
+      '00000000',
+      '0000',
+      '0000000000000005',
+      'ffffffffffffffff',
+      '0000000000000000',
+      '01',
+      '00',
       '01 00 09 00000001 00000002 00', // partition tags: one, tag 0, 9 bytes
       '00', // topic tags
       '00000000',

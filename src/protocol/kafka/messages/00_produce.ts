@@ -61,7 +61,10 @@ export const PRODUCE = api_spec({
               field('error_message', 'string', '8+', { nullable_versions: '8+', default: null }),
               field(
                 'current_leader',
-                struct(field('leader_id', 'int32', '10+', { default: -1 }), field('leader_epoch', 'int32', '10+', { default: -1 })),
+                struct(
+                  field('leader_id', 'int32', '10+', { default: -1 }),
+                  field('leader_epoch', 'int32', '10+', { default: -1 }),
+                ),
                 '10+',
                 { tag: 0 },
               ),

@@ -183,17 +183,54 @@ test('Fetch: hand-computed layouts', () => {
   // v4: no session fields, no leader epochs, no log start offset, no forgotten topics, no rack.
   assert.deepEqual(
     encode(request, 4, { ...base, topics: [{ topic: 't', partitions: [partition] }] }),
-    hex('ffffffff', '000001f4', '00000001', '00000400', '01', '00000001', '0001 74', '00000001', '00000000', '0000000000000007', '00001000'),
+    hex(
+      'ffffffff',
+      '000001f4',
+      '00000001',
+      '00000400',
+      '01',
+      '00000001',
+      '0001 74',
+      '00000001',
+      '00000000',
+      '0000000000000007',
+      '00001000',
+    ),
   );
   // v13 (flexible): topic id, defaults for the epochs, empty forgotten list and rack, cluster id as tag 0.
   const topic_id = uuid('00112233445566778899aabbccddeeff');
   const v13_bytes = hex(
-    'ffffffff', '000001f4', '00000001', '00000400', '00', '00000000', 'ffffffff',
-    '02', '00112233445566778899aabbccddeeff', '02', '00000000', 'ffffffff', '0000000000000007', 'ffffffff', 'ffffffffffffffff', '00001000', '00', '00',
-    '01', '01',
+    'ffffffff',
+    '000001f4',
+    '00000001',
+    '00000400',
+    '00',
+    '00000000',
+    'ffffffff',
+    '02',
+    '00112233445566778899aabbccddeeff',
+    '02',
+    '00000000',
+    'ffffffff',
+    '0000000000000007',
+    'ffffffff',
+    'ffffffffffffffff',
+    '00001000',
+    '00',
+    '00',
+    '01',
+    '01',
     '01 00 02 02 63',
   );
-  assert.deepEqual(encode(request, 13, { ...base, isolation_level: 0, cluster_id: 'c', topics: [{ topic_id, partitions: [partition] }] }), v13_bytes);
+  assert.deepEqual(
+    encode(request, 13, {
+      ...base,
+      isolation_level: 0,
+      cluster_id: 'c',
+      topics: [{ topic_id, partitions: [partition] }],
+    }),
+    v13_bytes,
+  );
   assert.equal(decode(request, 13, v13_bytes).cluster_id, 'c');
   // v18: the follower's high watermark is tag 1 of the partition, after the directory id (tag 0).
   const v18 = encode(request, 18, {
@@ -204,21 +241,50 @@ test('Fetch: hand-computed layouts', () => {
 
   // Response v0: topic, partition, error, high watermark, records.
   assert.deepEqual(
-    encode(response, 0, { responses: [{ topic: 't', partitions: [{ partition_index: 0, error_code: 0, high_watermark: 10, records: hex('aabb') }] }] }),
+    encode(response, 0, {
+      responses: [
+        { topic: 't', partitions: [{ partition_index: 0, error_code: 0, high_watermark: 10, records: hex('aabb') }] },
+      ],
+    }),
     hex('00000001', '0001 74', '00000001', '00000000', '0000', '000000000000000a', '00000002 aabb'),
   );
   // Response v12 (flexible): null aborted list as compact 0, diverging epoch as tag 0 of the partition.
   const v12_partition = {
-    partition_index: 0, error_code: 0, high_watermark: 10, last_stable_offset: 10, log_start_offset: 0,
-    diverging_epoch: { epoch: 1, end_offset: 8 }, aborted_transactions: null, preferred_read_replica: -1, records: hex('aabb'),
+    partition_index: 0,
+    error_code: 0,
+    high_watermark: 10,
+    last_stable_offset: 10,
+    log_start_offset: 0,
+    diverging_epoch: { epoch: 1, end_offset: 8 },
+    aborted_transactions: null,
+    preferred_read_replica: -1,
+    records: hex('aabb'),
   };
   assert.deepEqual(
-    encode(response, 12, { throttle_time_ms: 0, error_code: 0, session_id: 0, responses: [{ topic: 't', partitions: [v12_partition] }] }),
+    encode(response, 12, {
+      throttle_time_ms: 0,
+      error_code: 0,
+      session_id: 0,
+      responses: [{ topic: 't', partitions: [v12_partition] }],
+    }),
     hex(
-      '00000000', '0000', '00000000', '02', '02 74', '02',
-      '00000000', '0000', '000000000000000a', '000000000000000a', '0000000000000000', '00', 'ffffffff', '03 aabb',
+      '00000000',
+      '0000',
+      '00000000',
+      '02',
+      '02 74',
+      '02',
+      '00000000',
+      '0000',
+      '000000000000000a',
+      '000000000000000a',
+      '0000000000000000',
+      '00',
+      'ffffffff',
+      '03 aabb',
       '01 00 0d 00000001 0000000000000008 00',
-      '00', '00',
+      '00',
+      '00',
     ),
   );
 });

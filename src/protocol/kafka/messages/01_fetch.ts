@@ -19,7 +19,10 @@ export const FETCH = api_spec({
       field('replica_id', 'int32', '0-14', { default: -1 }),
       field(
         'replica_state',
-        struct(field('replica_id', 'int32', '15+', { default: -1 }), field('replica_epoch', 'int64', '15+', { default: -1 })),
+        struct(
+          field('replica_id', 'int32', '15+', { default: -1 }),
+          field('replica_epoch', 'int64', '15+', { default: -1 }),
+        ),
         '15+',
         { tag: 1 },
       ),
@@ -53,7 +56,11 @@ export const FETCH = api_spec({
       ),
       field(
         'forgotten_topics_data',
-        struct_array(field('topic', 'string', '7-12'), field('topic_id', 'uuid', '13+'), field('partitions', array_of('int32'), '7+')),
+        struct_array(
+          field('topic', 'string', '7-12'),
+          field('topic_id', 'uuid', '13+'),
+          field('partitions', array_of('int32'), '7+'),
+        ),
         '7+',
       ),
       field('rack_id', 'string', '11+'),
@@ -84,19 +91,28 @@ export const FETCH = api_spec({
               field('log_start_offset', 'int64', '5+', { default: -1 }),
               field(
                 'diverging_epoch',
-                struct(field('epoch', 'int32', '12+', { default: -1 }), field('end_offset', 'int64', '12+', { default: -1 })),
+                struct(
+                  field('epoch', 'int32', '12+', { default: -1 }),
+                  field('end_offset', 'int64', '12+', { default: -1 }),
+                ),
                 '12+',
                 { tag: 0 },
               ),
               field(
                 'current_leader',
-                struct(field('leader_id', 'int32', '12+', { default: -1 }), field('leader_epoch', 'int32', '12+', { default: -1 })),
+                struct(
+                  field('leader_id', 'int32', '12+', { default: -1 }),
+                  field('leader_epoch', 'int32', '12+', { default: -1 }),
+                ),
                 '12+',
                 { tag: 1 },
               ),
               field(
                 'snapshot_id',
-                struct(field('end_offset', 'int64', '0+', { default: -1 }), field('epoch', 'int32', '0+', { default: -1 })),
+                struct(
+                  field('end_offset', 'int64', '0+', { default: -1 }),
+                  field('epoch', 'int32', '0+', { default: -1 }),
+                ),
                 '12+',
                 { tag: 2 },
               ),

@@ -16,11 +16,19 @@ function request_samples(v: number) {
         {
           name: 'orders',
           partitions: [
-            { partition_index: 0, current_leader_epoch: v >= 4 ? 5 : -1, timestamp: LATEST, max_num_offsets: v === 0 ? 3 : 1 },
+            {
+              partition_index: 0,
+              current_leader_epoch: v >= 4 ? 5 : -1,
+              timestamp: LATEST,
+              max_num_offsets: v === 0 ? 3 : 1,
+            },
             { partition_index: 1, current_leader_epoch: v >= 4 ? 5 : -1, timestamp: 1717171717171, max_num_offsets: 1 },
           ],
         },
-        { name: 'audit', partitions: [{ partition_index: 0, current_leader_epoch: -1, timestamp: EARLIEST, max_num_offsets: 1 }] },
+        {
+          name: 'audit',
+          partitions: [{ partition_index: 0, current_leader_epoch: -1, timestamp: EARLIEST, max_num_offsets: 1 }],
+        },
       ],
       timeout_ms: v >= 10 ? 30000 : 0,
     },
@@ -75,19 +83,50 @@ test('ListOffsets response round-trips in every version', () => {
 
 test('ListOffsets: hand-computed layouts', () => {
   // v0: replica, topics, partition, timestamp, max_num_offsets (v0 only).
-  const v0 = { replica_id: -1, topics: [{ name: 't', partitions: [{ partition_index: 0, timestamp: EARLIEST, max_num_offsets: 1 }] }] };
-  assert.deepEqual(encode(request, 0, v0), hex('ffffffff', '00000001', '0001 74', '00000001', '00000000', 'fffffffffffffffe', '00000001'));
+  const v0 = {
+    replica_id: -1,
+    topics: [{ name: 't', partitions: [{ partition_index: 0, timestamp: EARLIEST, max_num_offsets: 1 }] }],
+  };
+  assert.deepEqual(
+    encode(request, 0, v0),
+    hex('ffffffff', '00000001', '0001 74', '00000001', '00000000', 'fffffffffffffffe', '00000001'),
+  );
   // v6 (flexible): isolation level, compact counts and name, leader epoch, three empty tag sections.
-  const v6 = { replica_id: -1, isolation_level: 0, topics: [{ name: 't', partitions: [{ partition_index: 0, current_leader_epoch: 3, timestamp: LATEST }] }] };
-  assert.deepEqual(encode(request, 6, v6), hex('ffffffff', '00', '02', '02 74', '02', '00000000', '00000003', 'ffffffffffffffff', '00', '00', '00'));
+  const v6 = {
+    replica_id: -1,
+    isolation_level: 0,
+    topics: [{ name: 't', partitions: [{ partition_index: 0, current_leader_epoch: 3, timestamp: LATEST }] }],
+  };
+  assert.deepEqual(
+    encode(request, 6, v6),
+    hex('ffffffff', '00', '02', '02 74', '02', '00000000', '00000003', 'ffffffffffffffff', '00', '00', '00'),
+  );
   // v10 adds the timeout after the topics.
   assert.deepEqual(
     encode(request, 10, { ...v6, timeout_ms: 1000 }),
-    hex('ffffffff', '00', '02', '02 74', '02', '00000000', '00000003', 'ffffffffffffffff', '00', '00', '000003e8', '00'),
+    hex(
+      'ffffffff',
+      '00',
+      '02',
+      '02 74',
+      '02',
+      '00000000',
+      '00000003',
+      'ffffffffffffffff',
+      '00',
+      '00',
+      '000003e8',
+      '00',
+    ),
   );
   // Response v0: the list of old-style offsets; v1+ fields come back as their defaults.
   const r0 = hex('00000001', '0001 74', '00000001', '00000000', '0000', '00000001 000000000000002a');
-  assert.deepEqual(encode(response, 0, { topics: [{ name: 't', partitions: [{ partition_index: 0, error_code: 0, old_style_offsets: [42] }] }] }), r0);
+  assert.deepEqual(
+    encode(response, 0, {
+      topics: [{ name: 't', partitions: [{ partition_index: 0, error_code: 0, old_style_offsets: [42] }] }],
+    }),
+    r0,
+  );
   const decoded = decode(response, 0, r0) as { topics: Array<{ partitions: Array<Record<string, unknown>> }> };
   assert.equal(decoded.topics[0]!.partitions[0]!.offset, -1);
 });

@@ -17,19 +17,25 @@ function request_samples(v: number) {
     include_cluster_authorized_operations: v >= 8 && v <= 10,
     include_topic_authorized_operations: v >= 8,
   };
-  const by_name = v >= 10
-    ? [
-        { topic_id: ORDERS_ID, name: null },
-        { topic_id: ZERO_UUID, name: 'audit' },
-      ]
-    : [
-        { topic_id: ZERO_UUID, name: 'orders' },
-        { topic_id: ZERO_UUID, name: 'audit' },
-      ];
+  const by_name =
+    v >= 10
+      ? [
+          { topic_id: ORDERS_ID, name: null },
+          { topic_id: ZERO_UUID, name: 'audit' },
+        ]
+      : [
+          { topic_id: ZERO_UUID, name: 'orders' },
+          { topic_id: ZERO_UUID, name: 'audit' },
+        ];
   return [
     { topics: by_name, ...flags },
     // All topics: null from v1; v0 has no null array and asks for all topics with an empty one.
-    { topics: v >= 1 ? null : [], allow_auto_topic_creation: true, include_cluster_authorized_operations: false, include_topic_authorized_operations: false },
+    {
+      topics: v >= 1 ? null : [],
+      allow_auto_topic_creation: true,
+      include_cluster_authorized_operations: false,
+      include_topic_authorized_operations: false,
+    },
   ];
 }
 
@@ -76,7 +82,17 @@ function response_samples(v: number) {
           name: '__consumer_offsets',
           topic_id: v >= 10 ? OFFSETS_ID : ZERO_UUID,
           is_internal: v >= 1,
-          partitions: [{ error_code: 0, partition_index: 0, leader_id: 1, leader_epoch: -1, replica_nodes: [1], isr_nodes: [1], offline_replicas: [] }],
+          partitions: [
+            {
+              error_code: 0,
+              partition_index: 0,
+              leader_id: 1,
+              leader_epoch: -1,
+              replica_nodes: [1],
+              isr_nodes: [1],
+              offline_replicas: [],
+            },
+          ],
           topic_authorized_operations: NONE,
         },
         {
@@ -118,20 +134,50 @@ test('Metadata: hand-computed layouts', () => {
   assert.deepEqual(encode(request, 9, { topics: [{ name: 't' }] }), hex('02', '02 74', '00', '01', '00', '00', '00'));
   // v10: topic id before the (now nullable) name.
   const id = uuid('00112233445566778899aabbccddeeff');
-  assert.deepEqual(encode(request, 10, { topics: [{ topic_id: id, name: null }] }), hex('02', '00112233445566778899aabbccddeeff', '00', '00', '01', '00', '00', '00'));
+  assert.deepEqual(
+    encode(request, 10, { topics: [{ topic_id: id, name: null }] }),
+    hex('02', '00112233445566778899aabbccddeeff', '00', '00', '01', '00', '00', '00'),
+  );
 
   // Response v0: brokers (id, host, port), topics (error, name, partitions with replica and isr lists).
   const v0 = {
     brokers: [{ node_id: 1, host: 'h', port: 9092 }],
-    topics: [{ error_code: 0, name: 't', partitions: [{ error_code: 0, partition_index: 0, leader_id: 1, replica_nodes: [1], isr_nodes: [1] }] }],
+    topics: [
+      {
+        error_code: 0,
+        name: 't',
+        partitions: [{ error_code: 0, partition_index: 0, leader_id: 1, replica_nodes: [1], isr_nodes: [1] }],
+      },
+    ],
   };
   assert.deepEqual(
     encode(response, 0, v0),
-    hex('00000001', '00000001', '0001 68', '00002384', '00000001', '0000', '0001 74', '00000001', '0000', '00000000', '00000001', '00000001 00000001', '00000001 00000001'),
+    hex(
+      '00000001',
+      '00000001',
+      '0001 68',
+      '00002384',
+      '00000001',
+      '0000',
+      '0001 74',
+      '00000001',
+      '0000',
+      '00000000',
+      '00000001',
+      '00000001 00000001',
+      '00000001 00000001',
+    ),
   );
   // v13 (flexible): throttle, empty brokers, null cluster id, controller, empty topics, then the new top-level error code.
   assert.deepEqual(
-    encode(response, 13, { throttle_time_ms: 0, brokers: [], cluster_id: null, controller_id: 1, topics: [], error_code: 58 }),
+    encode(response, 13, {
+      throttle_time_ms: 0,
+      brokers: [],
+      cluster_id: null,
+      controller_id: 1,
+      topics: [],
+      error_code: 58,
+    }),
     hex('00000000', '01', '00', '00000001', '01', '003a', '00'),
   );
 });

@@ -73,31 +73,95 @@ test('OffsetCommit: hand-computed layouts', () => {
     member_id: 'm',
     group_instance_id: null,
     retention_time_ms: -1,
-    topics: [{ name: 't', partitions: [{ partition_index: 0, committed_offset: 10, committed_leader_epoch: -1, commit_timestamp: -1, committed_metadata: null }] }],
+    topics: [
+      {
+        name: 't',
+        partitions: [
+          {
+            partition_index: 0,
+            committed_offset: 10,
+            committed_leader_epoch: -1,
+            commit_timestamp: -1,
+            committed_metadata: null,
+          },
+        ],
+      },
+    ],
   };
   // v1: the only version with a per-partition commit timestamp
   assert.deepEqual(
-    encode(request, 1, { ...value, topics: [{ name: 't', partitions: [{ partition_index: 0, committed_offset: 10, commit_timestamp: 256, committed_metadata: '' }] }] }),
-    hex('0001 67', '00000005', '0001 6d', '00000001', '0001 74', '00000001', '00000000', '000000000000000a', '0000000000000100', '0000'),
+    encode(request, 1, {
+      ...value,
+      topics: [
+        {
+          name: 't',
+          partitions: [{ partition_index: 0, committed_offset: 10, commit_timestamp: 256, committed_metadata: '' }],
+        },
+      ],
+    }),
+    hex(
+      '0001 67',
+      '00000005',
+      '0001 6d',
+      '00000001',
+      '0001 74',
+      '00000001',
+      '00000000',
+      '000000000000000a',
+      '0000000000000100',
+      '0000',
+    ),
   );
   // v2: retention time after the member id, int32 counts, null metadata = int16 -1
   assert.deepEqual(
     assert_round_trip(request, 2, value),
-    hex('0001 67', '00000005', '0001 6d', 'ffffffffffffffff', '00000001', '0001 74', '00000001', '00000000', '000000000000000a', 'ffff'),
+    hex(
+      '0001 67',
+      '00000005',
+      '0001 6d',
+      'ffffffffffffffff',
+      '00000001',
+      '0001 74',
+      '00000001',
+      '00000000',
+      '000000000000000a',
+      'ffff',
+    ),
   );
   // v8: compact strings and arrays, null instance id = 0, leader epoch, a tag section per struct
   assert.deepEqual(
     assert_round_trip(request, 8, value),
-    hex('02 67', '00000005', '02 6d', '00', '02', '02 74', '02', '00000000', '000000000000000a', 'ffffffff', '00', '00', '00', '00'),
+    hex(
+      '02 67',
+      '00000005',
+      '02 6d',
+      '00',
+      '02',
+      '02 74',
+      '02',
+      '00000000',
+      '000000000000000a',
+      'ffffffff',
+      '00',
+      '00',
+      '00',
+      '00',
+    ),
   );
   // response v0 (no throttle time) and v8
   const reply = { throttle_time_ms: 0, topics: [{ name: 't', partitions: [{ partition_index: 1, error_code: 27 }] }] };
   assert.deepEqual(assert_round_trip(response, 0, reply), hex('00000001', '0001 74', '00000001', '00000001', '001b'));
-  assert.deepEqual(assert_round_trip(response, 8, reply), hex('00000000', '02', '02 74', '02', '00000001', '001b', '00', '00', '00'));
+  assert.deepEqual(
+    assert_round_trip(response, 8, reply),
+    hex('00000000', '02', '02 74', '02', '00000001', '001b', '00', '00', '00'),
+  );
 });
 
 test('OffsetCommit: unknown tagged fields in a flexible version are skipped', () => {
   // v8 response with an unknown tag (5, 2 bytes) on the partition and one (10, 1 byte) at the top level
   const bytes = hex('00000000', '02', '02 74', '02', '00000001', '001b', '01 05 02 abcd', '00', '01 0a 01 ff');
-  assert.deepEqual(decode(response, 8, bytes), { throttle_time_ms: 0, topics: [{ name: 't', partitions: [{ partition_index: 1, error_code: 27 }] }] });
+  assert.deepEqual(decode(response, 8, bytes), {
+    throttle_time_ms: 0,
+    topics: [{ name: 't', partitions: [{ partition_index: 1, error_code: 27 }] }],
+  });
 });

@@ -48,7 +48,11 @@ export const OFFSET_COMMIT = api_spec({
         'topics',
         struct_array(
           field('name', 'string', '0+'),
-          field('partitions', struct_array(field('partition_index', 'int32', '0+'), field('error_code', 'int16', '0+')), '0+'),
+          field(
+            'partitions',
+            struct_array(field('partition_index', 'int32', '0+'), field('error_code', 'int16', '0+')),
+            '0+',
+          ),
         ),
         '0+',
       ),

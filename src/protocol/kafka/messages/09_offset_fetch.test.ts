@@ -49,7 +49,13 @@ function response_samples(v: number) {
           {
             name: 'orders',
             partitions: [
-              { partition_index: 0, committed_offset: 1500, committed_leader_epoch: v >= 5 ? 3 : -1, metadata: 'checkpoint-17', error_code: 0 },
+              {
+                partition_index: 0,
+                committed_offset: 1500,
+                committed_leader_epoch: v >= 5 ? 3 : -1,
+                metadata: 'checkpoint-17',
+                error_code: 0,
+              },
               { partition_index: 1, committed_offset: -1, committed_leader_epoch: -1, metadata: null, error_code: 0 },
             ],
           },
@@ -104,11 +110,19 @@ test('OffsetFetch response round-trips in every version', () => {
 test('OffsetFetch: hand-computed layouts', () => {
   // v1: one group, int32 counts, an int32 array of partition indexes
   assert.deepEqual(
-    assert_round_trip(request, 1, { group_id: 'g', topics: [{ name: 't', partition_indexes: [0, 1] }], groups: [], require_stable: false }),
+    assert_round_trip(request, 1, {
+      group_id: 'g',
+      topics: [{ name: 't', partition_indexes: [0, 1] }],
+      groups: [],
+      require_stable: false,
+    }),
     hex('0001 67', '00000001', '0001 74', '00000002 00000000 00000001'),
   );
   // v2: a null topic list is an int32 count of -1
-  assert.deepEqual(assert_round_trip(request, 2, { group_id: 'g', topics: null, groups: [], require_stable: false }), hex('0001 67', 'ffffffff'));
+  assert.deepEqual(
+    assert_round_trip(request, 2, { group_id: 'g', topics: null, groups: [], require_stable: false }),
+    hex('0001 67', 'ffffffff'),
+  );
   // v8: the group array replaces group id and topics; a null compact array is 0; require_stable last
   assert.deepEqual(
     assert_round_trip(request, 8, {
@@ -133,11 +147,29 @@ test('OffsetFetch: hand-computed layouts', () => {
   assert.deepEqual(
     assert_round_trip(response, 5, {
       throttle_time_ms: 1,
-      topics: [{ name: 't', partitions: [{ partition_index: 0, committed_offset: 9, committed_leader_epoch: 2, metadata: null, error_code: 0 }] }],
+      topics: [
+        {
+          name: 't',
+          partitions: [
+            { partition_index: 0, committed_offset: 9, committed_leader_epoch: 2, metadata: null, error_code: 0 },
+          ],
+        },
+      ],
       error_code: 0,
       groups: [],
     }),
-    hex('00000001', '00000001', '0001 74', '00000001', '00000000', '0000000000000009', '00000002', 'ffff', '0000', '0000'),
+    hex(
+      '00000001',
+      '00000001',
+      '0001 74',
+      '00000001',
+      '00000000',
+      '0000000000000009',
+      '00000002',
+      'ffff',
+      '0000',
+      '0000',
+    ),
   );
 });
 

@@ -49,8 +49,22 @@ function response_samples(v: number) {
       host: '',
       port: 0,
       coordinators: [
-        { key: 'payments-consumers', node_id: 2, host: 'broker-2.sluice.internal', port: 9092, error_code: 0, error_message: null },
-        { key: 'billing', node_id: -1, host: '', port: -1, error_code: 15, error_message: 'The coordinator is not available.' },
+        {
+          key: 'payments-consumers',
+          node_id: 2,
+          host: 'broker-2.sluice.internal',
+          port: 9092,
+          error_code: 0,
+          error_message: null,
+        },
+        {
+          key: 'billing',
+          node_id: -1,
+          host: '',
+          port: -1,
+          error_code: 15,
+          error_message: 'The coordinator is not available.',
+        },
       ],
     },
   ];
@@ -74,17 +88,39 @@ test('FindCoordinator response round-trips in every version', () => {
 test('FindCoordinator: hand-computed layouts', () => {
   // v0: just the key; v1 adds the key type
   assert.deepEqual(assert_round_trip(request, 0, { key: 'g', key_type: 0, coordinator_keys: [] }), hex('0001 67'));
-  assert.deepEqual(assert_round_trip(request, 1, { key: 'g', key_type: 1, coordinator_keys: [] }), hex('0001 67', '01'));
+  assert.deepEqual(
+    assert_round_trip(request, 1, { key: 'g', key_type: 1, coordinator_keys: [] }),
+    hex('0001 67', '01'),
+  );
   // v4: the key type, then a compact array of keys
-  assert.deepEqual(assert_round_trip(request, 4, { key: '', key_type: 0, coordinator_keys: ['g'] }), hex('00', '02', '02 67', '00'));
+  assert.deepEqual(
+    assert_round_trip(request, 4, { key: '', key_type: 0, coordinator_keys: ['g'] }),
+    hex('00', '02', '02 67', '00'),
+  );
   // response v0: error, node, host, port
   assert.deepEqual(
-    assert_round_trip(response, 0, { throttle_time_ms: 0, error_code: 0, error_message: '', node_id: 2, host: 'h', port: 9092, coordinators: [] }),
+    assert_round_trip(response, 0, {
+      throttle_time_ms: 0,
+      error_code: 0,
+      error_message: '',
+      node_id: 2,
+      host: 'h',
+      port: 9092,
+      coordinators: [],
+    }),
     hex('0000', '00000002', '0001 68', '00002384'),
   );
   // response v3: flexible, null message = 0
   assert.deepEqual(
-    assert_round_trip(response, 3, { throttle_time_ms: 10, error_code: 0, error_message: null, node_id: 2, host: 'h', port: 9092, coordinators: [] }),
+    assert_round_trip(response, 3, {
+      throttle_time_ms: 10,
+      error_code: 0,
+      error_message: null,
+      node_id: 2,
+      host: 'h',
+      port: 9092,
+      coordinators: [],
+    }),
     hex('0000000a', '0000', '00', '00000002', '02 68', '00002384', '00'),
   );
   // response v4: one entry per key

@@ -7,7 +7,16 @@ const { request, response } = JOIN_GROUP;
 
 // consumer protocol subscription and assignment blobs, opaque to the broker
 const RANGE_METADATA = hex('0001', '00000002', '0006 6f7264657273', '0005 6175646974', 'ffffffff');
-const STICKY_METADATA = hex('0003', '00000001', '0006 6f7264657273', '00000004 00000001', '00000000', '00000000', 'ffff', 'ffffffff');
+const STICKY_METADATA = hex(
+  '0003',
+  '00000001',
+  '0006 6f7264657273',
+  '00000004 00000001',
+  '00000000',
+  '00000000',
+  'ffff',
+  'ffffffff',
+);
 
 function request_samples(v: number) {
   const first_join = {
@@ -23,7 +32,12 @@ function request_samples(v: number) {
     ],
     reason: v >= 8 ? 'rebalance failed due to MemberIdRequiredException' : null,
   };
-  const rejoin = { ...first_join, member_id: 'rdkafka-5c0e6f7a-1d2b-4c3d-9e8f-0a1b2c3d4e5f', group_instance_id: null, reason: null };
+  const rejoin = {
+    ...first_join,
+    member_id: 'rdkafka-5c0e6f7a-1d2b-4c3d-9e8f-0a1b2c3d4e5f',
+    group_instance_id: null,
+    reason: null,
+  };
   return [first_join, rejoin];
 }
 
@@ -91,7 +105,19 @@ test('JoinGroup: hand-computed layouts', () => {
   // v6: compact strings and bytes, null instance id = 0
   assert.deepEqual(
     assert_round_trip(request, 6, value),
-    hex('02 67', '0000afc8', '000493e0', '01', '00', '09 636f6e73756d6572', '02', '06 72616e6765', '03 0001', '00', '00'),
+    hex(
+      '02 67',
+      '0000afc8',
+      '000493e0',
+      '01',
+      '00',
+      '09 636f6e73756d6572',
+      '02',
+      '06 72616e6765',
+      '03 0001',
+      '00',
+      '00',
+    ),
   );
   // response v1: no throttle time; error, generation, protocol, leader, member, members
   const reply = {
@@ -112,12 +138,41 @@ test('JoinGroup: hand-computed layouts', () => {
   // response v9: protocol type before the name, skip_assignment after the leader
   assert.deepEqual(
     assert_round_trip(response, 9, { ...reply, protocol_type: 'consumer', skip_assignment: true }),
-    hex('00000000', '0000', '00000001', '09 636f6e73756d6572', '02 72', '02 61', '01', '02 61', '02', '02 61', '00', '02 ff', '00', '00'),
+    hex(
+      '00000000',
+      '0000',
+      '00000001',
+      '09 636f6e73756d6572',
+      '02 72',
+      '02 61',
+      '01',
+      '02 61',
+      '02',
+      '02 61',
+      '00',
+      '02 ff',
+      '00',
+      '00',
+    ),
   );
 });
 
 test('JoinGroup: unknown tagged fields in a flexible version are skipped', () => {
-  const bytes = hex('00000000', '0000', '00000001', '00', '00', '02 61', '02 61', '02', '02 61', '00', '01', '01 00 01 ff', '01 07 00');
+  const bytes = hex(
+    '00000000',
+    '0000',
+    '00000001',
+    '00',
+    '00',
+    '02 61',
+    '02 61',
+    '02',
+    '02 61',
+    '00',
+    '01',
+    '01 00 01 ff',
+    '01 07 00',
+  );
   assert.deepEqual(decode(response, 7, bytes), {
     throttle_time_ms: 0,
     error_code: 0,

@@ -42,11 +42,20 @@ test('Heartbeat: hand-computed layouts', () => {
   assert.deepEqual(assert_round_trip(request, 0, value), hex('0001 67', '00000003', '0001 6d'));
   // v3: a nullable instance id (int16 -1 when null)
   assert.deepEqual(assert_round_trip(request, 3, value), hex('0001 67', '00000003', '0001 6d', 'ffff'));
-  assert.deepEqual(assert_round_trip(request, 4, { ...value, group_instance_id: 'i' }), hex('02 67', '00000003', '02 6d', '02 69', '00'));
+  assert.deepEqual(
+    assert_round_trip(request, 4, { ...value, group_instance_id: 'i' }),
+    hex('02 67', '00000003', '02 6d', '02 69', '00'),
+  );
   assert.deepEqual(assert_round_trip(response, 0, { throttle_time_ms: 0, error_code: 27 }), hex('001b'));
-  assert.deepEqual(assert_round_trip(response, 4, { throttle_time_ms: 100, error_code: 27 }), hex('00000064', '001b', '00'));
+  assert.deepEqual(
+    assert_round_trip(response, 4, { throttle_time_ms: 100, error_code: 27 }),
+    hex('00000064', '001b', '00'),
+  );
 });
 
 test('Heartbeat: unknown tagged fields in a flexible version are skipped', () => {
-  assert.deepEqual(decode(response, 4, hex('00000064', '001b', '02 00 01 ff 03 02 abcd')), { throttle_time_ms: 100, error_code: 27 });
+  assert.deepEqual(decode(response, 4, hex('00000064', '001b', '02 00 01 ff 03 02 abcd')), {
+    throttle_time_ms: 100,
+    error_code: 27,
+  });
 });

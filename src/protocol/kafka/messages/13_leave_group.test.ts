@@ -6,7 +6,8 @@ import { assert_round_trip, assert_round_trips_in_every_version, decode, hex } f
 const { request, response } = LEAVE_GROUP;
 
 function request_samples(v: number) {
-  if (v <= 2) return [{ group_id: 'payments-consumers', member_id: 'rdkafka-5c0e6f7a-1d2b-4c3d-9e8f-0a1b2c3d4e5f', members: [] }];
+  if (v <= 2)
+    return [{ group_id: 'payments-consumers', member_id: 'rdkafka-5c0e6f7a-1d2b-4c3d-9e8f-0a1b2c3d4e5f', members: [] }];
   return [
     {
       group_id: 'payments-consumers',
@@ -53,7 +54,10 @@ test('LeaveGroup response round-trips in every version', () => {
 });
 
 test('LeaveGroup: hand-computed layouts', () => {
-  assert.deepEqual(assert_round_trip(request, 0, { group_id: 'g', member_id: 'm', members: [] }), hex('0001 67', '0001 6d'));
+  assert.deepEqual(
+    assert_round_trip(request, 0, { group_id: 'g', member_id: 'm', members: [] }),
+    hex('0001 67', '0001 6d'),
+  );
   // v3: the single member id gives way to a member array
   const batch = { group_id: 'g', member_id: '', members: [{ member_id: 'm', group_instance_id: null, reason: null }] };
   assert.deepEqual(assert_round_trip(request, 3, batch), hex('0001 67', '00000001', '0001 6d', 'ffff'));
@@ -64,12 +68,20 @@ test('LeaveGroup: hand-computed layouts', () => {
   );
   assert.deepEqual(assert_round_trip(response, 0, { throttle_time_ms: 0, error_code: 0, members: [] }), hex('0000'));
   assert.deepEqual(
-    assert_round_trip(response, 4, { throttle_time_ms: 7, error_code: 0, members: [{ member_id: 'm', group_instance_id: null, error_code: 25 }] }),
+    assert_round_trip(response, 4, {
+      throttle_time_ms: 7,
+      error_code: 0,
+      members: [{ member_id: 'm', group_instance_id: null, error_code: 25 }],
+    }),
     hex('00000007', '0000', '02', '02 6d', '00', '0019', '00', '00'),
   );
 });
 
 test('LeaveGroup: unknown tagged fields in a flexible version are skipped', () => {
   const bytes = hex('02 67', '02', '02 6d', '00', '01 02 01 ff', '00');
-  assert.deepEqual(decode(request, 4, bytes), { group_id: 'g', member_id: '', members: [{ member_id: 'm', group_instance_id: null, reason: null }] });
+  assert.deepEqual(decode(request, 4, bytes), {
+    group_id: 'g',
+    member_id: '',
+    members: [{ member_id: 'm', group_instance_id: null, reason: null }],
+  });
 });

@@ -64,13 +64,34 @@ test('SyncGroup: hand-computed layouts', () => {
     protocol_name: null,
     assignments: [{ member_id: 'm', assignment: hex('abcd') }],
   };
-  assert.deepEqual(assert_round_trip(request, 0, value), hex('0001 67', '00000003', '0001 6d', '00000001', '0001 6d', '00000002 abcd'));
+  assert.deepEqual(
+    assert_round_trip(request, 0, value),
+    hex('0001 67', '00000003', '0001 6d', '00000001', '0001 6d', '00000002 abcd'),
+  );
   // v5: protocol type and name between the instance id and the assignments
   assert.deepEqual(
     assert_round_trip(request, 5, { ...value, protocol_type: 'consumer', protocol_name: 'range' }),
-    hex('02 67', '00000003', '02 6d', '00', '09 636f6e73756d6572', '06 72616e6765', '02', '02 6d', '03 abcd', '00', '00'),
+    hex(
+      '02 67',
+      '00000003',
+      '02 6d',
+      '00',
+      '09 636f6e73756d6572',
+      '06 72616e6765',
+      '02',
+      '02 6d',
+      '03 abcd',
+      '00',
+      '00',
+    ),
   );
-  const reply = { throttle_time_ms: 3, error_code: 0, protocol_type: null, protocol_name: null, assignment: hex('abcd') };
+  const reply = {
+    throttle_time_ms: 3,
+    error_code: 0,
+    protocol_type: null,
+    protocol_name: null,
+    assignment: hex('abcd'),
+  };
   assert.deepEqual(assert_round_trip(response, 0, { ...reply, throttle_time_ms: 0 }), hex('0000', '00000002 abcd'));
   assert.deepEqual(assert_round_trip(response, 4, reply), hex('00000003', '0000', '03 abcd', '00'));
   assert.deepEqual(assert_round_trip(response, 5, reply), hex('00000003', '0000', '00', '00', '03 abcd', '00'));

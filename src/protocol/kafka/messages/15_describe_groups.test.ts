@@ -78,9 +78,18 @@ test('DescribeGroups response round-trips in every version', () => {
 });
 
 test('DescribeGroups: hand-computed layouts', () => {
-  assert.deepEqual(assert_round_trip(request, 0, { groups: ['g'], include_authorized_operations: false }), hex('00000001', '0001 67'));
-  assert.deepEqual(assert_round_trip(request, 3, { groups: ['g'], include_authorized_operations: true }), hex('00000001', '0001 67', '01'));
-  assert.deepEqual(assert_round_trip(request, 5, { groups: ['g'], include_authorized_operations: false }), hex('02', '02 67', '00', '00'));
+  assert.deepEqual(
+    assert_round_trip(request, 0, { groups: ['g'], include_authorized_operations: false }),
+    hex('00000001', '0001 67'),
+  );
+  assert.deepEqual(
+    assert_round_trip(request, 3, { groups: ['g'], include_authorized_operations: true }),
+    hex('00000001', '0001 67', '01'),
+  );
+  assert.deepEqual(
+    assert_round_trip(request, 5, { groups: ['g'], include_authorized_operations: false }),
+    hex('02', '02 67', '00', '00'),
+  );
   const group = {
     error_code: 0,
     error_message: null,
@@ -88,21 +97,52 @@ test('DescribeGroups: hand-computed layouts', () => {
     group_state: 'S',
     protocol_type: 'c',
     protocol_data: 'r',
-    members: [{ member_id: 'm', group_instance_id: null, client_id: 'c', client_host: 'h', member_metadata: hex('01'), member_assignment: hex('02') }],
+    members: [
+      {
+        member_id: 'm',
+        group_instance_id: null,
+        client_id: 'c',
+        client_host: 'h',
+        member_metadata: hex('01'),
+        member_assignment: hex('02'),
+      },
+    ],
     authorized_operations: NO_OPERATIONS,
   };
   // v4: nullable instance id after the member id; authorized operations closing the group
   assert.deepEqual(
     assert_round_trip(response, 4, { throttle_time_ms: 1, groups: [group] }),
-    hex('00000001', '00000001', '0000', '0001 67', '0001 53', '0001 63', '0001 72', '00000001', '0001 6d', 'ffff', '0001 63', '0001 68', '00000001 01', '00000001 02', '80000000'),
+    hex(
+      '00000001',
+      '00000001',
+      '0000',
+      '0001 67',
+      '0001 53',
+      '0001 63',
+      '0001 72',
+      '00000001',
+      '0001 6d',
+      'ffff',
+      '0001 63',
+      '0001 68',
+      '00000001 01',
+      '00000001 02',
+      '80000000',
+    ),
   );
   // v6: error message right after the error code
   assert.deepEqual(
-    assert_round_trip(response, 6, { throttle_time_ms: 1, groups: [{ ...group, error_code: 69, error_message: 'x', members: [] }] }),
+    assert_round_trip(response, 6, {
+      throttle_time_ms: 1,
+      groups: [{ ...group, error_code: 69, error_message: 'x', members: [] }],
+    }),
     hex('00000001', '02', '0045', '02 78', '02 67', '02 53', '02 63', '02 72', '01', '80000000', '00', '00'),
   );
 });
 
 test('DescribeGroups: unknown tagged fields in a flexible version are skipped', () => {
-  assert.deepEqual(decode(request, 5, hex('02', '02 67', '01', '01 00 02 abcd')), { groups: ['g'], include_authorized_operations: true });
+  assert.deepEqual(decode(request, 5, hex('02', '02 67', '01', '01 00 02 abcd')), {
+    groups: ['g'],
+    include_authorized_operations: true,
+  });
 });

@@ -18,8 +18,18 @@ function response_samples(v: number) {
       throttle_time_ms: v >= 1 ? 2 : 0,
       error_code: 0,
       groups: [
-        { group_id: 'payments-consumers', protocol_type: 'consumer', group_state: v >= 4 ? 'Stable' : '', group_type: v >= 5 ? 'classic' : '' },
-        { group_id: 'connect-cluster', protocol_type: 'connect', group_state: v >= 4 ? 'Empty' : '', group_type: v >= 5 ? 'classic' : '' },
+        {
+          group_id: 'payments-consumers',
+          protocol_type: 'consumer',
+          group_state: v >= 4 ? 'Stable' : '',
+          group_type: v >= 5 ? 'classic' : '',
+        },
+        {
+          group_id: 'connect-cluster',
+          protocol_type: 'connect',
+          group_state: v >= 4 ? 'Empty' : '',
+          group_type: v >= 5 ? 'classic' : '',
+        },
       ],
     },
     { throttle_time_ms: 0, error_code: 14, groups: [] },
@@ -50,15 +60,26 @@ test('ListGroups: hand-computed layouts', () => {
     hex('02 07 537461626c65', '02 08 636c6173736963', '00'),
   );
   assert.deepEqual(
-    assert_round_trip(response, 0, { throttle_time_ms: 0, error_code: 0, groups: [{ group_id: 'g', protocol_type: 'consumer', group_state: '', group_type: '' }] }),
+    assert_round_trip(response, 0, {
+      throttle_time_ms: 0,
+      error_code: 0,
+      groups: [{ group_id: 'g', protocol_type: 'consumer', group_state: '', group_type: '' }],
+    }),
     hex('0000', '00000001', '0001 67', '0008 636f6e73756d6572'),
   );
   assert.deepEqual(
-    assert_round_trip(response, 4, { throttle_time_ms: 2, error_code: 0, groups: [{ group_id: 'g', protocol_type: '', group_state: 'Empty', group_type: '' }] }),
+    assert_round_trip(response, 4, {
+      throttle_time_ms: 2,
+      error_code: 0,
+      groups: [{ group_id: 'g', protocol_type: '', group_state: 'Empty', group_type: '' }],
+    }),
     hex('00000002', '0000', '02', '02 67', '01', '06 456d707479', '00', '00'),
   );
 });
 
 test('ListGroups: unknown tagged fields in a flexible version are skipped', () => {
-  assert.deepEqual(decode(request, 4, hex('02 06 456d707479', '01 00 00')), { states_filter: ['Empty'], types_filter: [] });
+  assert.deepEqual(decode(request, 4, hex('02 06 456d707479', '01 00 00')), {
+    states_filter: ['Empty'],
+    types_filter: [],
+  });
 });

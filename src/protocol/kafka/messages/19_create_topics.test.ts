@@ -1,7 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CREATE_TOPICS } from './19_create_topics.ts';
-import { ZERO_UUID, assert_round_trip, assert_round_trips_in_every_version, decode, encode, hex, uuid } from './test_support.ts';
+import {
+  ZERO_UUID,
+  assert_round_trip,
+  assert_round_trips_in_every_version,
+  decode,
+  encode,
+  hex,
+  uuid,
+} from './test_support.ts';
 
 const { request, response } = CREATE_TOPICS;
 const ORDERS_ID = uuid('7b1e4c2a9f3d4e8b8a6c0d2f4e6a8c1b');
@@ -91,7 +99,9 @@ test('CreateTopics response round-trips in every version', () => {
 
 test('CreateTopics: hand-computed layouts', () => {
   const value = {
-    topics: [{ name: 'a', num_partitions: 1, replication_factor: 1, assignments: [], configs: [{ name: 'k', value: null }] }],
+    topics: [
+      { name: 'a', num_partitions: 1, replication_factor: 1, assignments: [], configs: [{ name: 'k', value: null }] },
+    ],
     timeout_ms: 1000,
     validate_only: true,
   };
@@ -116,10 +126,23 @@ test('CreateTopics: hand-computed layouts', () => {
   // response v5: tagged topic_config_error_code (tag 0, 2 bytes) after the regular fields
   const v5 = {
     throttle_time_ms: 0,
-    topics: [{ name: 'a', error_code: 0, error_message: null, topic_config_error_code: 29, num_partitions: 1, replication_factor: 1, configs: null }],
+    topics: [
+      {
+        name: 'a',
+        error_code: 0,
+        error_message: null,
+        topic_config_error_code: 29,
+        num_partitions: 1,
+        replication_factor: 1,
+        configs: null,
+      },
+    ],
   };
   const bytes = encode(response, 5, v5);
-  assert.deepEqual(bytes, hex('00000000', '02', '02 61', '0000', '00', '00000001', '0001', '00', '01 00 02 001d', '00'));
+  assert.deepEqual(
+    bytes,
+    hex('00000000', '02', '02 61', '0000', '00', '00000001', '0001', '00', '01 00 02 001d', '00'),
+  );
   const decoded = decode(response, 5, bytes);
   assert.equal((decoded.topics as Array<Record<string, unknown>>)[0]!.topic_config_error_code, 29);
 });

@@ -57,7 +57,10 @@ test('DeleteRecords response round-trips in every version', () => {
 });
 
 test('DeleteRecords: hand-computed layouts', () => {
-  const value = { topics: [{ name: 'a', partitions: [{ partition_index: 0, offset: 0x1_0000_0002 }] }], timeout_ms: 1000 };
+  const value = {
+    topics: [{ name: 'a', partitions: [{ partition_index: 0, offset: 0x1_0000_0002 }] }],
+    timeout_ms: 1000,
+  };
   assert.deepEqual(
     assert_round_trip(request, 1, value),
     hex('00000001', '0001 61', '00000001', '00000000', '00000001 00000002', '000003e8'),

@@ -16,7 +16,11 @@ export const DELETE_RECORDS = api_spec({
         'topics',
         struct_array(
           field('name', 'string', '0+'),
-          field('partitions', struct_array(field('partition_index', 'int32', '0+'), field('offset', 'int64', '0+')), '0+'),
+          field(
+            'partitions',
+            struct_array(field('partition_index', 'int32', '0+'), field('offset', 'int64', '0+')),
+            '0+',
+          ),
         ),
         '0+',
       ),

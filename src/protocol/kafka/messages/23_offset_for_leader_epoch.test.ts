@@ -57,11 +57,17 @@ test('OffsetForLeaderEpoch response round-trips in every version', () => {
 });
 
 test('OffsetForLeaderEpoch: hand-computed layouts', () => {
-  const value = { replica_id: 1, topics: [{ topic: 't', partitions: [{ partition: 0, current_leader_epoch: 2, leader_epoch: 1 }] }] };
+  const value = {
+    replica_id: 1,
+    topics: [{ topic: 't', partitions: [{ partition: 0, current_leader_epoch: 2, leader_epoch: 1 }] }],
+  };
   // v0: topic, partition, leader epoch.
   assert.deepEqual(encode(request, 0, value), hex('00000001', '0001 74', '00000001', '00000000', '00000001'));
   // v3: replica id first, current leader epoch before the leader epoch.
-  assert.deepEqual(encode(request, 3, value), hex('00000001', '00000001', '0001 74', '00000001', '00000000', '00000002', '00000001'));
+  assert.deepEqual(
+    encode(request, 3, value),
+    hex('00000001', '00000001', '0001 74', '00000001', '00000000', '00000002', '00000001'),
+  );
   // v4 (flexible): compact counts and name, three tag sections; a missing replica id is -2.
   assert.deepEqual(
     encode(request, 4, { topics: value.topics }),
@@ -70,6 +76,11 @@ test('OffsetForLeaderEpoch: hand-computed layouts', () => {
   // Response v0: error, partition, end offset (no leader epoch yet); decodes it as -1.
   const r0 = hex('00000001', '0001 74', '00000001', '0000', '00000000', '0000000000000064');
   const decoded = decode(response, 0, r0) as { topics: Array<{ partitions: Array<Record<string, unknown>> }> };
-  assert.deepEqual(decoded.topics[0]!.partitions[0], { error_code: 0, partition: 0, leader_epoch: -1, end_offset: 100 });
+  assert.deepEqual(decoded.topics[0]!.partitions[0], {
+    error_code: 0,
+    partition: 0,
+    leader_epoch: -1,
+    end_offset: 100,
+  });
   assert.deepEqual(encode(response, 0, decoded), r0);
 });

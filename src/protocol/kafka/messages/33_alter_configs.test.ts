@@ -52,13 +52,25 @@ test('AlterConfigs response round-trips in every version', () => {
 });
 
 test('AlterConfigs: hand-computed layouts', () => {
-  const value = { resources: [{ resource_type: 2, resource_name: 'a', configs: [{ name: 'k', value: null }] }], validate_only: false };
+  const value = {
+    resources: [{ resource_type: 2, resource_name: 'a', configs: [{ name: 'k', value: null }] }],
+    validate_only: false,
+  };
   assert.deepEqual(
     assert_round_trip(request, 1, value),
     hex('00000001', '02', '0001 61', '00000001', '0001 6b', 'ffff', '00'),
   );
-  assert.deepEqual(assert_round_trip(request, 2, value), hex('02', '02', '02 61', '02', '02 6b', '00', '00', '00', '00', '00'));
-  const reply = { throttle_time_ms: 0, responses: [{ error_code: 0, error_message: null, resource_type: 2, resource_name: 'a' }] };
+  assert.deepEqual(
+    assert_round_trip(request, 2, value),
+    hex('02', '02', '02 61', '02', '02 6b', '00', '00', '00', '00', '00'),
+  );
+  const reply = {
+    throttle_time_ms: 0,
+    responses: [{ error_code: 0, error_message: null, resource_type: 2, resource_name: 'a' }],
+  };
   assert.deepEqual(assert_round_trip(response, 0, reply), hex('00000000', '00000001', '0000', 'ffff', '02', '0001 61'));
-  assert.deepEqual(assert_round_trip(response, 2, reply), hex('00000000', '02', '0000', '00', '02', '02 61', '00', '00'));
+  assert.deepEqual(
+    assert_round_trip(response, 2, reply),
+    hex('00000000', '02', '0000', '00', '02', '02 61', '00', '00'),
+  );
 });

@@ -9,7 +9,11 @@ function request_samples(v: number) {
   return [
     {
       topics: [
-        { name: 'orders', count: 6, assignments: [{ broker_ids: [1, 2] }, { broker_ids: [2, 3] }, { broker_ids: [3, 1] }] },
+        {
+          name: 'orders',
+          count: 6,
+          assignments: [{ broker_ids: [1, 2] }, { broker_ids: [2, 3] }, { broker_ids: [3, 1] }],
+        },
         { name: 'audit', count: 4, assignments: null },
       ],
       timeout_ms: 30000,
@@ -24,7 +28,11 @@ function response_samples(v: number) {
       throttle_time_ms: v * 10,
       results: [
         { name: 'orders', error_code: 0, error_message: null },
-        { name: 'audit', error_code: 37, error_message: 'Topic currently has 8 partitions, which is higher than the requested 4.' },
+        {
+          name: 'audit',
+          error_code: 37,
+          error_message: 'Topic currently has 8 partitions, which is higher than the requested 4.',
+        },
       ],
     },
   ];
@@ -48,7 +56,11 @@ test('CreatePartitions response round-trips in every version', () => {
 test('CreatePartitions: hand-computed layouts', () => {
   // v1: null assignments = -1 count
   assert.deepEqual(
-    assert_round_trip(request, 1, { topics: [{ name: 'a', count: 3, assignments: null }], timeout_ms: 1000, validate_only: false }),
+    assert_round_trip(request, 1, {
+      topics: [{ name: 'a', count: 3, assignments: null }],
+      timeout_ms: 1000,
+      validate_only: false,
+    }),
     hex('00000001', '0001 61', '00000003', 'ffffffff', '000003e8', '00'),
   );
   // v2: compact assignments, each a struct holding a compact int32 list
@@ -61,7 +73,10 @@ test('CreatePartitions: hand-computed layouts', () => {
     hex('02', '02 61', '00000003', '02', '02 00000001 00', '00', '000003e8', '00', '00'),
   );
   assert.deepEqual(
-    assert_round_trip(response, 3, { throttle_time_ms: 0, results: [{ name: 'a', error_code: 37, error_message: 'x' }] }),
+    assert_round_trip(response, 3, {
+      throttle_time_ms: 0,
+      results: [{ name: 'a', error_code: 37, error_message: 'x' }],
+    }),
     hex('00000000', '02', '02 61', '0025', '02 78', '00', '00'),
   );
 });

@@ -17,7 +17,9 @@ export const CREATE_PARTITIONS = api_spec({
         struct_array(
           field('name', 'string', '0+'),
           field('count', 'int32', '0+'),
-          field('assignments', struct_array(field('broker_ids', array_of('int32'), '0+')), '0+', { nullable_versions: '0+' }),
+          field('assignments', struct_array(field('broker_ids', array_of('int32'), '0+')), '0+', {
+            nullable_versions: '0+',
+          }),
         ),
         '0+',
       ),

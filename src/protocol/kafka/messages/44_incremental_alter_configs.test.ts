@@ -18,7 +18,11 @@ function request_samples(v: number) {
             { name: 'max.message.bytes', config_operation: 1, value: null },
           ],
         },
-        { resource_type: 4, resource_name: '1', configs: [{ name: 'log.cleaner.threads', config_operation: 0, value: '2' }] },
+        {
+          resource_type: 4,
+          resource_name: '1',
+          configs: [{ name: 'log.cleaner.threads', config_operation: 0, value: '2' }],
+        },
       ],
       validate_only: v === 0,
     },
@@ -61,8 +65,20 @@ test('IncrementalAlterConfigs: hand-computed layouts', () => {
     assert_round_trip(request, 0, value),
     hex('00000001', '02', '0001 61', '00000001', '0001 6b', '01', 'ffff', '00'),
   );
-  assert.deepEqual(assert_round_trip(request, 1, value), hex('02', '02', '02 61', '02', '02 6b', '01', '00', '00', '00', '00', '00'));
-  const reply = { throttle_time_ms: 0, responses: [{ error_code: 40, error_message: 'x', resource_type: 4, resource_name: '1' }] };
-  assert.deepEqual(assert_round_trip(response, 0, reply), hex('00000000', '00000001', '0028', '0001 78', '04', '0001 31'));
-  assert.deepEqual(assert_round_trip(response, 1, reply), hex('00000000', '02', '0028', '02 78', '04', '02 31', '00', '00'));
+  assert.deepEqual(
+    assert_round_trip(request, 1, value),
+    hex('02', '02', '02 61', '02', '02 6b', '01', '00', '00', '00', '00', '00'),
+  );
+  const reply = {
+    throttle_time_ms: 0,
+    responses: [{ error_code: 40, error_message: 'x', resource_type: 4, resource_name: '1' }],
+  };
+  assert.deepEqual(
+    assert_round_trip(response, 0, reply),
+    hex('00000000', '00000001', '0028', '0001 78', '04', '0001 31'),
+  );
+  assert.deepEqual(
+    assert_round_trip(response, 1, reply),
+    hex('00000000', '02', '0028', '02 78', '04', '02 31', '00', '00'),
+  );
 });

@@ -17,7 +17,14 @@ export const ALTER_PARTITION_REASSIGNMENTS = api_spec({
         'topics',
         struct_array(
           field('name', 'string', '0+'),
-          field('partitions', struct_array(field('partition_index', 'int32', '0+'), field('replicas', array_of('int32'), '0+', { nullable_versions: '0+', default: null })), '0+'),
+          field(
+            'partitions',
+            struct_array(
+              field('partition_index', 'int32', '0+'),
+              field('replicas', array_of('int32'), '0+', { nullable_versions: '0+', default: null }),
+            ),
+            '0+',
+          ),
         ),
         '0+',
       ),
@@ -39,7 +46,11 @@ export const ALTER_PARTITION_REASSIGNMENTS = api_spec({
           field('name', 'string', '0+'),
           field(
             'partitions',
-            struct_array(field('partition_index', 'int32', '0+'), field('error_code', 'int16', '0+'), field('error_message', 'string', '0+', { nullable_versions: '0+' })),
+            struct_array(
+              field('partition_index', 'int32', '0+'),
+              field('error_code', 'int16', '0+'),
+              field('error_message', 'string', '0+', { nullable_versions: '0+' }),
+            ),
             '0+',
           ),
         ),

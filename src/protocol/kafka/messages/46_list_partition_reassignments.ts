@@ -13,7 +13,12 @@ export const LIST_PARTITION_REASSIGNMENTS = api_spec({
     flexible_versions: '0+',
     fields: [
       field('timeout_ms', 'int32', '0+', { default: 60000 }),
-      field('topics', struct_array(field('name', 'string', '0+'), field('partition_indexes', array_of('int32'), '0+')), '0+', { nullable_versions: '0+', default: null }),
+      field(
+        'topics',
+        struct_array(field('name', 'string', '0+'), field('partition_indexes', array_of('int32'), '0+')),
+        '0+',
+        { nullable_versions: '0+', default: null },
+      ),
     ],
   },
   response: {

@@ -9,7 +9,11 @@ const CONTROLLERS = 2;
 
 function request_samples(v: number) {
   return [
-    { include_cluster_authorized_operations: true, endpoint_type: v >= 1 ? CONTROLLERS : BROKERS, include_fenced_brokers: false },
+    {
+      include_cluster_authorized_operations: true,
+      endpoint_type: v >= 1 ? CONTROLLERS : BROKERS,
+      include_fenced_brokers: false,
+    },
     { include_cluster_authorized_operations: false, endpoint_type: BROKERS, include_fenced_brokers: v >= 2 },
   ];
 }
@@ -60,12 +64,25 @@ test('DescribeCluster: hand-computed layouts (every version is flexible)', () =>
   assert.deepEqual(encode(request, 0, { include_cluster_authorized_operations: true }), hex('01', '00'));
   // A missing endpoint type is 1 (brokers); v2 adds include_fenced_brokers.
   assert.deepEqual(encode(request, 1, { include_cluster_authorized_operations: false }), hex('00', '01', '00'));
-  assert.deepEqual(encode(request, 2, { include_cluster_authorized_operations: false, endpoint_type: 2, include_fenced_brokers: true }), hex('00', '02', '01', '00'));
+  assert.deepEqual(
+    encode(request, 2, {
+      include_cluster_authorized_operations: false,
+      endpoint_type: 2,
+      include_fenced_brokers: true,
+    }),
+    hex('00', '02', '01', '00'),
+  );
   assert.equal(decode(request, 0, hex('00 00')).endpoint_type, 1);
 
   const value = {
-    throttle_time_ms: 0, error_code: 0, error_message: null, endpoint_type: 1, cluster_id: 'c', controller_id: 1,
-    brokers: [{ broker_id: 1, host: 'h', port: 9092, rack: null, is_fenced: true }], cluster_authorized_operations: -2147483648,
+    throttle_time_ms: 0,
+    error_code: 0,
+    error_message: null,
+    endpoint_type: 1,
+    cluster_id: 'c',
+    controller_id: 1,
+    brokers: [{ broker_id: 1, host: 'h', port: 9092, rack: null, is_fenced: true }],
+    cluster_authorized_operations: -2147483648,
   };
   const broker = ['00000001', '02 68', '00002384', '00'];
   // v0: compact null message, compact strings, broker without is_fenced, broker tags, body tags.

@@ -11,7 +11,13 @@ const MEMBER_ID = 'Jm4uX3bXQn2cX1dZ0VtZ4g';
 function request_samples(_v: number) {
   return [
     // joining: epoch 0, full subscription and rack
-    { group_id: 'invoice-workers', member_id: MEMBER_ID, member_epoch: 0, rack_id: 'us-east-1a', subscribed_topic_names: ['orders', 'audit'] },
+    {
+      group_id: 'invoice-workers',
+      member_id: MEMBER_ID,
+      member_epoch: 0,
+      rack_id: 'us-east-1a',
+      subscribed_topic_names: ['orders', 'audit'],
+    },
     // steady state: nothing changed, so rack and subscription are null
     { group_id: 'invoice-workers', member_id: MEMBER_ID, member_epoch: 7, rack_id: null, subscribed_topic_names: null },
     // leaving
@@ -35,8 +41,24 @@ function response_samples(_v: number) {
         ],
       },
     },
-    { throttle_time_ms: 0, error_code: 0, error_message: null, member_id: null, member_epoch: 8, heartbeat_interval_ms: 5000, assignment: null },
-    { throttle_time_ms: 0, error_code: 0, error_message: null, member_id: MEMBER_ID, member_epoch: 9, heartbeat_interval_ms: 5000, assignment: { topic_partitions: [] } },
+    {
+      throttle_time_ms: 0,
+      error_code: 0,
+      error_message: null,
+      member_id: null,
+      member_epoch: 8,
+      heartbeat_interval_ms: 5000,
+      assignment: null,
+    },
+    {
+      throttle_time_ms: 0,
+      error_code: 0,
+      error_message: null,
+      member_id: MEMBER_ID,
+      member_epoch: 9,
+      heartbeat_interval_ms: 5000,
+      assignment: { topic_partitions: [] },
+    },
     {
       throttle_time_ms: 12,
       error_code: 25, // UNKNOWN_MEMBER_ID
@@ -67,30 +89,61 @@ test('ShareGroupHeartbeat response round-trips in every version', () => {
 test('ShareGroupHeartbeat: hand-computed layouts', () => {
   // compact strings g and m, epoch 0, null rack (compact 0), one subscribed topic t, no tags
   assert.deepEqual(
-    assert_round_trip(request, 1, { group_id: 'g', member_id: 'm', member_epoch: 0, rack_id: null, subscribed_topic_names: ['t'] }),
+    assert_round_trip(request, 1, {
+      group_id: 'g',
+      member_id: 'm',
+      member_epoch: 0,
+      rack_id: null,
+      subscribed_topic_names: ['t'],
+    }),
     hex('02 67', '02 6d', '00000000', '00', '02 02 74', '00'),
   );
   // a null subscription is a compact array length of 0 (an empty one would be 01)
   assert.deepEqual(
-    assert_round_trip(request, 1, { group_id: 'g', member_id: 'm', member_epoch: 3, rack_id: 'r', subscribed_topic_names: null }),
+    assert_round_trip(request, 1, {
+      group_id: 'g',
+      member_id: 'm',
+      member_epoch: 3,
+      rack_id: 'r',
+      subscribed_topic_names: null,
+    }),
     hex('02 67', '02 6d', '00000003', '02 72', '00', '00'),
   );
   // missing nullable fields default to null
   assert.deepEqual(decode(request, 1, hex('02 67', '02 6d', 'ffffffff', '00', '00', '00')), {
-    group_id: 'g', member_id: 'm', member_epoch: -1, rack_id: null, subscribed_topic_names: null,
+    group_id: 'g',
+    member_id: 'm',
+    member_epoch: -1,
+    rack_id: null,
+    subscribed_topic_names: null,
   });
 
   const topic_id = uuid('00112233445566778899aabbccddeeff');
   const reply = {
-    throttle_time_ms: 0, error_code: 0, error_message: null, member_id: 'm', member_epoch: 1, heartbeat_interval_ms: 5000,
+    throttle_time_ms: 0,
+    error_code: 0,
+    error_message: null,
+    member_id: 'm',
+    member_epoch: 1,
+    heartbeat_interval_ms: 5000,
     assignment: { topic_partitions: [{ topic_id, partitions: [0, 1] }] },
   };
   // the assignment is a nullable struct: presence byte 01, then its array and its own (empty) tags
   assert.deepEqual(
     assert_round_trip(response, 1, reply),
     hex(
-      '00000000', '0000', '00', '02 6d', '00000001', '00001388',
-      '01', '02', '00112233445566778899aabbccddeeff', '03 00000000 00000001', '00', '00',
+      '00000000',
+      '0000',
+      '00',
+      '02 6d',
+      '00000001',
+      '00001388',
+      '01',
+      '02',
+      '00112233445566778899aabbccddeeff',
+      '03 00000000 00000001',
+      '00',
+      '00',
       '00',
     ),
   );
@@ -102,6 +155,10 @@ test('ShareGroupHeartbeat: hand-computed layouts', () => {
 
 test('ShareGroupHeartbeat: unknown tagged fields are skipped', () => {
   assert.deepEqual(decode(request, 1, hex('02 67', '02 6d', '00000002', '00', '00', '01 05 02 abcd')), {
-    group_id: 'g', member_id: 'm', member_epoch: 2, rack_id: null, subscribed_topic_names: null,
+    group_id: 'g',
+    member_id: 'm',
+    member_epoch: 2,
+    rack_id: null,
+    subscribed_topic_names: null,
   });
 });

@@ -88,17 +88,31 @@ test('ShareGroupDescribe response round-trips in every version', () => {
 });
 
 test('ShareGroupDescribe: hand-computed layouts', () => {
-  assert.deepEqual(assert_round_trip(request, 1, { group_ids: ['g'], include_authorized_operations: true }), hex('02 02 67', '01', '00'));
+  assert.deepEqual(
+    assert_round_trip(request, 1, { group_ids: ['g'], include_authorized_operations: true }),
+    hex('02 02 67', '01', '00'),
+  );
 
   const topic_id = uuid('00112233445566778899aabbccddeeff');
   const value = {
     throttle_time_ms: 0,
     groups: [
       {
-        error_code: 0, error_message: null, group_id: 'g', group_state: 'Stable', group_epoch: 2, assignment_epoch: 2, assignor_name: 'simple',
+        error_code: 0,
+        error_message: null,
+        group_id: 'g',
+        group_state: 'Stable',
+        group_epoch: 2,
+        assignment_epoch: 2,
+        assignor_name: 'simple',
         members: [
           {
-            member_id: 'm', rack_id: null, member_epoch: 2, client_id: 'c', client_host: 'h', subscribed_topic_names: ['t'],
+            member_id: 'm',
+            rack_id: null,
+            member_epoch: 2,
+            client_id: 'c',
+            client_host: 'h',
+            subscribed_topic_names: ['t'],
             assignment: { topic_partitions: [{ topic_id, topic_name: 't', partitions: [0] }] },
           },
         ],
@@ -112,27 +126,65 @@ test('ShareGroupDescribe: hand-computed layouts', () => {
       '00000000',
       '02',
       // group: error, null message, id, state, epochs, assignor
-      '0000', '00', '02 67', '07 537461626c65', '00000002', '00000002', '07 73696d706c65',
+      '0000',
+      '00',
+      '02 67',
+      '07 537461626c65',
+      '00000002',
+      '00000002',
+      '07 73696d706c65',
       '02',
       // member: id, null rack, epoch, client id, host, subscription
-      '02 6d', '00', '00000002', '02 63', '02 68', '02 02 74',
+      '02 6d',
+      '00',
+      '00000002',
+      '02 63',
+      '02 68',
+      '02 02 74',
       // assignment struct (not nullable, so no presence byte): one topic-partitions entry
-      '02', '00112233445566778899aabbccddeeff', '02 74', '02 00000000', '00', '00',
+      '02',
+      '00112233445566778899aabbccddeeff',
+      '02 74',
+      '02 00000000',
+      '00',
+      '00',
       '00', // member tags
-      '80000000', '00', // authorized operations, group tags
+      '80000000',
+      '00', // authorized operations, group tags
       '00',
     ),
   );
 });
 
 test('ShareGroupDescribe: unknown tagged fields of a group are skipped', () => {
-  const bytes = hex('00000000', '02', '0045', '00', '02 67', '01', 'ffffffff', 'ffffffff', '01', '01', '80000000', '01 07 01 00', '00');
+  const bytes = hex(
+    '00000000',
+    '02',
+    '0045',
+    '00',
+    '02 67',
+    '01',
+    'ffffffff',
+    'ffffffff',
+    '01',
+    '01',
+    '80000000',
+    '01 07 01 00',
+    '00',
+  );
   assert.deepEqual(decode(response, 1, bytes), {
     throttle_time_ms: 0,
     groups: [
       {
-        error_code: 69, error_message: null, group_id: 'g', group_state: '', group_epoch: -1, assignment_epoch: -1, assignor_name: '',
-        members: [], authorized_operations: -2147483648,
+        error_code: 69,
+        error_message: null,
+        group_id: 'g',
+        group_state: '',
+        group_epoch: -1,
+        assignment_epoch: -1,
+        assignor_name: '',
+        members: [],
+        authorized_operations: -2147483648,
       },
     ],
   });

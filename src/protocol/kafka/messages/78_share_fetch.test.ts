@@ -57,14 +57,42 @@ function request_samples(v: number) {
             partition_index: 0,
             acknowledgement_batches: [
               // one type for the whole range
-              { first_offset: 100, last_offset: 149, acknowledge_types: [ACCEPT], sluice_failure_reason: null, sluice_release_delay_ms: -1 },
+              {
+                first_offset: 100,
+                last_offset: 149,
+                acknowledge_types: [ACCEPT],
+                sluice_failure_reason: null,
+                sluice_release_delay_ms: -1,
+              },
               // one type per offset, with a gap (a compacted-away offset)
-              { first_offset: 150, last_offset: 154, acknowledge_types: [ACCEPT, GAP, RELEASE, REJECT, ACCEPT], sluice_failure_reason: null, sluice_release_delay_ms: -1 },
+              {
+                first_offset: 150,
+                last_offset: 154,
+                acknowledge_types: [ACCEPT, GAP, RELEASE, REJECT, ACCEPT],
+                sluice_failure_reason: null,
+                sluice_release_delay_ms: -1,
+              },
             ],
           },
         ],
       },
-      { topic_id: AUDIT_ID, partitions: [{ partition_index: 3, acknowledgement_batches: [{ first_offset: 7, last_offset: 7, acknowledge_types: [RELEASE], sluice_failure_reason: 'billing timed out', sluice_release_delay_ms: 2500 }] }] },
+      {
+        topic_id: AUDIT_ID,
+        partitions: [
+          {
+            partition_index: 3,
+            acknowledgement_batches: [
+              {
+                first_offset: 7,
+                last_offset: 7,
+                acknowledge_types: [RELEASE],
+                sluice_failure_reason: 'billing timed out',
+                sluice_release_delay_ms: 2500,
+              },
+            ],
+          },
+        ],
+      },
     ],
     forgotten_topics_data: [{ topic_id: AUDIT_ID, partitions: [0, 2] }],
   };
@@ -83,7 +111,20 @@ function request_samples(v: number) {
     topics: [
       {
         topic_id: ORDERS_ID,
-        partitions: [{ partition_index: 1, acknowledgement_batches: [{ first_offset: 40, last_offset: 42, acknowledge_types: v >= 2 ? [RENEW] : [ACCEPT], sluice_failure_reason: null, sluice_release_delay_ms: -1 }] }],
+        partitions: [
+          {
+            partition_index: 1,
+            acknowledgement_batches: [
+              {
+                first_offset: 40,
+                last_offset: 42,
+                acknowledge_types: v >= 2 ? [RENEW] : [ACCEPT],
+                sluice_failure_reason: null,
+                sluice_release_delay_ms: -1,
+              },
+            ],
+          },
+        ],
       },
     ],
     forgotten_topics_data: [],
@@ -174,16 +215,40 @@ test('ShareFetch response round-trips in every version', () => {
 test('ShareFetch: hand-computed request layouts', () => {
   const topic_id = uuid('00112233445566778899aabbccddeeff');
   const value = {
-    group_id: 'g', member_id: 'm', share_session_epoch: 1, max_wait_ms: 500, min_bytes: 1, max_records: 500, batch_size: 100,
-    share_acquire_mode: 1, is_renew_ack: true,
-    topics: [{ topic_id, partitions: [{ partition_index: 0, acknowledgement_batches: [{ first_offset: 10, last_offset: 12, acknowledge_types: [1, 0, 3] }] }] }],
+    group_id: 'g',
+    member_id: 'm',
+    share_session_epoch: 1,
+    max_wait_ms: 500,
+    min_bytes: 1,
+    max_records: 500,
+    batch_size: 100,
+    share_acquire_mode: 1,
+    is_renew_ack: true,
+    topics: [
+      {
+        topic_id,
+        partitions: [
+          {
+            partition_index: 0,
+            acknowledgement_batches: [{ first_offset: 10, last_offset: 12, acknowledge_types: [1, 0, 3] }],
+          },
+        ],
+      },
+    ],
   };
   const head = ['02 67', '02 6d', '00000001', '000001f4', '00000001', '7fffffff', '000001f4', '00000064'];
   const topics = [
-    '02', '00112233445566778899aabbccddeeff',
-    '02', '00000000', // partition 0; no per-partition max bytes from v1
-    '02', '000000000000000a', '000000000000000c', '04 01 00 03', '00', // batch 10..12: accept, gap, reject
-    '00', '00', // partition tags, topic tags
+    '02',
+    '00112233445566778899aabbccddeeff',
+    '02',
+    '00000000', // partition 0; no per-partition max bytes from v1
+    '02',
+    '000000000000000a',
+    '000000000000000c',
+    '04 01 00 03',
+    '00', // batch 10..12: accept, gap, reject
+    '00',
+    '00', // partition tags, topic tags
     '01', // no forgotten topics
     '00',
   ];
@@ -201,14 +266,22 @@ test('ShareFetch: hand-computed request layouts', () => {
 test('ShareFetch: hand-computed response layout', () => {
   const topic_id = uuid('00112233445566778899aabbccddeeff');
   const value = {
-    throttle_time_ms: 0, error_code: 0, error_message: null, acquisition_lock_timeout_ms: 30000,
+    throttle_time_ms: 0,
+    error_code: 0,
+    error_message: null,
+    acquisition_lock_timeout_ms: 30000,
     responses: [
       {
         topic_id,
         partitions: [
           {
-            partition_index: 0, error_code: 0, error_message: null, acknowledge_error_code: 0, acknowledge_error_message: null,
-            current_leader: { leader_id: 1, leader_epoch: 5 }, records: hex('aabb'),
+            partition_index: 0,
+            error_code: 0,
+            error_message: null,
+            acknowledge_error_code: 0,
+            acknowledge_error_message: null,
+            current_leader: { leader_id: 1, leader_epoch: 5 },
+            records: hex('aabb'),
             acquired_records: [{ first_offset: 10, last_offset: 11, delivery_count: 1 }],
           },
         ],
@@ -217,14 +290,33 @@ test('ShareFetch: hand-computed response layout', () => {
     node_endpoints: [{ node_id: 1, host: 'h', port: 9092, rack: null }],
   };
   const bytes = hex(
-    '00000000', '0000', '00', '00007530',
-    '02', '00112233445566778899aabbccddeeff',
-    '02', '00000000', '0000', '00', '0000', '00',
+    '00000000',
+    '0000',
+    '00',
+    '00007530',
+    '02',
+    '00112233445566778899aabbccddeeff',
+    '02',
+    '00000000',
+    '0000',
+    '00',
+    '0000',
+    '00',
     '00000001 00000005 00', // current leader and its tags
     '03 aabb', // compact records: length + 1
-    '02', '000000000000000a', '000000000000000b', '0001', '00',
-    '00', '00', // partition tags, topic tags
-    '02', '00000001', '02 68', '00002384', '00', '00',
+    '02',
+    '000000000000000a',
+    '000000000000000b',
+    '0001',
+    '00',
+    '00',
+    '00', // partition tags, topic tags
+    '02',
+    '00000001',
+    '02 68',
+    '00002384',
+    '00',
+    '00',
     '00',
   );
   for (const version of [1, 2]) assert.deepEqual(assert_round_trip(response, version, value), bytes);
@@ -232,17 +324,46 @@ test('ShareFetch: hand-computed response layout', () => {
 
 test('ShareFetch: records are not nullable in v1+', () => {
   const partition = {
-    partition_index: 0, error_code: 0, error_message: null, acknowledge_error_code: 0, acknowledge_error_message: null,
-    current_leader: { leader_id: 1, leader_epoch: 5 }, records: null, acquired_records: [],
+    partition_index: 0,
+    error_code: 0,
+    error_message: null,
+    acknowledge_error_code: 0,
+    acknowledge_error_message: null,
+    current_leader: { leader_id: 1, leader_epoch: 5 },
+    records: null,
+    acquired_records: [],
   };
-  assert.throws(() => encode(response, 1, { responses: [{ topic_id: uuid('00112233445566778899aabbccddeeff'), partitions: [partition] }] }), /records is not nullable/);
+  assert.throws(
+    () =>
+      encode(response, 1, {
+        responses: [{ topic_id: uuid('00112233445566778899aabbccddeeff'), partitions: [partition] }],
+      }),
+    /records is not nullable/,
+  );
   // an empty partition carries a zero-length batch (compact length 01); compact 00 (null) is rejected
-  const empty = hex('00000000', '0000', '00', '00000000', '02', '00112233445566778899aabbccddeeff', '02', '00000000', '0000', '00', '0000', '00', '00000001 00000005 00');
+  const empty = hex(
+    '00000000',
+    '0000',
+    '00',
+    '00000000',
+    '02',
+    '00112233445566778899aabbccddeeff',
+    '02',
+    '00000000',
+    '0000',
+    '00',
+    '0000',
+    '00',
+    '00000001 00000005 00',
+  );
   assert.deepEqual(decode(response, 2, Buffer.concat([empty, hex('01', '01', '00', '00', '01', '00')])).responses, [
     {
       topic_id: uuid('00112233445566778899aabbccddeeff'),
       partitions: [{ ...partition, records: Buffer.alloc(0) }],
     },
   ]);
-  assert.throws(() => decode(response, 2, Buffer.concat([empty, hex('00', '01', '00', '00', '01', '00')])), /records is null but not nullable/);
+  assert.throws(
+    () => decode(response, 2, Buffer.concat([empty, hex('00', '01', '00', '00', '01', '00')])),
+    /records is null but not nullable/,
+  );
 });

@@ -39,7 +39,11 @@ export const SHARE_ACKNOWLEDGEMENT_TOPICS = field(
 );
 
 /** The leader a partition error points to (ShareFetch and ShareAcknowledge responses). */
-export const SHARE_CURRENT_LEADER = field('current_leader', struct(field('leader_id', 'int32', '0+'), field('leader_epoch', 'int32', '0+')), '0+');
+export const SHARE_CURRENT_LEADER = field(
+  'current_leader',
+  struct(field('leader_id', 'int32', '0+'), field('leader_epoch', 'int32', '0+')),
+  '0+',
+);
 
 /** The brokers named as leaders in a response (ShareFetch and ShareAcknowledge). */
 export const SHARE_NODE_ENDPOINTS = field(

@@ -27,11 +27,34 @@ function request_samples(v: number) {
             {
               partition_index: 0,
               acknowledgement_batches: [
-                { first_offset: 100, last_offset: 149, acknowledge_types: [ACCEPT], sluice_failure_reason: null, sluice_release_delay_ms: -1 },
-                { first_offset: 150, last_offset: 153, acknowledge_types: [REJECT, GAP, ACCEPT, RELEASE], sluice_failure_reason: null, sluice_release_delay_ms: -1 },
+                {
+                  first_offset: 100,
+                  last_offset: 149,
+                  acknowledge_types: [ACCEPT],
+                  sluice_failure_reason: null,
+                  sluice_release_delay_ms: -1,
+                },
+                {
+                  first_offset: 150,
+                  last_offset: 153,
+                  acknowledge_types: [REJECT, GAP, ACCEPT, RELEASE],
+                  sluice_failure_reason: null,
+                  sluice_release_delay_ms: -1,
+                },
               ],
             },
-            { partition_index: 2, acknowledgement_batches: [{ first_offset: 8, last_offset: 9, acknowledge_types: [RELEASE], sluice_failure_reason: 'billing timed out', sluice_release_delay_ms: 2500 }] },
+            {
+              partition_index: 2,
+              acknowledgement_batches: [
+                {
+                  first_offset: 8,
+                  last_offset: 9,
+                  acknowledge_types: [RELEASE],
+                  sluice_failure_reason: 'billing timed out',
+                  sluice_release_delay_ms: 2500,
+                },
+              ],
+            },
           ],
         },
       ],
@@ -44,7 +67,20 @@ function request_samples(v: number) {
       topics: [
         {
           topic_id: AUDIT_ID,
-          partitions: [{ partition_index: 3, acknowledgement_batches: [{ first_offset: 4000, last_offset: 4010, acknowledge_types: [v >= 2 ? RENEW : ACCEPT], sluice_failure_reason: null, sluice_release_delay_ms: -1 }] }],
+          partitions: [
+            {
+              partition_index: 3,
+              acknowledgement_batches: [
+                {
+                  first_offset: 4000,
+                  last_offset: 4010,
+                  acknowledge_types: [v >= 2 ? RENEW : ACCEPT],
+                  sluice_failure_reason: null,
+                  sluice_release_delay_ms: -1,
+                },
+              ],
+            },
+          ],
         },
       ],
     },
@@ -64,7 +100,12 @@ function response_samples(v: number) {
         {
           topic_id: ORDERS_ID,
           partitions: [
-            { partition_index: 0, error_code: 0, error_message: null, current_leader: { leader_id: 1, leader_epoch: 5 } },
+            {
+              partition_index: 0,
+              error_code: 0,
+              error_message: null,
+              current_leader: { leader_id: 1, leader_epoch: 5 },
+            },
             {
               partition_index: 2,
               error_code: 121, // INVALID_RECORD_STATE
@@ -75,7 +116,14 @@ function response_samples(v: number) {
         },
         {
           topic_id: AUDIT_ID,
-          partitions: [{ partition_index: 3, error_code: 6, error_message: null, current_leader: { leader_id: 2, leader_epoch: 14 } }], // NOT_LEADER_OR_FOLLOWER
+          partitions: [
+            {
+              partition_index: 3,
+              error_code: 6,
+              error_message: null,
+              current_leader: { leader_id: 2, leader_epoch: 14 },
+            },
+          ], // NOT_LEADER_OR_FOLLOWER
         },
       ],
       node_endpoints: [{ node_id: 2, host: 'broker-2.internal', port: 9092, rack: 'us-east-1b' }],
@@ -109,14 +157,34 @@ test('ShareAcknowledge response round-trips in every version', () => {
 test('ShareAcknowledge: hand-computed layouts', () => {
   const topic_id = uuid('00112233445566778899aabbccddeeff');
   const value = {
-    group_id: 'g', member_id: 'm', share_session_epoch: 2, is_renew_ack: true,
-    topics: [{ topic_id, partitions: [{ partition_index: 1, acknowledgement_batches: [{ first_offset: 5, last_offset: 5, acknowledge_types: [4] }] }] }],
+    group_id: 'g',
+    member_id: 'm',
+    share_session_epoch: 2,
+    is_renew_ack: true,
+    topics: [
+      {
+        topic_id,
+        partitions: [
+          {
+            partition_index: 1,
+            acknowledgement_batches: [{ first_offset: 5, last_offset: 5, acknowledge_types: [4] }],
+          },
+        ],
+      },
+    ],
   };
   const topics = [
-    '02', '00112233445566778899aabbccddeeff',
-    '02', '00000001',
-    '02', '0000000000000005', '0000000000000005', '02 04', '00',
-    '00', '00',
+    '02',
+    '00112233445566778899aabbccddeeff',
+    '02',
+    '00000001',
+    '02',
+    '0000000000000005',
+    '0000000000000005',
+    '02 04',
+    '00',
+    '00',
+    '00',
     '00',
   ];
   // v1 has no renew flag; v2 puts it right after the session epoch
@@ -124,14 +192,45 @@ test('ShareAcknowledge: hand-computed layouts', () => {
   assert.deepEqual(encode(request, 2, value), hex('02 67', '02 6d', '00000002', '01', ...topics));
   assert.equal(decode(request, 1, hex('02 67', '02 6d', '00000002', ...topics)).is_renew_ack, false);
   // a null group id is a compact length of 0
-  assert.deepEqual(assert_round_trip(request, 2, { group_id: null, member_id: 'm', share_session_epoch: -1, is_renew_ack: false, topics: [] }), hex('00', '02 6d', 'ffffffff', '00', '01', '00'));
+  assert.deepEqual(
+    assert_round_trip(request, 2, {
+      group_id: null,
+      member_id: 'm',
+      share_session_epoch: -1,
+      is_renew_ack: false,
+      topics: [],
+    }),
+    hex('00', '02 6d', 'ffffffff', '00', '01', '00'),
+  );
 
   const reply = {
-    throttle_time_ms: 0, error_code: 0, error_message: null, acquisition_lock_timeout_ms: 30000,
-    responses: [{ topic_id, partitions: [{ partition_index: 1, error_code: 0, error_message: null, current_leader: { leader_id: 1, leader_epoch: 5 } }] }],
+    throttle_time_ms: 0,
+    error_code: 0,
+    error_message: null,
+    acquisition_lock_timeout_ms: 30000,
+    responses: [
+      {
+        topic_id,
+        partitions: [
+          { partition_index: 1, error_code: 0, error_message: null, current_leader: { leader_id: 1, leader_epoch: 5 } },
+        ],
+      },
+    ],
     node_endpoints: [],
   };
-  const responses = ['02', '00112233445566778899aabbccddeeff', '02', '00000001', '0000', '00', '00000001 00000005 00', '00', '00', '01', '00'];
+  const responses = [
+    '02',
+    '00112233445566778899aabbccddeeff',
+    '02',
+    '00000001',
+    '0000',
+    '00',
+    '00000001 00000005 00',
+    '00',
+    '00',
+    '01',
+    '00',
+  ];
   // the acquisition lock timeout appears from v2, after the error message
   assert.deepEqual(encode(response, 1, reply), hex('00000000', '0000', '00', ...responses));
   assert.deepEqual(assert_round_trip(response, 2, reply), hex('00000000', '0000', '00', '00007530', ...responses));

@@ -49,7 +49,10 @@ export function assert_round_trip(spec: MessageSpec, version: number, value: Val
 }
 
 /** Round-trips the samples of every version in the spec's valid range; returns the versions covered. */
-export function assert_round_trips_in_every_version(spec: MessageSpec, samples: (version: number) => Value[]): number[] {
+export function assert_round_trips_in_every_version(
+  spec: MessageSpec,
+  samples: (version: number) => Value[],
+): number[] {
   const versions = versions_of(spec);
   for (const version of versions) {
     const values = samples(version);

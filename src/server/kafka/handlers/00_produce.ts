@@ -11,32 +11,44 @@ type PartitionResponse = Row<Row<ResponseIn<typeof PRODUCE>['responses']>['parti
 
 const is_acks = (acks: number): acks is -1 | 0 | 1 => acks === 0 || acks === 1 || acks === -1;
 
-export const produce_handler = kafka_handler(PRODUCE, { min: 3, max: 10, notes: 'one batch per partition; acks 0, 1, -1; advertised from v0 (see below)' }, async (request, ctx) => {
-  const acks = request.acks;
-  const responses = await Promise.all(
-    request.topic_data.map(async (topic) => {
-      const partitions = await Promise.all(
-        topic.partition_data.map(async (partition): Promise<PartitionResponse & { error_code: number }> => {
-          const base = { index: partition.index, base_offset: -1, log_append_time_ms: -1, log_start_offset: -1, record_errors: [], error_message: null };
-          if (!is_acks(acks)) return { ...base, error_code: ErrorCode.INVALID_REQUIRED_ACKS };
-          const records = partition.records;
-          if (records === null || records.length === 0) return { ...base, error_code: ErrorCode.INVALID_RECORD, error_message: 'no records' };
-          try {
-            const result = await ctx.core.partitions.produce(topic.name, partition.index, records, acks);
-            return { ...base, error_code: 0, ...result };
-          } catch (error) {
-            return { ...base, ...error_fields(error) };
-          }
-        }),
-      );
-      return { name: topic.name, partition_responses: partitions };
-    }),
-  );
-  if (acks === 0) {
-    // No response to carry the error: like Kafka, close the connection so the client notices.
-    const refused = responses.some((t) => t.partition_responses.some((p) => p.error_code !== 0));
-    if (refused) throw new CloseConnection('a produce with acks=0 was refused');
-    return null;
-  }
-  return { responses, throttle_time_ms: 0 };
-});
+export const produce_handler = kafka_handler(
+  PRODUCE,
+  { min: 3, max: 10, notes: 'one batch per partition; acks 0, 1, -1; advertised from v0 (see below)' },
+  async (request, ctx) => {
+    const acks = request.acks;
+    const responses = await Promise.all(
+      request.topic_data.map(async (topic) => {
+        const partitions = await Promise.all(
+          topic.partition_data.map(async (partition): Promise<PartitionResponse & { error_code: number }> => {
+            const base = {
+              index: partition.index,
+              base_offset: -1,
+              log_append_time_ms: -1,
+              log_start_offset: -1,
+              record_errors: [],
+              error_message: null,
+            };
+            if (!is_acks(acks)) return { ...base, error_code: ErrorCode.INVALID_REQUIRED_ACKS };
+            const records = partition.records;
+            if (records === null || records.length === 0)
+              return { ...base, error_code: ErrorCode.INVALID_RECORD, error_message: 'no records' };
+            try {
+              const result = await ctx.core.partitions.produce(topic.name, partition.index, records, acks);
+              return { ...base, error_code: 0, ...result };
+            } catch (error) {
+              return { ...base, ...error_fields(error) };
+            }
+          }),
+        );
+        return { name: topic.name, partition_responses: partitions };
+      }),
+    );
+    if (acks === 0) {
+      // No response to carry the error: like Kafka, close the connection so the client notices.
+      const refused = responses.some((t) => t.partition_responses.some((p) => p.error_code !== 0));
+      if (refused) throw new CloseConnection('a produce with acks=0 was refused');
+      return null;
+    }
+    return { responses, throttle_time_ms: 0 };
+  },
+);

@@ -44,7 +44,13 @@ function plan(request: RequestOf<typeof FETCH>, ctx: RequestContext): Wanted[] {
       try {
         entry.source =
           replica_id >= 0
-            ? ctx.core.partitions.replica_source(replica_id, entry.topic, entry.partition, entry.offset, partition.current_leader_epoch)
+            ? ctx.core.partitions.replica_source(
+                replica_id,
+                entry.topic,
+                entry.partition,
+                entry.offset,
+                partition.current_leader_epoch,
+              )
             : ctx.core.partitions.consumer_source(entry.topic, entry.partition);
       } catch (error) {
         entry.error_code = kafka_error_code(error);
@@ -55,11 +61,24 @@ function plan(request: RequestOf<typeof FETCH>, ctx: RequestContext): Wanted[] {
   return wanted;
 }
 
-async function read_once(wanted: Wanted[], total_max: number, replica: boolean): Promise<{ rows: PartitionResponse[]; bytes: number }> {
+async function read_once(
+  wanted: Wanted[],
+  total_max: number,
+  replica: boolean,
+): Promise<{ rows: PartitionResponse[]; bytes: number }> {
   let bytes = 0;
   const out: PartitionResponse[] = [];
   for (const entry of wanted) {
-    const row: PartitionResponse = { partition_index: entry.partition, error_code: entry.error_code, high_watermark: -1, last_stable_offset: -1, log_start_offset: -1, aborted_transactions: [], preferred_read_replica: -1, records: EMPTY_RECORDS };
+    const row: PartitionResponse = {
+      partition_index: entry.partition,
+      error_code: entry.error_code,
+      high_watermark: -1,
+      last_stable_offset: -1,
+      log_start_offset: -1,
+      aborted_transactions: [],
+      preferred_read_replica: -1,
+      records: EMPTY_RECORDS,
+    };
     out.push(row);
     const source = entry.source;
     if (!source || entry.error_code !== 0) continue;
@@ -83,10 +102,17 @@ async function read_once(wanted: Wanted[], total_max: number, replica: boolean):
 
 /** Until a partition asked for moves (its high watermark, or for a follower any write). */
 function wait_for_data(wanted: Wanted[], wait_ms: number, closing: ShutdownSignal, replica: boolean): Promise<void> {
-  return long_poll(wait_ms, closing, (wake) => wanted.flatMap(({ source }) => (source ? [replica ? source.on_progress(wake) : source.on_high_watermark(wake)] : [])));
+  return long_poll(wait_ms, closing, (wake) =>
+    wanted.flatMap(({ source }) =>
+      source ? [replica ? source.on_progress(wake) : source.on_high_watermark(wake)] : [],
+    ),
+  );
 }
 
-function by_topic(wanted: Wanted[], rows: PartitionResponse[]): Array<{ topic: string; partitions: PartitionResponse[] }> {
+function by_topic(
+  wanted: Wanted[],
+  rows: PartitionResponse[],
+): Array<{ topic: string; partitions: PartitionResponse[] }> {
   const topics = new Map<string, PartitionResponse[]>();
   rows.forEach((row, i) => {
     const topic = wanted[i]!.topic;
@@ -97,20 +123,29 @@ function by_topic(wanted: Wanted[], rows: PartitionResponse[]): Array<{ topic: s
   return [...topics].map(([topic, partitions]) => ({ topic, partitions }));
 }
 
-export const fetch_handler = kafka_handler(FETCH, { min: 4, max: 12, notes: "long poll within `max_wait_ms` (at most 30 s) and `min_bytes`; last stable offset = high watermark; no fetch sessions; a replica id marks a follower's fetch (reads to the log end, checks its leader epoch)" }, async (request, ctx) => {
-  const clock = ctx.core.clock;
-  const wanted = plan(request, ctx);
-  const deadline = clock.now_ms() + Math.min(Math.max(0, request.max_wait_ms), FETCH_WAIT_MS_MAX);
-  const total_max = Math.min(Math.max(1, request.max_bytes), FETCH_BYTES_MAX);
-  const min_bytes = Math.max(0, request.min_bytes);
-  const replica = request.replica_id >= 0;
-  for (;;) {
-    const result = await read_once(wanted, total_max, replica);
-    const failed = result.rows.some((row) => row.error_code !== ErrorCode.NONE);
-    const remaining = deadline - clock.now_ms();
-    if (result.bytes >= min_bytes || failed || remaining <= 0 || ctx.closing.raised) {
-      return { throttle_time_ms: 0, error_code: 0, session_id: 0, responses: by_topic(wanted, result.rows) };
+export const fetch_handler = kafka_handler(
+  FETCH,
+  {
+    min: 4,
+    max: 12,
+    notes:
+      "long poll within `max_wait_ms` (at most 30 s) and `min_bytes`; last stable offset = high watermark; no fetch sessions; a replica id marks a follower's fetch (reads to the log end, checks its leader epoch)",
+  },
+  async (request, ctx) => {
+    const clock = ctx.core.clock;
+    const wanted = plan(request, ctx);
+    const deadline = clock.now_ms() + Math.min(Math.max(0, request.max_wait_ms), FETCH_WAIT_MS_MAX);
+    const total_max = Math.min(Math.max(1, request.max_bytes), FETCH_BYTES_MAX);
+    const min_bytes = Math.max(0, request.min_bytes);
+    const replica = request.replica_id >= 0;
+    for (;;) {
+      const result = await read_once(wanted, total_max, replica);
+      const failed = result.rows.some((row) => row.error_code !== ErrorCode.NONE);
+      const remaining = deadline - clock.now_ms();
+      if (result.bytes >= min_bytes || failed || remaining <= 0 || ctx.closing.raised) {
+        return { throttle_time_ms: 0, error_code: 0, session_id: 0, responses: by_topic(wanted, result.rows) };
+      }
+      await wait_for_data(wanted, remaining, ctx.closing, replica);
     }
-    await wait_for_data(wanted, remaining, ctx.closing, replica);
-  }
-});
+  },
+);

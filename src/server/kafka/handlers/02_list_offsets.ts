@@ -13,8 +13,19 @@ const EARLIEST = -2;
 type PartitionRequest = Row<Row<RequestOf<typeof LIST_OFFSETS>['topics']>['partitions']>;
 type PartitionResponse = Row<Row<ResponseIn<typeof LIST_OFFSETS>['topics']>['partitions']>;
 
-async function list_offset(ctx: RequestContext, topic: string, partition: PartitionRequest): Promise<PartitionResponse> {
-  const row = { partition_index: partition.partition_index, error_code: 0, timestamp: -1, offset: -1, leader_epoch: 0, old_style_offsets: [] };
+async function list_offset(
+  ctx: RequestContext,
+  topic: string,
+  partition: PartitionRequest,
+): Promise<PartitionResponse> {
+  const row = {
+    partition_index: partition.partition_index,
+    error_code: 0,
+    timestamp: -1,
+    offset: -1,
+    leader_epoch: 0,
+    old_style_offsets: [],
+  };
   try {
     const source = ctx.core.partitions.consumer_source(topic, partition.partition_index);
     const timestamp = partition.timestamp;
@@ -33,12 +44,16 @@ async function list_offset(ctx: RequestContext, topic: string, partition: Partit
   return row;
 }
 
-export const list_offsets_handler = kafka_handler(LIST_OFFSETS, { min: 1, max: 6, notes: 'earliest (-2), latest (-1), by timestamp' }, async (request, ctx) => {
-  const topics = await Promise.all(
-    request.topics.map(async (topic) => ({
-      name: topic.name,
-      partitions: await Promise.all(topic.partitions.map((partition) => list_offset(ctx, topic.name, partition))),
-    })),
-  );
-  return { throttle_time_ms: 0, topics };
-});
+export const list_offsets_handler = kafka_handler(
+  LIST_OFFSETS,
+  { min: 1, max: 6, notes: 'earliest (-2), latest (-1), by timestamp' },
+  async (request, ctx) => {
+    const topics = await Promise.all(
+      request.topics.map(async (topic) => ({
+        name: topic.name,
+        partitions: await Promise.all(topic.partitions.map((partition) => list_offset(ctx, topic.name, partition))),
+      })),
+    );
+    return { throttle_time_ms: 0, topics };
+  },
+);

@@ -10,7 +10,6 @@ import { kafka_error_code } from '../error_map.ts';
 
 type TopicResponse = Row<ResponseIn<typeof METADATA>['topics']>;
 
-
 function describe_topic(ctx: RequestContext, name: string): TopicResponse {
   const topic = ctx.core.topics.get(name)!;
   return {
@@ -34,9 +33,20 @@ function describe_topic(ctx: RequestContext, name: string): TopicResponse {
   };
 }
 
-async function requested_topic(ctx: RequestContext, entry: { topic_id: string; name: string | null }, allow_auto_create: boolean): Promise<TopicResponse> {
+async function requested_topic(
+  ctx: RequestContext,
+  entry: { topic_id: string; name: string | null },
+  allow_auto_create: boolean,
+): Promise<TopicResponse> {
   const name = entry.name ?? ctx.core.topics.get_by_id(entry.topic_id)?.name ?? null;
-  if (name === null) return { error_code: ErrorCode.UNKNOWN_TOPIC_ID, name: null, topic_id: entry.topic_id, is_internal: false, partitions: [] };
+  if (name === null)
+    return {
+      error_code: ErrorCode.UNKNOWN_TOPIC_ID,
+      name: null,
+      topic_id: entry.topic_id,
+      is_internal: false,
+      partitions: [],
+    };
   try {
     await ctx.core.topics.ensure(name, allow_auto_create);
     return describe_topic(ctx, name);
@@ -45,23 +55,27 @@ async function requested_topic(ctx: RequestContext, entry: { topic_id: string; n
   }
 }
 
-export const metadata_handler = kafka_handler(METADATA, { min: 0, max: 12, notes: 'topic ids from v10; auto-creation when the request and the broker allow it' }, async (request, ctx) => {
-  const requested = request.topics;
-  const all = requested === null || (ctx.version === 0 && requested.length === 0);
-  const allow_auto_create = ctx.version < 4 ? true : request.allow_auto_topic_creation;
-  const topics: TopicResponse[] = [];
-  if (all) {
-    for (const topic of ctx.core.topics.list()) topics.push(describe_topic(ctx, topic.name));
-  } else {
-    for (const entry of requested) topics.push(await requested_topic(ctx, entry, allow_auto_create));
-  }
-  const self = { host: ctx.listener.advertised_host, port: ctx.listener.advertised_port };
-  return {
-    throttle_time_ms: 0,
-    brokers: ctx.core.cluster.brokers(self).map((b) => ({ ...b, rack: null })),
-    cluster_id: ctx.core.cluster_id,
-    controller_id: ctx.core.cluster.controller_id(),
-    topics,
-    cluster_authorized_operations: NO_AUTHORIZED_OPERATIONS,
-  };
-});
+export const metadata_handler = kafka_handler(
+  METADATA,
+  { min: 0, max: 12, notes: 'topic ids from v10; auto-creation when the request and the broker allow it' },
+  async (request, ctx) => {
+    const requested = request.topics;
+    const all = requested === null || (ctx.version === 0 && requested.length === 0);
+    const allow_auto_create = ctx.version < 4 ? true : request.allow_auto_topic_creation;
+    const topics: TopicResponse[] = [];
+    if (all) {
+      for (const topic of ctx.core.topics.list()) topics.push(describe_topic(ctx, topic.name));
+    } else {
+      for (const entry of requested) topics.push(await requested_topic(ctx, entry, allow_auto_create));
+    }
+    const self = { host: ctx.listener.advertised_host, port: ctx.listener.advertised_port };
+    return {
+      throttle_time_ms: 0,
+      brokers: ctx.core.cluster.brokers(self).map((b) => ({ ...b, rack: null })),
+      cluster_id: ctx.core.cluster_id,
+      controller_id: ctx.core.cluster.controller_id(),
+      topics,
+      cluster_authorized_operations: NO_AUTHORIZED_OPERATIONS,
+    };
+  },
+);

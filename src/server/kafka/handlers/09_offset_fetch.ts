@@ -8,7 +8,10 @@ import { kafka_handler, type RequestContext } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
 /** The partitions a group committed, by topic. */
-function committed_partitions(ctx: RequestContext, group_id: string): Array<{ name: string; partition_indexes: number[] }> {
+function committed_partitions(
+  ctx: RequestContext,
+  group_id: string,
+): Array<{ name: string; partition_indexes: number[] }> {
   const by_topic = new Map<string, number[]>();
   for (const entry of ctx.core.groups.committed_all(group_id)) {
     let partitions = by_topic.get(entry.topic);
@@ -18,26 +21,31 @@ function committed_partitions(ctx: RequestContext, group_id: string): Array<{ na
   return [...by_topic].map(([name, partition_indexes]) => ({ name, partition_indexes }));
 }
 
-export const offset_fetch_handler = kafka_handler(OFFSET_FETCH, { min: 1, max: 7, notes: 'one group per request: the batched form of v8+ is not served' }, (request, ctx) => {
-  const { group_id } = request;
-  if (!ctx.core.groups.is_coordinator) return { throttle_time_ms: 0, topics: [], error_code: ErrorCode.NOT_COORDINATOR };
-  const topics = request.topics ?? committed_partitions(ctx, group_id);
-  const error_code = group_id === '' ? kafka_error_code(new BrokerError('invalid_group_id', 'empty group id')) : 0;
-  return {
-    throttle_time_ms: 0,
-    topics: topics.map((t) => ({
-      name: t.name,
-      partitions: t.partition_indexes.map((partition_index) => {
-        const committed = ctx.core.groups.committed(group_id, t.name, partition_index);
-        return {
-          partition_index,
-          committed_offset: committed?.offset ?? -1,
-          committed_leader_epoch: committed?.leader_epoch ?? -1,
-          metadata: committed?.metadata ?? '',
-          error_code: 0,
-        };
-      }),
-    })),
-    error_code,
-  };
-});
+export const offset_fetch_handler = kafka_handler(
+  OFFSET_FETCH,
+  { min: 1, max: 7, notes: 'one group per request: the batched form of v8+ is not served' },
+  (request, ctx) => {
+    const { group_id } = request;
+    if (!ctx.core.groups.is_coordinator)
+      return { throttle_time_ms: 0, topics: [], error_code: ErrorCode.NOT_COORDINATOR };
+    const topics = request.topics ?? committed_partitions(ctx, group_id);
+    const error_code = group_id === '' ? kafka_error_code(new BrokerError('invalid_group_id', 'empty group id')) : 0;
+    return {
+      throttle_time_ms: 0,
+      topics: topics.map((t) => ({
+        name: t.name,
+        partitions: t.partition_indexes.map((partition_index) => {
+          const committed = ctx.core.groups.committed(group_id, t.name, partition_index);
+          return {
+            partition_index,
+            committed_offset: committed?.offset ?? -1,
+            committed_leader_epoch: committed?.leader_epoch ?? -1,
+            metadata: committed?.metadata ?? '',
+            error_code: 0,
+          };
+        }),
+      })),
+      error_code,
+    };
+  },
+);

@@ -5,29 +5,42 @@ import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { NO_AUTHORIZED_OPERATIONS, kafka_handler } from '../handler.ts';
 import { GROUP_STATE_NAMES } from './group_states.ts';
 
-export const describe_groups_handler = kafka_handler(DESCRIBE_GROUPS, { min: 0, max: 5, notes: '' }, (request, ctx) => ({
-  throttle_time_ms: 0,
-  groups: request.groups.map((group_id) => {
-    if (!ctx.core.groups.is_coordinator) {
-      return { error_code: ErrorCode.NOT_COORDINATOR, error_message: null, group_id, group_state: '', protocol_type: '', protocol_data: '', members: [], authorized_operations: NO_AUTHORIZED_OPERATIONS };
-    }
-    const summary = ctx.core.groups.describe(group_id);
-    return {
-      error_code: 0,
-      error_message: null,
-      group_id,
-      group_state: GROUP_STATE_NAMES[summary.state],
-      protocol_type: summary.protocol_type,
-      protocol_data: summary.protocol_name,
-      members: summary.members.map((m) => ({
-        member_id: m.member_id,
-        group_instance_id: m.group_instance_id,
-        client_id: m.client_id,
-        client_host: m.client_host,
-        member_metadata: m.metadata,
-        member_assignment: m.assignment,
-      })),
-      authorized_operations: NO_AUTHORIZED_OPERATIONS,
-    };
+export const describe_groups_handler = kafka_handler(
+  DESCRIBE_GROUPS,
+  { min: 0, max: 5, notes: '' },
+  (request, ctx) => ({
+    throttle_time_ms: 0,
+    groups: request.groups.map((group_id) => {
+      if (!ctx.core.groups.is_coordinator) {
+        return {
+          error_code: ErrorCode.NOT_COORDINATOR,
+          error_message: null,
+          group_id,
+          group_state: '',
+          protocol_type: '',
+          protocol_data: '',
+          members: [],
+          authorized_operations: NO_AUTHORIZED_OPERATIONS,
+        };
+      }
+      const summary = ctx.core.groups.describe(group_id);
+      return {
+        error_code: 0,
+        error_message: null,
+        group_id,
+        group_state: GROUP_STATE_NAMES[summary.state],
+        protocol_type: summary.protocol_type,
+        protocol_data: summary.protocol_name,
+        members: summary.members.map((m) => ({
+          member_id: m.member_id,
+          group_instance_id: m.group_instance_id,
+          client_id: m.client_id,
+          client_host: m.client_host,
+          member_metadata: m.metadata,
+          member_assignment: m.assignment,
+        })),
+        authorized_operations: NO_AUTHORIZED_OPERATIONS,
+      };
+    }),
   }),
-}));
+);

@@ -14,16 +14,23 @@ type TopicResponse = Row<ResponseIn<typeof CREATE_TOPICS>['topics']>;
 async function create_topic(ctx: RequestContext, topic: TopicRequest, validate_only: boolean): Promise<TopicResponse> {
   const { name, replication_factor } = topic;
   try {
-    if (topic.assignments.length > 0) throw new BrokerError('invalid_request', 'manual replica assignment is not supported; use sluice topic reassign');
-    if (replication_factor === 0 || replication_factor < -1) throw new BrokerError('invalid_replication_factor', `replication factor ${replication_factor} must be positive`);
-    const created = await ctx.core.topics.create(name, topic.num_partitions, configs_of(topic.configs), { validate_only, replication_factor });
+    if (topic.assignments.length > 0)
+      throw new BrokerError('invalid_request', 'manual replica assignment is not supported; use sluice topic reassign');
+    if (replication_factor === 0 || replication_factor < -1)
+      throw new BrokerError('invalid_replication_factor', `replication factor ${replication_factor} must be positive`);
+    const created = await ctx.core.topics.create(name, topic.num_partitions, configs_of(topic.configs), {
+      validate_only,
+      replication_factor,
+    });
     return {
       name,
       topic_id: created.id,
       error_code: 0,
       error_message: null,
       num_partitions: created.partitions,
-      replication_factor: ctx.core.cluster.partition_info(name, 0).replicas.length || (replication_factor === -1 ? 1 : replication_factor),
+      replication_factor:
+        ctx.core.cluster.partition_info(name, 0).replicas.length ||
+        (replication_factor === -1 ? 1 : replication_factor),
       configs: ctx.core.topics.config_entries(created).map((entry) => ({
         name: entry.name,
         value: entry.value,
@@ -37,8 +44,17 @@ async function create_topic(ctx: RequestContext, topic: TopicRequest, validate_o
   }
 }
 
-export const create_topics_handler = kafka_handler(CREATE_TOPICS, { min: 0, max: 7, notes: 'replication factor up to the live brokers (-1: the cluster default; 1 on a single node); no manual assignment; topic ids from v7' }, async (request, ctx) => {
-  const topics = [];
-  for (const topic of request.topics) topics.push(await create_topic(ctx, topic, request.validate_only));
-  return { throttle_time_ms: 0, topics };
-});
+export const create_topics_handler = kafka_handler(
+  CREATE_TOPICS,
+  {
+    min: 0,
+    max: 7,
+    notes:
+      'replication factor up to the live brokers (-1: the cluster default; 1 on a single node); no manual assignment; topic ids from v7',
+  },
+  async (request, ctx) => {
+    const topics = [];
+    for (const topic of request.topics) topics.push(await create_topic(ctx, topic, request.validate_only));
+    return { throttle_time_ms: 0, topics };
+  },
+);

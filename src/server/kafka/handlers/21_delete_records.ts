@@ -4,20 +4,28 @@ import { DELETE_RECORDS } from '../../../protocol/kafka/messages/21_delete_recor
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
-export const delete_records_handler = kafka_handler(DELETE_RECORDS, { min: 0, max: 2, notes: 'moves the log start offset durably' }, async (request, ctx) => {
-  const topics = [];
-  for (const topic of request.topics) {
-    const partitions = [];
-    for (const partition of topic.partitions) {
-      const row = { partition_index: partition.partition_index, low_watermark: -1, error_code: 0 };
-      try {
-        row.low_watermark = await ctx.core.partitions.delete_records(topic.name, partition.partition_index, partition.offset);
-      } catch (error) {
-        row.error_code = kafka_error_code(error);
+export const delete_records_handler = kafka_handler(
+  DELETE_RECORDS,
+  { min: 0, max: 2, notes: 'moves the log start offset durably' },
+  async (request, ctx) => {
+    const topics = [];
+    for (const topic of request.topics) {
+      const partitions = [];
+      for (const partition of topic.partitions) {
+        const row = { partition_index: partition.partition_index, low_watermark: -1, error_code: 0 };
+        try {
+          row.low_watermark = await ctx.core.partitions.delete_records(
+            topic.name,
+            partition.partition_index,
+            partition.offset,
+          );
+        } catch (error) {
+          row.error_code = kafka_error_code(error);
+        }
+        partitions.push(row);
       }
-      partitions.push(row);
+      topics.push({ name: topic.name, partitions });
     }
-    topics.push({ name: topic.name, partitions });
-  }
-  return { throttle_time_ms: 0, topics };
-});
+    return { throttle_time_ms: 0, topics };
+  },
+);

@@ -8,8 +8,24 @@ import { kafka_handler } from '../handler.ts';
 /** Producer epochs are int16 and wrap within the positive range. */
 const EPOCH_MASK = 0x7fff;
 
-export const init_producer_id_handler = kafka_handler(INIT_PRODUCER_ID, { min: 0, max: 4, notes: 'idempotent producers; a transactional id is refused (INVALID_REQUEST)' }, async (request, ctx) => {
-  if (request.transactional_id !== null) return { throttle_time_ms: 0, error_code: ErrorCode.INVALID_REQUEST, producer_id: -1, producer_epoch: -1 };
-  if (request.producer_id >= 0) return { throttle_time_ms: 0, error_code: 0, producer_id: request.producer_id, producer_epoch: (request.producer_epoch + 1) & EPOCH_MASK };
-  return { throttle_time_ms: 0, error_code: 0, producer_id: await ctx.core.partitions.allocate_producer_id(), producer_epoch: 0 };
-});
+export const init_producer_id_handler = kafka_handler(
+  INIT_PRODUCER_ID,
+  { min: 0, max: 4, notes: 'idempotent producers; a transactional id is refused (INVALID_REQUEST)' },
+  async (request, ctx) => {
+    if (request.transactional_id !== null)
+      return { throttle_time_ms: 0, error_code: ErrorCode.INVALID_REQUEST, producer_id: -1, producer_epoch: -1 };
+    if (request.producer_id >= 0)
+      return {
+        throttle_time_ms: 0,
+        error_code: 0,
+        producer_id: request.producer_id,
+        producer_epoch: (request.producer_epoch + 1) & EPOCH_MASK,
+      };
+    return {
+      throttle_time_ms: 0,
+      error_code: 0,
+      producer_id: await ctx.core.partitions.allocate_producer_id(),
+      producer_epoch: 0,
+    };
+  },
+);

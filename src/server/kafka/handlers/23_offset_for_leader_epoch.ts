@@ -4,20 +4,33 @@ import { OFFSET_FOR_LEADER_EPOCH } from '../../../protocol/kafka/messages/23_off
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
-export const offset_for_leader_epoch_handler = kafka_handler(OFFSET_FOR_LEADER_EPOCH, { min: 0, max: 4, notes: 'from the leader epoch cache (a single node has only epoch 0); checks the current leader epoch' }, (request, ctx) => ({
-  throttle_time_ms: 0,
-  topics: request.topics.map((topic) => ({
-    topic: topic.topic,
-    partitions: topic.partitions.map((partition) => {
-      const row = { error_code: 0, partition: partition.partition, leader_epoch: -1, end_offset: -1 };
-      try {
-        const end = ctx.core.partitions.end_offset_for_epoch(topic.topic, partition.partition, partition.leader_epoch, partition.current_leader_epoch);
-        row.leader_epoch = end.epoch;
-        row.end_offset = end.end_offset;
-      } catch (error) {
-        row.error_code = kafka_error_code(error);
-      }
-      return row;
-    }),
-  })),
-}));
+export const offset_for_leader_epoch_handler = kafka_handler(
+  OFFSET_FOR_LEADER_EPOCH,
+  {
+    min: 0,
+    max: 4,
+    notes: 'from the leader epoch cache (a single node has only epoch 0); checks the current leader epoch',
+  },
+  (request, ctx) => ({
+    throttle_time_ms: 0,
+    topics: request.topics.map((topic) => ({
+      topic: topic.topic,
+      partitions: topic.partitions.map((partition) => {
+        const row = { error_code: 0, partition: partition.partition, leader_epoch: -1, end_offset: -1 };
+        try {
+          const end = ctx.core.partitions.end_offset_for_epoch(
+            topic.topic,
+            partition.partition,
+            partition.leader_epoch,
+            partition.current_leader_epoch,
+          );
+          row.leader_epoch = end.epoch;
+          row.end_offset = end.end_offset;
+        } catch (error) {
+          row.error_code = kafka_error_code(error);
+        }
+        return row;
+      }),
+    })),
+  }),
+);

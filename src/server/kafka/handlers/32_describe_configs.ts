@@ -6,7 +6,14 @@ import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
 import type { ConfigEntry } from '../../../core/index.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
-import { CONFIG_SOURCE_DEFAULT, CONFIG_SOURCE_GROUP, CONFIG_SOURCE_TOPIC, RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC } from './configs.ts';
+import {
+  CONFIG_SOURCE_DEFAULT,
+  CONFIG_SOURCE_GROUP,
+  CONFIG_SOURCE_TOPIC,
+  RESOURCE_BROKER,
+  RESOURCE_GROUP,
+  RESOURCE_TOPIC,
+} from './configs.ts';
 
 type ResourceRequest = Row<RequestOf<typeof DESCRIBE_CONFIGS>['resources']>;
 type ResourceResult = Row<ResponseIn<typeof DESCRIBE_CONFIGS>['results']>;
@@ -29,17 +36,45 @@ function config_rows(entries: readonly ConfigEntry[], keys: string[] | null, sou
 }
 
 function describe(ctx: RequestContext, resource: ResourceRequest): ResourceResult {
-  const base = { resource_type: resource.resource_type, resource_name: resource.resource_name, error_code: 0, error_message: null, configs: [] };
+  const base = {
+    resource_type: resource.resource_type,
+    resource_name: resource.resource_name,
+    error_code: 0,
+    error_message: null,
+    configs: [],
+  };
   const keys = resource.configuration_keys;
   if (resource.resource_type === RESOURCE_BROKER) return base;
-  if (resource.resource_type === RESOURCE_GROUP) return { ...base, configs: config_rows(ctx.core.shares.config_entries(resource.resource_name), keys, CONFIG_SOURCE_GROUP) };
-  if (resource.resource_type !== RESOURCE_TOPIC) return { ...base, error_code: ErrorCode.INVALID_REQUEST, error_message: 'only topic, group and broker resources are supported' };
+  if (resource.resource_type === RESOURCE_GROUP)
+    return {
+      ...base,
+      configs: config_rows(ctx.core.shares.config_entries(resource.resource_name), keys, CONFIG_SOURCE_GROUP),
+    };
+  if (resource.resource_type !== RESOURCE_TOPIC)
+    return {
+      ...base,
+      error_code: ErrorCode.INVALID_REQUEST,
+      error_message: 'only topic, group and broker resources are supported',
+    };
   const topic = ctx.core.topics.get(resource.resource_name);
-  if (!topic) return { ...base, error_code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, error_message: `unknown topic ${resource.resource_name}` };
+  if (!topic)
+    return {
+      ...base,
+      error_code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+      error_message: `unknown topic ${resource.resource_name}`,
+    };
   return { ...base, configs: config_rows(ctx.core.topics.config_entries(topic), keys, CONFIG_SOURCE_TOPIC) };
 }
 
-export const describe_configs_handler = kafka_handler(DESCRIBE_CONFIGS, { min: 0, max: 4, notes: 'topic and share-group configs with their sources; a BROKER resource is answered with none' }, (request, ctx) => ({
-  throttle_time_ms: 0,
-  results: request.resources.map((resource) => describe(ctx, resource)),
-}));
+export const describe_configs_handler = kafka_handler(
+  DESCRIBE_CONFIGS,
+  {
+    min: 0,
+    max: 4,
+    notes: 'topic and share-group configs with their sources; a BROKER resource is answered with none',
+  },
+  (request, ctx) => ({
+    throttle_time_ms: 0,
+    results: request.resources.map((resource) => describe(ctx, resource)),
+  }),
+);

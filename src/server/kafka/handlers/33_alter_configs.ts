@@ -4,16 +4,22 @@ import { ALTER_CONFIGS } from '../../../protocol/kafka/messages/33_alter_configs
 import { kafka_handler } from '../handler.ts';
 import { alter_resource, configs_of } from './configs.ts';
 
-export const alter_configs_handler = kafka_handler(ALTER_CONFIGS, { min: 0, max: 2, notes: 'replaces all configs of a topic or a share group; BROKER resources are refused' }, async (request, ctx) => {
-  const validate_only = request.validate_only;
-  const responses = [];
-  for (const resource of request.resources) {
-    const configs = configs_of(resource.configs);
-    responses.push(
-      await alter_resource(resource, (name, kind) =>
-        kind === 'group' ? ctx.core.shares.set_configs(name, configs, { replace: true, validate_only }) : ctx.core.topics.set_configs(name, configs, { validate_only }),
-      ),
-    );
-  }
-  return { throttle_time_ms: 0, responses };
-});
+export const alter_configs_handler = kafka_handler(
+  ALTER_CONFIGS,
+  { min: 0, max: 2, notes: 'replaces all configs of a topic or a share group; BROKER resources are refused' },
+  async (request, ctx) => {
+    const validate_only = request.validate_only;
+    const responses = [];
+    for (const resource of request.resources) {
+      const configs = configs_of(resource.configs);
+      responses.push(
+        await alter_resource(resource, (name, kind) =>
+          kind === 'group'
+            ? ctx.core.shares.set_configs(name, configs, { replace: true, validate_only })
+            : ctx.core.topics.set_configs(name, configs, { validate_only }),
+        ),
+      );
+    }
+    return { throttle_time_ms: 0, responses };
+  },
+);

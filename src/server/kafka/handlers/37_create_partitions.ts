@@ -5,16 +5,21 @@ import { BrokerError } from '../../../core/index.ts';
 import { kafka_handler } from '../handler.ts';
 import { error_fields } from '../error_map.ts';
 
-export const create_partitions_handler = kafka_handler(CREATE_PARTITIONS, { min: 0, max: 3, notes: "new partitions are placed like a new topic's; manual assignments are refused" }, async (request, ctx) => {
-  const results = [];
-  for (const topic of request.topics) {
-    try {
-      if ((topic.assignments ?? []).length > 0) throw new BrokerError('invalid_request', 'manual replica assignment is not supported on a single node');
-      await ctx.core.topics.add_partitions(topic.name, topic.count, { validate_only: request.validate_only });
-      results.push({ name: topic.name, error_code: 0, error_message: null });
-    } catch (error) {
-      results.push({ name: topic.name, ...error_fields(error) });
+export const create_partitions_handler = kafka_handler(
+  CREATE_PARTITIONS,
+  { min: 0, max: 3, notes: "new partitions are placed like a new topic's; manual assignments are refused" },
+  async (request, ctx) => {
+    const results = [];
+    for (const topic of request.topics) {
+      try {
+        if ((topic.assignments ?? []).length > 0)
+          throw new BrokerError('invalid_request', 'manual replica assignment is not supported on a single node');
+        await ctx.core.topics.add_partitions(topic.name, topic.count, { validate_only: request.validate_only });
+        results.push({ name: topic.name, error_code: 0, error_message: null });
+      } catch (error) {
+        results.push({ name: topic.name, ...error_fields(error) });
+      }
     }
-  }
-  return { throttle_time_ms: 0, results };
-});
+    return { throttle_time_ms: 0, results };
+  },
+);

@@ -22,22 +22,30 @@ function changes_of(configs: readonly ConfigChange[]): { set: Record<string, str
       if (config.value === null) throw new BrokerError('invalid_config', `${config.name}: SET needs a value`);
       set[config.name] = config.value;
     } else if (operation === OPERATION_DELETE) remove.push(config.name);
-    else throw new BrokerError('invalid_config', `config operation ${operation} (APPEND/SUBTRACT) applies to list configs only; none are supported`);
+    else
+      throw new BrokerError(
+        'invalid_config',
+        `config operation ${operation} (APPEND/SUBTRACT) applies to list configs only; none are supported`,
+      );
   }
   return { set, remove };
 }
 
-export const incremental_alter_configs_handler = kafka_handler(INCREMENTAL_ALTER_CONFIGS, { min: 0, max: 1, notes: 'SET and DELETE' }, async (request, ctx) => {
-  const validate_only = request.validate_only;
-  const responses = [];
-  for (const resource of request.resources) {
-    responses.push(
-      await alter_resource(resource, async (name, kind) => {
-        const { set, remove } = changes_of(resource.configs);
-        if (kind === 'group') await ctx.core.shares.set_configs(name, set, { remove, validate_only });
-        else await ctx.core.topics.set_configs(name, set, { merge: true, remove, validate_only });
-      }),
-    );
-  }
-  return { throttle_time_ms: 0, responses };
-});
+export const incremental_alter_configs_handler = kafka_handler(
+  INCREMENTAL_ALTER_CONFIGS,
+  { min: 0, max: 1, notes: 'SET and DELETE' },
+  async (request, ctx) => {
+    const validate_only = request.validate_only;
+    const responses = [];
+    for (const resource of request.resources) {
+      responses.push(
+        await alter_resource(resource, async (name, kind) => {
+          const { set, remove } = changes_of(resource.configs);
+          if (kind === 'group') await ctx.core.shares.set_configs(name, set, { remove, validate_only });
+          else await ctx.core.topics.set_configs(name, set, { merge: true, remove, validate_only });
+        }),
+      );
+    }
+    return { throttle_time_ms: 0, responses };
+  },
+);

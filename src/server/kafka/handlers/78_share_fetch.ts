@@ -10,7 +10,14 @@ import { kafka_handler, type RequestContext } from '../handler.ts';
 import { error_message, kafka_error_code } from '../error_map.ts';
 import { long_poll } from '../long_poll.ts';
 import { ShareSessions } from '../share_sessions.ts';
-import { acknowledge, key_of, refuse_renewal, resolve_topics, top_level_error, type PartitionAcks } from './share_common.ts';
+import {
+  acknowledge,
+  key_of,
+  refuse_renewal,
+  resolve_topics,
+  top_level_error,
+  type PartitionAcks,
+} from './share_common.ts';
 
 /** A share fetch long poll never waits longer than this. */
 const SHARE_FETCH_WAIT_MS_MAX = 30_000;
@@ -32,7 +39,16 @@ class ResponseRows {
     const key = key_of({ topic, partition });
     let entry = this.rows.get(key);
     if (!entry) {
-      const row = { partition_index: partition, error_code: 0, error_message: null, acknowledge_error_code: 0, acknowledge_error_message: null, current_leader: { leader_id: this.ctx.core.node_id, leader_epoch: 0 }, records: EMPTY_RECORDS, acquired_records: [] };
+      const row = {
+        partition_index: partition,
+        error_code: 0,
+        error_message: null,
+        acknowledge_error_code: 0,
+        acknowledge_error_message: null,
+        current_leader: { leader_id: this.ctx.core.node_id, leader_epoch: 0 },
+        records: EMPTY_RECORDS,
+        acquired_records: [],
+      };
       this.rows.set(key, (entry = { topic_id, row }));
     }
     return entry.row;
@@ -49,11 +65,21 @@ class ResponseRows {
   }
 }
 
-async function apply_acknowledgements(ctx: RequestContext, group_id: string, member_id: string, known: PartitionAcks[], rows: ResponseRows): Promise<void> {
+async function apply_acknowledgements(
+  ctx: RequestContext,
+  group_id: string,
+  member_id: string,
+  known: PartitionAcks[],
+  rows: ResponseRows,
+): Promise<void> {
   const results = await acknowledge(ctx, group_id, member_id, known);
   for (const p of known) {
     const error = results.get(key_of(p));
-    if (error) Object.assign(rows.for(p.topic, p.topic_id, p.partition), { acknowledge_error_code: kafka_error_code(error), acknowledge_error_message: error_message(error) });
+    if (error)
+      Object.assign(rows.for(p.topic, p.topic_id, p.partition), {
+        acknowledge_error_code: kafka_error_code(error),
+        acknowledge_error_message: error_message(error),
+      });
     else if (results.has(key_of(p))) rows.for(p.topic, p.topic_id, p.partition);
   }
 }
@@ -71,47 +97,81 @@ function add_fetched(ctx: RequestContext, fetched: FetchedPartition[], rows: Res
     const row = rows.for(f.topic, ctx.core.topics.get(f.topic)?.id ?? '', f.partition);
     if (f.error) Object.assign(row, { error_code: kafka_error_code(f.error), error_message: error_message(f.error) });
     row.records = f.batches.length > 0 ? f.batches : EMPTY_RECORDS;
-    row.acquired_records = f.acquired.map((r) => ({ first_offset: r.first_offset, last_offset: r.last_offset, delivery_count: r.delivery_count }));
+    row.acquired_records = f.acquired.map((r) => ({
+      first_offset: r.first_offset,
+      last_offset: r.last_offset,
+      delivery_count: r.delivery_count,
+    }));
   }
 }
 
-export const share_fetch_handler = kafka_handler(SHARE_FETCH, { min: 1, max: 2, notes: 'share sessions; acknowledgements piggybacked; lock renewal (v2) refused' }, async (request, ctx) => {
-  const group_id = request.group_id ?? '';
-  const member_id = request.member_id ?? '';
-  const lock_ms = ctx.core.shares.record_lock_duration_ms;
-  const rows = new ResponseRows(ctx);
-  try {
-    refuse_renewal(request.is_renew_ack);
-    ctx.core.shares.check_member(group_id, member_id); // no session for strangers
-    const session = ctx.share_sessions.use(group_id, member_id, request.share_session_epoch, true);
-    const { known, unknown } = resolve_topics(request.topics, ctx);
-    for (const u of unknown) Object.assign(rows.for('', u.topic_id, u.partition), { error_code: ErrorCode.UNKNOWN_TOPIC_ID, error_message: `unknown topic id ${u.topic_id}` });
-    await apply_acknowledgements(ctx, group_id, member_id, known, rows);
-    if (session) {
-      ShareSessions.add(session, known);
-      ShareSessions.forget(session, forgotten_partitions(ctx, request));
-      const fetched = await fetch_with_wait(ctx, group_id, member_id, [...session.partitions.values()], request);
-      // A partition that failed (gone, not subscribed) is reported once and leaves the session,
-      // so later fetches wait for records instead of answering the same error at once.
-      ShareSessions.forget(session, fetched.filter((f) => f.error));
-      add_fetched(ctx, fetched, rows);
+export const share_fetch_handler = kafka_handler(
+  SHARE_FETCH,
+  { min: 1, max: 2, notes: 'share sessions; acknowledgements piggybacked; lock renewal (v2) refused' },
+  async (request, ctx) => {
+    const group_id = request.group_id ?? '';
+    const member_id = request.member_id ?? '';
+    const lock_ms = ctx.core.shares.record_lock_duration_ms;
+    const rows = new ResponseRows(ctx);
+    try {
+      refuse_renewal(request.is_renew_ack);
+      ctx.core.shares.check_member(group_id, member_id); // no session for strangers
+      const session = ctx.share_sessions.use(group_id, member_id, request.share_session_epoch, true);
+      const { known, unknown } = resolve_topics(request.topics, ctx);
+      for (const u of unknown)
+        Object.assign(rows.for('', u.topic_id, u.partition), {
+          error_code: ErrorCode.UNKNOWN_TOPIC_ID,
+          error_message: `unknown topic id ${u.topic_id}`,
+        });
+      await apply_acknowledgements(ctx, group_id, member_id, known, rows);
+      if (session) {
+        ShareSessions.add(session, known);
+        ShareSessions.forget(session, forgotten_partitions(ctx, request));
+        const fetched = await fetch_with_wait(ctx, group_id, member_id, [...session.partitions.values()], request);
+        // A partition that failed (gone, not subscribed) is reported once and leaves the session,
+        // so later fetches wait for records instead of answering the same error at once.
+        ShareSessions.forget(
+          session,
+          fetched.filter((f) => f.error),
+        );
+        add_fetched(ctx, fetched, rows);
+      }
+    } catch (error) {
+      if (!(error instanceof BrokerError)) throw error;
+      return {
+        throttle_time_ms: 0,
+        ...top_level_error(error),
+        acquisition_lock_timeout_ms: lock_ms,
+        responses: [],
+        node_endpoints: [],
+      };
     }
-  } catch (error) {
-    if (!(error instanceof BrokerError)) throw error;
-    return { throttle_time_ms: 0, ...top_level_error(error), acquisition_lock_timeout_ms: lock_ms, responses: [], node_endpoints: [] };
-  }
-  return {
-    throttle_time_ms: 0,
-    error_code: 0,
-    error_message: null,
-    acquisition_lock_timeout_ms: lock_ms,
-    responses: rows.by_topic(),
-    node_endpoints: [{ node_id: ctx.core.node_id, host: ctx.listener.advertised_host, port: ctx.listener.advertised_port, rack: null }],
-  };
-});
+    return {
+      throttle_time_ms: 0,
+      error_code: 0,
+      error_message: null,
+      acquisition_lock_timeout_ms: lock_ms,
+      responses: rows.by_topic(),
+      node_endpoints: [
+        {
+          node_id: ctx.core.node_id,
+          host: ctx.listener.advertised_host,
+          port: ctx.listener.advertised_port,
+          rack: null,
+        },
+      ],
+    };
+  },
+);
 
 /** Fetches; when nothing was acquired, waits for new data or released records until max_wait_ms. */
-async function fetch_with_wait(ctx: RequestContext, group_id: string, member_id: string, partitions: TopicPartition[], request: Request): Promise<FetchedPartition[]> {
+async function fetch_with_wait(
+  ctx: RequestContext,
+  group_id: string,
+  member_id: string,
+  partitions: TopicPartition[],
+  request: Request,
+): Promise<FetchedPartition[]> {
   const clock = ctx.core.clock;
   const deadline = clock.now_ms() + Math.min(Math.max(0, request.max_wait_ms), SHARE_FETCH_WAIT_MS_MAX);
   const records_max = Math.max(1, request.max_records || SHARE_FETCH_RECORDS_DEFAULT);
@@ -119,13 +179,24 @@ async function fetch_with_wait(ctx: RequestContext, group_id: string, member_id:
   for (;;) {
     const fetched = await ctx.core.shares.fetch(group_id, member_id, partitions, records_max, bytes_max);
     const remaining = deadline - clock.now_ms();
-    if (fetched.some((f) => f.acquired.length > 0 || f.error) || remaining <= 0 || ctx.closing.raised || partitions.length === 0) return fetched;
+    if (
+      fetched.some((f) => f.acquired.length > 0 || f.error) ||
+      remaining <= 0 ||
+      ctx.closing.raised ||
+      partitions.length === 0
+    )
+      return fetched;
     await wait_for_records(ctx, group_id, partitions, remaining);
   }
 }
 
 /** Until new records arrive in a partition of the session, or the group's records come back. */
-function wait_for_records(ctx: RequestContext, group_id: string, partitions: TopicPartition[], wait_ms: number): Promise<void> {
+function wait_for_records(
+  ctx: RequestContext,
+  group_id: string,
+  partitions: TopicPartition[],
+  wait_ms: number,
+): Promise<void> {
   return long_poll(wait_ms, ctx.closing, (wake) => {
     const unsubscribes = [ctx.core.shares.on_available(group_id, wake)];
     for (const { topic, partition } of partitions) {

@@ -29,10 +29,17 @@ interface AlterAnswer extends Resource {
 }
 
 /** Alters one topic or group resource with `work`; the answer row for it. */
-export async function alter_resource(resource: Resource, work: (name: string, kind: 'topic' | 'group') => Promise<void>): Promise<AlterAnswer> {
+export async function alter_resource(
+  resource: Resource,
+  work: (name: string, kind: 'topic' | 'group') => Promise<void>,
+): Promise<AlterAnswer> {
   const base = { resource_type: resource.resource_type, resource_name: resource.resource_name };
   if (resource.resource_type !== RESOURCE_TOPIC && resource.resource_type !== RESOURCE_GROUP) {
-    return { ...base, error_code: ErrorCode.INVALID_REQUEST, error_message: 'only topic and group configs can be altered' };
+    return {
+      ...base,
+      error_code: ErrorCode.INVALID_REQUEST,
+      error_message: 'only topic and group configs can be altered',
+    };
   }
   try {
     await work(resource.resource_name, resource.resource_type === RESOURCE_GROUP ? 'group' : 'topic');

@@ -24,12 +24,19 @@ function is_ack_type(type: number): type is AckTypeCode {
 /** Acknowledge types 0 gap, 1 accept, 2 release, 3 reject; anything else refuses the request. */
 function ack_types(types: readonly number[]): AckTypeCode[] {
   const bad = types.find((t) => !is_ack_type(t));
-  if (bad !== undefined) throw new BrokerError('invalid_request', `acknowledge type ${bad} is not supported (0 gap, 1 accept, 2 release, 3 reject)`);
+  if (bad !== undefined)
+    throw new BrokerError(
+      'invalid_request',
+      `acknowledge type ${bad} is not supported (0 gap, 1 accept, 2 release, 3 reject)`,
+    );
   return types.filter(is_ack_type);
 }
 
 /** Topic ids to names; partitions of unknown ids are answered UNKNOWN_TOPIC_ID. */
-export function resolve_topics(topics: readonly AckTopic[], ctx: RequestContext): { known: PartitionAcks[]; unknown: Array<{ topic_id: string; partition: number }> } {
+export function resolve_topics(
+  topics: readonly AckTopic[],
+  ctx: RequestContext,
+): { known: PartitionAcks[]; unknown: Array<{ topic_id: string; partition: number }> } {
   const known: PartitionAcks[] = [];
   const unknown: Array<{ topic_id: string; partition: number }> = [];
   for (const { topic_id, partitions } of topics) {
@@ -54,7 +61,12 @@ export function resolve_topics(topics: readonly AckTopic[], ctx: RequestContext)
 }
 
 /** Hands the partitions' acknowledgements to the core; per partition key, the error if any. */
-export async function acknowledge(ctx: RequestContext, group_id: string, member_id: string, partitions: PartitionAcks[]): Promise<Map<string, unknown>> {
+export async function acknowledge(
+  ctx: RequestContext,
+  group_id: string,
+  member_id: string,
+  partitions: PartitionAcks[],
+): Promise<Map<string, unknown>> {
   const with_acks = partitions.filter((p) => p.batches.length > 0);
   if (with_acks.length === 0) return new Map();
   return ctx.core.shares.acknowledge(group_id, member_id, with_acks);
