@@ -70,7 +70,8 @@ export async function topic_describe(name: string, options: ClientFlags): Promis
       `topic ${name}`,
       ...described.partitions.map(
         (p) =>
-          `  partition ${p.partition}  leader ${p.leader}  replicas ${p.replicas.join(',')}  isr ${p.isr.join(',')}  offsets ${p.start_offset}..${p.end_offset}`,
+          `  partition ${p.partition}  leader ${p.leader}  replicas ${p.replicas.join(',')}  isr ${p.isr.join(',')} ` +
+          ` offsets ${p.start_offset}..${p.end_offset}`,
       ),
       ...Object.entries(described.configs).map(([k, v]) => `  ${k}=${v}`),
     ].join('\n'),
@@ -228,11 +229,9 @@ export async function consume(
             if (finished) return;
             received++;
             const value = message.value?.toString() ?? '';
-            process.stdout.write(
-              options.json
-                ? `${JSON.stringify({ partition, offset: Number(message.offset), key: message.key?.toString() ?? null, value })}\n`
-                : `${value}\n`,
-            );
+            const key = message.key?.toString() ?? null;
+            const json = () => JSON.stringify({ partition, offset: Number(message.offset), key, value });
+            process.stdout.write(options.json ? `${json()}\n` : `${value}\n`);
             bar.update(received);
             clearTimeout(timer);
             if (received >= max) finish();

@@ -10,7 +10,10 @@ export interface ClientFlags {
   saslMechanism?: string;
 }
 
-/** The SASL login from --sasl-username/--sasl-mechanism and SLUICE_SASL_PASSWORD (never a flag: argv is visible to every user). */
+/**
+ * The SASL login from --sasl-username/--sasl-mechanism and SLUICE_SASL_PASSWORD (never a flag: argv is visible to every
+ * user).
+ */
 function sasl_of(flags: ClientFlags): SaslOptions | undefined {
   if (!flags.saslUsername) return undefined;
   const password = process.env.SLUICE_SASL_PASSWORD;

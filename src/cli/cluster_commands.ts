@@ -85,7 +85,8 @@ export async function topic_reassign(
     options,
     moved,
     () =>
-      `reassigning ${name} partition(s) ${moved.partitions.join(',')} to brokers ${replicas.join(',')}; they switch once the new replicas are in sync (sluice cluster status)`,
+      `reassigning ${name} partition(s) ${moved.partitions.join(',')} to brokers ${replicas.join(',')}; they switch ` +
+      `once the new replicas are in sync (sluice cluster status)`,
   );
 }
 
@@ -107,7 +108,8 @@ async function topic_reassign_list(
       : listed.partitions
           .map(
             (p) =>
-              `${name} partition ${p.partition}: replicas ${p.replicas.join(',')}; adding ${p.addingReplicas.join(',') || '-'}; removing ${p.removingReplicas.join(',') || '-'}`,
+              `${name} partition ${p.partition}: replicas ${p.replicas.join(',')}; adding ` +
+              `${p.addingReplicas.join(',') || '-'}; removing ${p.removingReplicas.join(',') || '-'}`,
           )
           .join('\n'),
   );
@@ -144,6 +146,7 @@ async function topic_reassign_cancel(
   print(options, cancelled, () =>
     cancelled.cancelled.length === 0
       ? `no partition of ${name} is being reassigned`
-      : `cancelled the reassignment of ${name} partition(s) ${cancelled.cancelled.join(',')}: back on their replicas from before`,
+      : `cancelled the reassignment of ${name} partition(s) ${cancelled.cancelled.join(',')}: back on their ` +
+        `replicas from before`,
   );
 }

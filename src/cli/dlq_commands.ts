@@ -46,7 +46,8 @@ export async function dlq_peek(topic: string, options: ClientFlags & { max?: str
   if (letters.length === 0) process.stdout.write(`${topic} is empty\n`);
   for (const l of letters) {
     process.stdout.write(
-      `${l.partition}:${l.offset}  from ${l.origin.topic}-${l.origin.partition}@${l.origin.offset}  deliveries ${l.delivery_count}  ${l.reason ?? ''}\n  ${l.value ?? '(null)'}\n`,
+      `${l.partition}:${l.offset}  from ${l.origin.topic}-${l.origin.partition}@${l.origin.offset}  deliveries ` +
+        `${l.delivery_count}  ${l.reason ?? ''}\n  ${l.value ?? '(null)'}\n`,
     );
   }
 }
@@ -93,10 +94,10 @@ export async function dlq_redrive(
     skipped_already_redriven: result.skippedAlreadyRedriven,
     audit: DLQ_AUDIT_TOPIC,
   };
-  print(
-    options,
-    summary,
-    () =>
-      `redrove ${result.redriven} of ${result.selected} selected dead letters from ${topic}${result.skippedAlreadyRedriven > 0 ? ` (${result.skippedAlreadyRedriven} were redriven before)` : ''}; recorded in ${DLQ_AUDIT_TOPIC}`,
-  );
+  print(options, summary, () => {
+    const skipped = result.skippedAlreadyRedriven;
+    const before = skipped > 0 ? ` (${skipped} were redriven before)` : '';
+    const redrove = `redrove ${result.redriven} of ${result.selected} selected dead letters from ${topic}`;
+    return `${redrove}${before}; recorded in ${DLQ_AUDIT_TOPIC}`;
+  });
 }

@@ -169,6 +169,7 @@ export async function import_topic(topic: string, options: ClientFlags & { in: s
     options,
     summary,
     () =>
-      `imported ${todo.length} of ${messages.length} messages into ${topic}${summary.skipped_already_present > 0 ? ` (${summary.skipped_already_present} were there already)` : ''}`,
+      `imported ${todo.length} of ${messages.length} messages into ${topic}` +
+      `${summary.skipped_already_present > 0 ? ` (${summary.skipped_already_present} were there already)` : ''}`,
   );
 }

@@ -191,7 +191,8 @@ export class FollowerFetcher {
     invariant(
       batch_base_offset(batches, 0) === replica.log.next_offset,
       () =>
-        `${replica.name}: a copied batch at ${batch_base_offset(batches, 0)} does not continue the log at ${replica.log.next_offset}`,
+        `${replica.name}: a copied batch at ${batch_base_offset(batches, 0)} does not continue the log at ` +
+        `${replica.log.next_offset}`,
     );
     // Kept as is, not copied: a response frame belongs to this fetch alone, and a replicated
     // append does not write into the buffer.

@@ -93,7 +93,8 @@ export class LeaderState {
         reject(
           new BrokerError(
             'request_timed_out',
-            `${this.log.name}: the in-sync replicas did not confirm offset ${result.last_offset} within ${ACK_WAIT_MS_MAX} ms`,
+            `${this.log.name}: the in-sync replicas did not confirm offset ${result.last_offset} within ` +
+              `${ACK_WAIT_MS_MAX} ms`,
           ),
         );
       }, ACK_WAIT_MS_MAX);
@@ -113,7 +114,8 @@ export class LeaderState {
         invariant(
           waiter.last_offset < this.log.high_watermark,
           () =>
-            `${this.log.name}: offset ${waiter.last_offset} acknowledged above the high watermark ${this.log.high_watermark}`,
+            `${this.log.name}: offset ${waiter.last_offset} acknowledged above the high watermark ` +
+            `${this.log.high_watermark}`,
         );
         waiter.resolve(waiter.result);
       }

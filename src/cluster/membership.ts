@@ -16,7 +16,8 @@ export class BrokerIdTakenError extends Error {
     readonly holder: BrokerRegistration | null,
   ) {
     super(
-      `broker id ${node_id} is already registered in the cluster${holder ? ` by ${holder.host}:${holder.port}` : ''}; ` +
+      `broker id ${node_id} is already registered in the cluster` +
+        `${holder ? ` by ${holder.host}:${holder.port}` : ''}; ` +
         "give each broker its own --node-id (a killed broker's registration expires after its lease)",
     );
     this.name = 'BrokerIdTakenError';

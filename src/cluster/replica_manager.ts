@@ -126,7 +126,8 @@ export class ReplicaManager {
     invariant(
       state.leader_epoch >= replica.epoch && state.leader_epoch >= log.epochs.latest_epoch,
       () =>
-        `${replica.name}: leader epoch ${state.leader_epoch} is older than ${Math.max(replica.epoch, log.epochs.latest_epoch)}`,
+        `${replica.name}: leader epoch ${state.leader_epoch} is older than ` +
+        `${Math.max(replica.epoch, log.epochs.latest_epoch)}`,
     );
     // The epoch begins where this log ends; recorded before any append of the epoch.
     await log.epochs.assign(state.leader_epoch, log.next_offset);

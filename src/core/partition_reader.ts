@@ -12,7 +12,10 @@
 export interface PartitionReader {
   readonly log_start_offset: number;
   readonly high_watermark: number;
-  /** Whole batches from the one holding `offset`, below the high watermark, about `bytes_max` bytes (at least one batch). */
+  /**
+   * Whole batches from the one holding `offset`, below the high watermark, about `bytes_max` bytes (at least one
+   * batch).
+   */
   read(offset: number, bytes_max: number): Promise<{ batches: Buffer[] }>;
   /** Calls `listener` when the high watermark advances; returns the unsubscribe. */
   on_high_watermark(listener: (high_watermark: number) => void): () => void;

@@ -139,14 +139,18 @@ export class RedisStore implements DedupeStore {
     this.ttl_ms = options.ttl_ms;
   }
 
-  /** A store on a new ioredis client (ioredis, an optional dependency, is imported here). The caller quits `store.client`. */
+  /**
+   * A store on a new ioredis client (ioredis, an optional dependency, is imported here). The caller quits
+   * `store.client`.
+   */
   static async connect(redis: string | Record<string, unknown>, options: RedisStoreOptions = {}): Promise<RedisStore> {
     let module: { Redis: new (arg: never) => RedisClientLike };
     try {
       module = (await import('ioredis')) as unknown as typeof module;
     } catch (error) {
       throw new Error(
-        `RedisStore.connect needs the ioredis package (npm install ioredis): ${error instanceof Error ? error.message : String(error)}`,
+        `RedisStore.connect needs the ioredis package (npm install ioredis): ` +
+          `${error instanceof Error ? error.message : String(error)}`,
       );
     }
     return new RedisStore(new module.Redis(redis as never), options);
@@ -229,7 +233,8 @@ export class SqlStore implements DedupeStore {
       (this.options.create_table ?? true)
         ? this.db
             .query(
-              `CREATE TABLE IF NOT EXISTS ${this.table} (id TEXT PRIMARY KEY, processed_at BIGINT NOT NULL, expires_at BIGINT)`,
+              `CREATE TABLE IF NOT EXISTS ${this.table} (id TEXT PRIMARY KEY, processed_at BIGINT NOT NULL, ` +
+                `expires_at BIGINT)`,
               [],
             )
             .then(
@@ -246,7 +251,8 @@ export class SqlStore implements DedupeStore {
   async seen(id: string): Promise<boolean> {
     await this.init();
     const rows = await this.db.query(
-      `SELECT 1 AS hit FROM ${this.table} WHERE id = ${this.p(1)} AND (expires_at IS NULL OR expires_at > ${this.p(2)})`,
+      `SELECT 1 AS hit FROM ${this.table} WHERE id = ${this.p(1)} AND (expires_at IS NULL OR expires_at > ` +
+        `${this.p(2)})`,
       [id, this.now()],
     );
     return rows.length > 0;
@@ -304,13 +310,17 @@ export interface DedupePayload {
 
 export interface DedupeOptions<P extends DedupePayload = EachMessagePayload> {
   store: DedupeStore;
-  /** The id of a message (default: its 'message-id' header); undefined, null or '' means none: the message is handled. */
+  /**
+   * The id of a message (default: its 'message-id' header); undefined, null or '' means none: the message is handled.
+   */
   idOf?: (payload: P) => string | Buffer | null | undefined;
   /** How long a processed id is remembered, in ms (default: the store's own default). */
   ttlMs?: number;
   /** 'mark-after' (default): run, then mark. 'claim-first': claim atomically, then run (needs store.claim). */
   mode?: 'mark-after' | 'claim-first';
-  /** claim-first: how long a claim holds before the handler finishes (default ttlMs); past it a redelivery runs again. */
+  /**
+   * claim-first: how long a claim holds before the handler finishes (default ttlMs); past it a redelivery runs again.
+   */
   claimTtlMs?: number;
   /** Called for each skipped duplicate (logging, metrics). */
   onDuplicate?: (id: string, payload: P) => void;

@@ -1,7 +1,7 @@
 // The SDK's public entry: `import { Sluice } from 'sluice/sdk'`. The shape follows kafkajs, so
 // moving an application is mostly a change of import:
 //   const sluice = new Sluice({ brokers: ['127.0.0.1:9092'], clientId: 'billing' });
-//   const producer = sluice.producer(); const consumer = sluice.consumer({ groupId: 'g' }); const admin = sluice.admin();
+// const producer = sluice.producer(); const consumer = sluice.consumer({ groupId: 'g' }); const admin = sluice.admin();
 // Each producer, consumer and admin has its own connections (its own Cluster).
 import { Cluster, RETRY_DEFAULT, type RetryOptions } from './cluster.ts';
 import { Producer, type ProducerConfig } from './producer.ts';

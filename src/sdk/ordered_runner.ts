@@ -101,7 +101,10 @@ export class OrderedRunner<T extends OrderedMessage> {
     this.pump();
   }
 
-  /** The lowest submitted offset of the partition not done; the last one + 1 when all are done; null when none was submitted. */
+  /**
+   * The lowest submitted offset of the partition not done; the last one + 1 when all are done; null when none was
+   * submitted.
+   */
   watermark(partition: string): number | null {
     const track = this.tracks.get(partition);
     if (!track || track.offsets.length === 0) return null;

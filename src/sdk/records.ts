@@ -204,7 +204,10 @@ function decode_records(header: BatchHeader, data: Buffer, min_offset: number, o
   }
 }
 
-/** For a control batch: true when its marker is an abort (control record key: int16 version, int16 type 0 = commit, 1 = abort). */
+/**
+ * For a control batch: true when its marker is an abort (control record key: int16 version, int16 type 0 = commit, 1 =
+ * abort).
+ */
 function is_abort_marker(header: BatchHeader, data: Buffer): boolean {
   const reader = new RecordReader(data, 0, data.length);
   reader.enter_record();

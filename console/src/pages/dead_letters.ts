@@ -108,7 +108,8 @@ function messages_table(
             h(
               'span',
               { class: 'muted' },
-              ` · ${m.delivery_count === null ? '?' : fmt.int(m.delivery_count)} ${m.delivery_count === 1 ? 'delivery' : 'deliveries'}`,
+              ` · ${m.delivery_count === null ? '?' : fmt.int(m.delivery_count)} ` +
+                `${m.delivery_count === 1 ? 'delivery' : 'deliveries'}`,
             ),
           ),
           h('div', { class: 'reason', testid: 'dlq-reason' }, m.reason ?? 'no reason given'),
@@ -201,7 +202,8 @@ async function redrive(
       h(
         'span',
         { class: 'ok' },
-        `Redrove ${fmt.int(result.redriven)} ${result.redriven === 1 ? 'message' : 'messages'} (${what}) to the origin topic.`,
+        `Redrove ${fmt.int(result.redriven)} ${result.redriven === 1 ? 'message' : 'messages'} (${what}) to the ` +
+          `origin topic.`,
       ),
       skipped > 0
         ? h('span', { class: 'muted' }, ` ${fmt.int(skipped)} had been redriven before and were left alone.`)

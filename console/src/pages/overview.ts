@@ -72,7 +72,9 @@ export async function overview_page({ root, signal }: View): Promise<void> {
       const now = await api.stats(signal);
       replace(chart_error);
       connections.textContent = fmt.int(now.connections);
-      totals.textContent = `Since start: ${fmt.int(now.messages_in_total)} messages (${fmt.bytes(now.bytes_in_total)}) in, ${fmt.int(now.messages_out_total)} messages (${fmt.bytes(now.bytes_out_total)}) out.`;
+      const into = `${fmt.int(now.messages_in_total)} messages (${fmt.bytes(now.bytes_in_total)}) in`;
+      const out = `${fmt.int(now.messages_out_total)} messages (${fmt.bytes(now.bytes_out_total)}) out`;
+      totals.textContent = `Since start: ${into}, ${out}.`;
       if (previous && now.now_ms > previous.now_ms) {
         const seconds = (now.now_ms - previous.now_ms) / 1000;
         // A restarted broker starts its totals again from zero: count that interval as nothing.

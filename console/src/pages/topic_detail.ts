@@ -147,7 +147,8 @@ function message_browser(topic: TopicDetail, partition: PartitionInfo, offset: n
       { class: 'muted', testid: 'messages-range' },
       page.items.length === 0
         ? `nothing at offset ${fmt.int(offset)} (high watermark ${fmt.int(page.high_watermark)})`
-        : `offsets ${fmt.int(page.items[0]!.offset)}–${fmt.int(page.items[page.items.length - 1]!.offset)} of ${fmt.int(start)}–${fmt.int(page.high_watermark - 1)}`,
+        : `offsets ${fmt.int(page.items[0]!.offset)}–${fmt.int(page.items[page.items.length - 1]!.offset)} of ` +
+            `${fmt.int(start)}–${fmt.int(page.high_watermark - 1)}`,
     ),
   );
   return [

@@ -50,7 +50,8 @@ export function due_time_of(record: DecodedRecord, received_ms: number, delay_ma
   if (due_ms - received_ms > delay_max_ms) {
     throw new BrokerError(
       'invalid_record',
-      `${at !== null ? DELIVER_AT_HEADER : DELAY_MS_HEADER}: due ${due_ms - received_ms} ms from now, beyond the maximum delay of ${delay_max_ms} ms`,
+      `${at !== null ? DELIVER_AT_HEADER : DELAY_MS_HEADER}: due ${due_ms - received_ms} ms from now, beyond the ` +
+        `maximum delay of ${delay_max_ms} ms`,
     );
   }
   return Math.max(due_ms, received_ms);
@@ -73,7 +74,8 @@ function ms_of(buffer: Buffer, from: number, to: number, name: string): number {
   if (to - from < 1 || to - from > DIGITS_MAX)
     throw new BrokerError(
       'invalid_record',
-      `header ${name}: expected whole milliseconds, got ${JSON.stringify(buffer.toString('utf8', from, Math.min(to, from + 40)))}`,
+      `header ${name}: expected whole milliseconds, got ` +
+        `${JSON.stringify(buffer.toString('utf8', from, Math.min(to, from + 40)))}`,
     );
   let value = 0;
   for (let i = from; i < to; i++) {
@@ -81,7 +83,8 @@ function ms_of(buffer: Buffer, from: number, to: number, name: string): number {
     if (digit < 0 || digit > 9)
       throw new BrokerError(
         'invalid_record',
-        `header ${name}: expected whole milliseconds, got ${JSON.stringify(buffer.toString('utf8', from, Math.min(to, from + 40)))}`,
+        `header ${name}: expected whole milliseconds, got ` +
+          `${JSON.stringify(buffer.toString('utf8', from, Math.min(to, from + 40)))}`,
       );
     value = value * 10 + digit;
   }
@@ -151,7 +154,8 @@ function record_due(reader: RecordReader, received_ms: number, delay_max_ms: num
   if (due !== null && due - received_ms > delay_max_ms) {
     throw new BrokerError(
       'invalid_record',
-      `${absolute ? DELIVER_AT_HEADER : DELAY_MS_HEADER}: due ${due - received_ms} ms from now, beyond the maximum delay of ${delay_max_ms} ms`,
+      `${absolute ? DELIVER_AT_HEADER : DELAY_MS_HEADER}: due ${due - received_ms} ms from now, beyond the maximum ` +
+        `delay of ${delay_max_ms} ms`,
     );
   }
   return due;

@@ -68,7 +68,8 @@ export async function sasl_login(
     const code = response.error_code as number;
     if (code !== ErrorCode.NONE)
       throw new SaslLoginError(
-        `SASL ${mechanism} login as ${sasl.username} failed: ${(response.error_message as string | null) ?? `error ${code}`}`,
+        `SASL ${mechanism} login as ${sasl.username} failed: ` +
+          `${(response.error_message as string | null) ?? `error ${code}`}`,
         code,
       );
     return response.auth_bytes as Buffer;

@@ -33,7 +33,8 @@ function dead_letter_topic_of(core: Core, name: string) {
     throw new HttpError(
       400,
       'not_dead_letter_topic',
-      `${name} is not a dead-letter topic (its name does not end with .dlq and no share group sends dead letters to it)`,
+      `${name} is not a dead-letter topic (its name does not end with .dlq and no share group sends dead letters ` +
+        `to it)`,
     );
   return { topic, origin };
 }

@@ -39,12 +39,16 @@ const SECURITY_HEADERS = {
   // The console loads only its own scripts and talks only to this listener; uPlot sizes its
   // elements through inline styles.
   'content-security-policy':
-    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri " +
+    "'none'; form-action 'self'",
 };
 
 const NOT_BUILT_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sluice console not built</title>
-<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#1d2433}code{background:#f2f4f7;padding:2px 5px;border-radius:4px}</style></head>
+<style>
+body{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#1d2433}
+code{background:#f2f4f7;padding:2px 5px;border-radius:4px}
+</style></head>
 <body><h1>The Sluice console is not built</h1>
 <p>The broker is running and its admin API answers under <code>/api/v1/</code>, but the web console's files
 (<code>console/dist</code>) are missing.</p>

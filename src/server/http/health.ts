@@ -17,7 +17,8 @@ export function readiness(core: Core, shutting_down: boolean): Readiness {
   if (offline.length > 0) {
     const named = offline.slice(0, OFFLINE_NAMED_MAX).join(', ');
     reasons.push(
-      `${offline.length} partition(s) offline after a failed write or fsync: ${named}${offline.length > OFFLINE_NAMED_MAX ? ', ...' : ''}`,
+      `${offline.length} partition(s) offline after a failed write or fsync: ${named}` +
+        `${offline.length > OFFLINE_NAMED_MAX ? ', ...' : ''}`,
     );
   }
   return { ready: reasons.length === 0, reasons };

@@ -20,7 +20,8 @@ export function query_int(
   if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < min || Number(text) > max) {
     throw invalid_query(
       name,
-      `${name} must be an integer from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}, got ${JSON.stringify(text)}`,
+      `${name} must be an integer from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}, got ` +
+        `${JSON.stringify(text)}`,
     );
   }
   return Number(text);

@@ -168,7 +168,8 @@ export class KafkaConnection {
       body = request_codec.decode(reader);
     } catch (error) {
       this.fail(
-        `malformed ${spec.name} v${header.api_version} request: ${error instanceof ProtocolDecodeError ? error.message : String(error)}`,
+        `malformed ${spec.name} v${header.api_version} request: ` +
+          `${error instanceof ProtocolDecodeError ? error.message : String(error)}`,
       );
       return;
     }

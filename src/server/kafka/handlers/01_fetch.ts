@@ -129,7 +129,8 @@ export const fetch_handler = kafka_handler(
     min: 4,
     max: 12,
     notes:
-      "long poll within `max_wait_ms` (at most 30 s) and `min_bytes`; last stable offset = high watermark; no fetch sessions; a replica id marks a follower's fetch (reads to the log end, checks its leader epoch)",
+      'long poll within `max_wait_ms` (at most 30 s) and `min_bytes`; last stable offset = high watermark; no fetch ' +
+      "sessions; a replica id marks a follower's fetch (reads to the log end, checks its leader epoch)",
   },
   async (request, ctx) => {
     const clock = ctx.core.clock;

@@ -50,7 +50,8 @@ export const create_topics_handler = kafka_handler(
     min: 0,
     max: 7,
     notes:
-      'replication factor up to the live brokers (-1: the cluster default; 1 on a single node); no manual assignment; topic ids from v7',
+      'replication factor up to the live brokers (-1: the cluster default; 1 on a single node); no manual ' +
+      'assignment; topic ids from v7',
   },
   async (request, ctx) => {
     const topics = [];

@@ -10,7 +10,8 @@ export const alter_partition_reassignments_handler = kafka_handler(
     min: 0,
     max: 0,
     notes:
-      'a cluster only; null replicas cancel the reassignment in progress (NO_REASSIGNMENT_IN_PROGRESS when there is none)',
+      'a cluster only; null replicas cancel the reassignment in progress (NO_REASSIGNMENT_IN_PROGRESS when there is ' +
+      'none)',
   },
   async (request, ctx) => {
     const responses = [];

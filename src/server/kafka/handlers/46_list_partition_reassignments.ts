@@ -9,7 +9,8 @@ export const list_partition_reassignments_handler = kafka_handler(
     min: 0,
     max: 0,
     notes:
-      "any broker answers from the cluster's view; partitions not being moved, unknown topics and unknown partitions are left out; a single broker lists nothing",
+      "any broker answers from the cluster's view; partitions not being moved, unknown topics and unknown " +
+      'partitions are left out; a single broker lists nothing',
   },
   (request, ctx) => {
     const asked: Array<{ name: string; partitions: number[] | null }> =
