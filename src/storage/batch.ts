@@ -19,12 +19,13 @@ import {
   OFFSET_PRODUCER_ID,
   OFFSET_RECORDS_COUNT,
   batch_attributes,
+  batch_base_offset,
   batch_last_offset_delta,
   batch_size_at,
   read_int64,
   write_int64,
 } from '../format/batch_layout.ts';
-import { InvalidBatchError, MessageTooLargeError } from './errors.ts';
+import { InvalidArgumentError, InvalidBatchError, MessageTooLargeError, assert } from './errors.ts';
 
 /** Offsets inside one segment are stored relative to its base as int32. */
 export const RELATIVE_OFFSET_MAX = 0x7fffffff;
@@ -120,4 +121,56 @@ export function stamp_log_append_time(buffer: Buffer, position: number, size: nu
   buffer.writeInt16BE(attributes | ATTRIBUTE_LOG_APPEND_TIME, position + OFFSET_ATTRIBUTES);
   write_int64(buffer, position + OFFSET_MAX_TIMESTAMP, now_ms);
   rewrite_crc(buffer, position, size);
+}
+
+/**
+ * Checks every batch of an append (back to back in `records`; `checked` when the caller already
+ * ran check_batch on them) and returns how many offsets they span together.
+ */
+export function check_batches(records: Buffer, checked: boolean, limits: BatchCheckLimits): number {
+  if (records.length === 0) throw new InvalidBatchError('truncated', 'no record batch given');
+  let span = 0;
+  for (let position = 0; position < records.length;) {
+    const size = checked ? batch_size_at(records, position) : check_batch(records, position, limits);
+    assert(size >= BATCH_HEADER_BYTES && position + size <= records.length, `batch at ${position} was not checked`);
+    span += batch_last_offset_delta(records, position) + 1;
+    position += size;
+  }
+  return span;
+}
+
+/** How the log stamps an append's batches: the offsets from `base_offset` on and its leader epoch. */
+export interface BatchStamp {
+  base_offset: number;
+  leader_epoch: number;
+  /** The broker time for LogAppendTime topics, null for CreateTime. */
+  log_append_time_ms: number | null;
+}
+
+/** Stamps every batch of an append in place; returns the offset after the last one. */
+export function stamp_batches(records: Buffer, stamp: BatchStamp): number {
+  let offset = stamp.base_offset;
+  for (let position = 0; position < records.length;) {
+    const size = batch_size_at(records, position);
+    stamp_batch(records, position, offset, stamp.leader_epoch);
+    if (stamp.log_append_time_ms !== null) stamp_log_append_time(records, position, size, stamp.log_append_time_ms);
+    offset += batch_last_offset_delta(records, position) + 1;
+    position += size;
+  }
+  return offset;
+}
+
+/** A follower's copy keeps the leader's offsets: it must continue the log at `next_offset` exactly. */
+export function check_batches_continue(records: Buffer, next_offset: number, name: string): number {
+  let offset = next_offset;
+  for (let position = 0; position < records.length;) {
+    const given = batch_base_offset(records, position);
+    if (given !== offset)
+      throw new InvalidArgumentError(
+        `${name}: replicated batch at offset ${given} does not continue the log at ${offset}`,
+      );
+    offset += batch_last_offset_delta(records, position) + 1;
+    position += batch_size_at(records, position);
+  }
+  return offset;
 }

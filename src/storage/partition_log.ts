@@ -14,9 +14,8 @@ import type { TailWindow } from './tail_cache.ts';
 import type { LogConfig } from './config.ts';
 import type { LogContext } from './log_context.ts';
 import { write_all } from './file_util.ts';
-import { RELATIVE_OFFSET_MAX, check_batch, stamp_batch, stamp_log_append_time } from './batch.ts';
+import { RELATIVE_OFFSET_MAX, check_batches, check_batches_continue, stamp_batches } from './batch.ts';
 import {
-  BATCH_HEADER_BYTES,
   batch_base_offset,
   batch_last_offset_delta,
   batch_max_timestamp,
@@ -26,7 +25,6 @@ import {
   BackpressureError,
   DiskFullError,
   InvalidArgumentError,
-  InvalidBatchError,
   LogClosedError,
   OffsetOutOfRangeError,
   PartitionOfflineError,
@@ -39,6 +37,7 @@ import {
 import type { Segment } from './segment.ts';
 import { SegmentFiles } from './segment_files.ts';
 import { LeaderEpochCache } from './leader_epochs.ts';
+import { Fifo } from './fifo.ts';
 
 export type { LogContext } from './log_context.ts';
 export type { AppendOptions, AppendResult, ReadIsolation, ReadResult } from './log_types.ts';
@@ -106,13 +105,12 @@ export class PartitionLog implements FlushTarget {
     this.replica_only_ = value;
   }
 
-  private queue: PendingAppend[] = [];
-  private queue_head = 0;
+  private readonly queue = new Fifo<PendingAppend>();
   private pending_bytes = 0;
   private writing = false;
   private drained: Array<() => void> = [];
-  private ack_waiters: AckWaiter[] = [];
-  private ack_head = 0;
+  /** Appends written and waiting for an fsync (policy fsync), oldest first. */
+  private readonly ack_waiters = new Fifo<AckWaiter>();
   private dirty_files = new Set<string>();
   private dirty_dirs = new Set<string>();
   private readonly hw_listeners = new Set<(high_watermark: number) => void>();
@@ -178,39 +176,21 @@ export class PartitionLog implements FlushTarget {
     this.check_writable();
     if (this.replica_only && !options.replicated) throw new ReplicaOnlyError(this.name);
     const limits = { message_bytes_max: this.config.message_bytes_max, client_batch: !options.replicated };
-    let position = 0;
-    let span = 0;
-    while (position < records.length) {
-      const size = options.checked ? batch_size_at(records, position) : check_batch(records, position, limits);
-      assert(size >= BATCH_HEADER_BYTES && position + size <= records.length, `batch at ${position} was not checked`);
-      span += batch_last_offset_delta(records, position) + 1;
-      position += size;
-    }
-    if (records.length === 0) throw new InvalidBatchError('truncated', 'no record batch given');
+    const span = check_batches(records, options.checked ?? false, limits);
     if (this.pending_bytes + records.length > this.ctx.storage.pending_bytes_max) {
       throw new BackpressureError(this.name, this.pending_bytes, this.ctx.storage.pending_bytes_max);
     }
     const now_ms = this.ctx.clock.now_ms();
     if (this.should_roll(records.length, span, now_ms)) this.files.roll(this.next_offset, now_ms);
-    const epoch = options.leader_epoch ?? this.leader_epoch;
     const log_append_time = this.config.timestamp_type === 'log_append';
     const base_offset = this.next_offset;
-    let offset = base_offset;
-    for (position = 0; position < records.length;) {
-      const size = batch_size_at(records, position);
-      if (options.replicated) {
-        const given = batch_base_offset(records, position);
-        if (given !== offset)
-          throw new InvalidArgumentError(
-            `${this.name}: replicated batch at offset ${given} does not continue the log at ${offset}`,
-          );
-      } else {
-        stamp_batch(records, position, offset, epoch);
-        if (log_append_time) stamp_log_append_time(records, position, size, now_ms);
-      }
-      offset += batch_last_offset_delta(records, position) + 1;
-      position += size;
-    }
+    const offset = options.replicated
+      ? check_batches_continue(records, base_offset, this.name)
+      : stamp_batches(records, {
+          base_offset,
+          leader_epoch: options.leader_epoch ?? this.leader_epoch,
+          log_append_time_ms: log_append_time ? now_ms : null,
+        });
     this.next_offset = offset;
     const segment = this.active;
     const write_position = segment.assigned_bytes;
@@ -254,12 +234,12 @@ export class PartitionLog implements FlushTarget {
 
   /** Starts the next write if none is running: every queued append of one segment, up to the limits. */
   private pump(): void {
-    if (this.writing || this.queue_head >= this.queue.length) return;
-    const first = this.queue[this.queue_head]!;
+    if (this.writing || this.queue.size === 0) return;
+    const first = this.queue.at(0)!;
     const group: PendingAppend[] = [first];
     let bytes = first.buffer.length;
-    for (let i = this.queue_head + 1; i < this.queue.length && group.length < this.ctx.storage.write_batches_max; i++) {
-      const next = this.queue[i]!;
+    for (let i = 1; i < this.queue.size && group.length < this.ctx.storage.write_batches_max; i++) {
+      const next = this.queue.at(i)!;
       if (next.segment !== first.segment || bytes + next.buffer.length > this.ctx.storage.write_bytes_max) break;
       group.push(next);
       bytes += next.buffer.length;
@@ -296,11 +276,7 @@ export class PartitionLog implements FlushTarget {
       head.equals(buffers[0]!.subarray(0, head.length)),
       `${this.name}: segment ${segment.base_offset} at ${position} does not hold the batch just written`,
     );
-    this.queue_head += group.length;
-    if (this.queue_head === this.queue.length) {
-      this.queue = [];
-      this.queue_head = 0;
-    }
+    this.queue.discard(group.length);
     this.pending_bytes -= bytes;
     for (const item of group) this.apply_written(segment, item);
     this.dirty_files.add(segment.log_path);
@@ -322,7 +298,7 @@ export class PartitionLog implements FlushTarget {
     this.ctx.flusher.mark_dirty(this);
     this.notify_progress();
     this.writing = false;
-    const still_used = this.queue_head < this.queue.length && this.queue[this.queue_head]!.segment === segment;
+    const still_used = this.queue.at(0)?.segment === segment;
     if (segment !== this.active && !still_used) void this.files.seal_quietly(segment);
     this.pump();
     this.notify_drained();
@@ -365,9 +341,7 @@ export class PartitionLog implements FlushTarget {
    */
   private async fail_writes(segment: Segment, position: number, cause: unknown): Promise<void> {
     const { io, handles } = this.ctx;
-    const failed = this.queue.slice(this.queue_head);
-    this.queue = [];
-    this.queue_head = 0;
+    const failed = this.queue.take_all();
     this.pending_bytes = 0;
     const error: StorageError =
       os_error_code(cause) === 'ENOSPC'
@@ -399,19 +373,17 @@ export class PartitionLog implements FlushTarget {
     this.tail.clear();
     this.ctx.logger.error({ partition: this.name, reason }, 'partition offline');
     const error = new PartitionOfflineError(this.name, reason);
-    for (let i = this.ack_head; i < this.ack_waiters.length; i++) this.ack_waiters[i]!.reject(error);
-    this.ack_waiters = [];
-    this.ack_head = 0;
+    for (const waiter of this.ack_waiters.take_all()) waiter.reject(error);
   }
 
   private notify_drained(): void {
-    if (this.writing || this.queue_head < this.queue.length) return;
+    if (this.writing || this.queue.size > 0) return;
     for (const resolve of this.drained.splice(0)) resolve();
   }
 
   /** Resolves once every queued append has been written or refused. */
   private drain_writes(): Promise<void> {
-    if (!this.writing && this.queue_head >= this.queue.length) return Promise.resolve();
+    if (!this.writing && this.queue.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.drained.push(resolve));
   }
 
@@ -464,12 +436,7 @@ export class PartitionLog implements FlushTarget {
     if (offset <= this.flushed_offset) return;
     this.flushed_offset = offset;
     if (this.policy_kind === 'fsync') this.advance_local_high_watermark(offset);
-    while (this.ack_head < this.ack_waiters.length && this.ack_waiters[this.ack_head]!.last_offset < offset)
-      this.acknowledge(this.ack_waiters[this.ack_head++]!);
-    if (this.ack_head === this.ack_waiters.length) {
-      this.ack_waiters = [];
-      this.ack_head = 0;
-    }
+    while ((this.ack_waiters.at(0)?.last_offset ?? offset) < offset) this.acknowledge(this.ack_waiters.shift()!);
     this.notify_progress();
   }
 
@@ -567,10 +534,7 @@ export class PartitionLog implements FlushTarget {
         `cannot delete records before ${offset}: high watermark is ${this.high_watermark}`,
       );
     }
-    if (offset <= this.log_start_offset) return this.log_start_offset;
-    this.log_start_offset = offset;
-    await this.ctx.persist_log_start();
-    await this.files.delete_below(this.log_start_offset);
+    if (offset > this.log_start_offset) await this.advance_log_start(offset);
     return this.log_start_offset;
   }
 
@@ -578,27 +542,24 @@ export class PartitionLog implements FlushTarget {
   async enforce_retention(now_ms: number): Promise<number> {
     if (this.state !== 'open') return 0;
     const { retention_ms, retention_bytes } = this.config;
-    const segments = this.files.list;
-    let total_bytes = this.files.size_bytes;
-    let new_start = this.log_start_offset;
-    for (let i = 0; i < segments.length - 1; i++) {
-      const segment = segments[i]!;
-      const next = segments[i + 1]!;
-      if (next.base_offset > this.high_watermark) break;
-      await this.files.ensure_indexes(segment);
-      const expired =
-        retention_ms >= 0 && segment.max_timestamp_ms >= 0 && segment.max_timestamp_ms < now_ms - retention_ms;
-      const oversized = retention_bytes >= 0 && total_bytes - segment.size_bytes >= retention_bytes;
-      if (!expired && !oversized) break;
-      total_bytes -= segment.size_bytes;
-      new_start = next.base_offset;
-    }
-    if (new_start <= this.log_start_offset) return 0;
+    const start = await this.files.retention_start(
+      retention_ms,
+      retention_bytes,
+      this.log_start_offset,
+      this.high_watermark,
+      now_ms,
+    );
+    if (start <= this.log_start_offset) return 0;
     const before = this.files.count;
-    this.log_start_offset = new_start;
-    await this.ctx.persist_log_start();
-    await this.files.delete_below(this.log_start_offset);
+    await this.advance_log_start(start);
     return before - this.files.count;
+  }
+
+  /** The new log start is durable before any segment below it goes. */
+  private async advance_log_start(offset: number): Promise<void> {
+    this.log_start_offset = offset;
+    await this.ctx.persist_log_start();
+    await this.files.delete_below(offset);
   }
 
   /** Stops appends, writes and syncs everything queued, saves the active segment's indexes. */

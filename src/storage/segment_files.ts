@@ -236,6 +236,35 @@ export class SegmentFiles {
     if (previous && previous.assigned_bytes === previous.size_bytes) void this.seal_quietly(previous);
   }
 
+  /**
+   * The log start offset that retention allows: closed segments are dropped, oldest first, while
+   * every record of the segment is older than `retention_ms` or the rest still holds
+   * `retention_bytes`; a segment reaching the high watermark stays. -1 disables a limit.
+   */
+  async retention_start(
+    retention_ms: number,
+    retention_bytes: number,
+    log_start_offset: number,
+    high_watermark: number,
+    now_ms: number,
+  ): Promise<number> {
+    let total_bytes = this.size_bytes;
+    let start = log_start_offset;
+    for (let i = 0; i < this.list.length - 1; i++) {
+      const segment = this.list[i]!;
+      const next = this.list[i + 1]!;
+      if (next.base_offset > high_watermark) break;
+      await this.ensure_indexes(segment);
+      const expired =
+        retention_ms >= 0 && segment.max_timestamp_ms >= 0 && segment.max_timestamp_ms < now_ms - retention_ms;
+      const oversized = retention_bytes >= 0 && total_bytes - segment.size_bytes >= retention_bytes;
+      if (!expired && !oversized) break;
+      total_bytes -= segment.size_bytes;
+      start = next.base_offset;
+    }
+    return start;
+  }
+
   /** Removes the segments wholly below `log_start_offset` (never the active one). */
   async delete_below(log_start_offset: number): Promise<void> {
     while (this.list.length > 1 && this.list[1]!.base_offset <= log_start_offset) await this.remove(this.list.shift()!);

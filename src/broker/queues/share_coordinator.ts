@@ -4,20 +4,19 @@
 // hears of it; a timer expires locks, drops silent members and writes dead letters.
 // Protocol-neutral: the Kafka front end (ShareGroupHeartbeat, ShareFetch, ShareAcknowledge) and
 // later AMQP call these methods.
-import { encode_record_batch } from '../../protocol/record_batch.ts';
 import type { Clock, Logger } from '../../core/clock.ts';
 import type { PartitionReader } from '../../core/partition_reader.ts';
 import { BrokerError } from '../../core/errors.ts';
 import type { AppendRecords, TopicManager } from '../topics.ts';
-import { dead_letter_records, dead_letter_topic_name, read_records_at } from './dead_letters.ts';
 import { SharePartition } from './share_partition.ts';
-import type { AcquiredRange, OffsetRange } from '../../core/types.ts';
 import { AckError } from '../../core/errors.ts';
-import type { ShareStateStore, ShareStateWrite } from './share_state_store.ts';
+import type { ShareStateStore } from './share_state_store.ts';
+import { ShareStateWriter } from './share_state_writer.ts';
+import { check_disjoint, offsets_in, read_acquired } from './share_fetch_read.ts';
+import { track_ttl, write_dead_letters } from './share_expiry.ts';
 import { ReadAhead } from './read_ahead.ts';
 import { group_settings_of, type ShareGroupSettings } from './group_config.ts';
 import { type GroupConfigs } from '../../core/types.ts';
-import { batch_last_offset } from '../../format/batch_layout.ts';
 import type {
   AcknowledgeBatch,
   FetchedPartition,
@@ -28,20 +27,14 @@ import type {
   ShareGroupDescription,
   TopicPartition,
 } from '../../core/types.ts';
-import { key_of, type Member, type PartitionState, type ShareGroup } from './share_group.ts';
+import { key_of, new_share_counters, type Member, type PartitionState, type ShareGroup } from './share_group.ts';
 import { describe_group, partitions_of, queue_stats, type PartitionSummary } from './share_stats.ts';
 import { rethrow_invariant } from '../../core/invariants.ts';
 
 /** Records one fetch may acquire across its partitions, whatever the client asks. */
 export const FETCH_RECORDS_MAX = 10_000;
-/** Expired records handled per partition per round. */
-const EXPIRED_PER_ROUND_MAX = 10_000;
-/** A record that expired ahead of a full window is looked at again after this long. */
-const TTL_RETRY_MS = 1_000;
 /** Every so many ticks, expiry times of finished records are dropped from the TTL index. */
 const TTL_PRUNE_TICKS = 50;
-/** Dead letters written per partition per tick. */
-const DEAD_LETTERS_PER_TICK = 1_000;
 
 export interface ShareCoordinatorDeps {
   topics: TopicManager;
@@ -67,27 +60,17 @@ export class ShareCoordinator {
   private readonly floors = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> = Promise.resolve();
-  /** Partitions changed since the last state write. */
-  private readonly dirty = new Map<string, { group: ShareGroup; state: PartitionState }>();
-  private writing: Promise<void> = Promise.resolve();
-  private queued_write: Promise<void> | null = null;
+  private readonly writer: ShareStateWriter;
   /** Counters for metrics. */
-  readonly counters = {
-    acquired: 0,
-    accepted: 0,
-    released: 0,
-    rejected: 0,
-    lock_timeouts: 0,
-    dead_lettered: 0,
-    expired: 0,
-    redeliveries: 0,
-  };
+  readonly counters = new_share_counters();
   private ticks = 0;
 
   constructor(
     private readonly deps: ShareCoordinatorDeps,
     readonly settings: ShareGroupSettings,
-  ) {}
+  ) {
+    this.writer = new ShareStateWriter(deps.store);
+  }
 
   /** Restores every group's partitions from the state topic (members re-join). */
   async load(): Promise<void> {
@@ -110,9 +93,9 @@ export class ShareCoordinator {
         letters: share.take_dead_letters(),
       };
       group.partitions.set(key_of(persisted.topic, persisted.partition), state);
-      this.mark_dirty(group, state);
+      this.writer.mark_dirty(group, state);
     }
-    await this.persist();
+    await this.writer.persist();
   }
 
   start(): void {
@@ -131,7 +114,7 @@ export class ShareCoordinator {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.ticking;
-    await this.persist();
+    await this.writer.persist();
     for (const waiters of this.waiters.values()) for (const wake of waiters) wake();
   }
 
@@ -271,7 +254,7 @@ export class ShareCoordinator {
         letters: [],
       };
       group.partitions.set(key, state);
-      this.mark_dirty(group, state);
+      this.writer.mark_dirty(group, state);
     }
     return state;
   }
@@ -323,7 +306,7 @@ export class ShareCoordinator {
       this.after_change(group, state);
       results.set(key, null);
     }
-    await this.persist();
+    await this.writer.persist();
     this.wake(group_id);
     return results;
   }
@@ -365,7 +348,7 @@ export class ShareCoordinator {
         if (records_left === 0 || bytes_left === 0) continue;
         const state = this.partition_state(group, topic, partition, log);
         state.share.truncate_before(log.log_start_offset);
-        await this.track_ttl(group, state, log, now_ms);
+        if (await track_ttl(this.deps, this.counters, group, state, log, now_ms)) this.after_change(group, state);
         // Only records read ahead may be handed out: an expired one never is, and keys are known.
         const by_key = group.settings.ordering === 'key' ? (offset: number) => state.ahead.key_of(offset) : undefined;
         const acquired = state.share.acquire(
@@ -376,7 +359,7 @@ export class ShareCoordinator {
           by_key,
         );
         if (acquired.length === 0) continue;
-        const sent = await this.read_acquired(log, acquired, bytes_left);
+        const sent = await read_acquired(log, acquired, bytes_left);
         state.share.unacquire(sent.unsent);
         result.acquired = sent.ranges;
         result.batches = sent.batches;
@@ -396,7 +379,7 @@ export class ShareCoordinator {
       }
     }
     try {
-      await this.persist();
+      await this.writer.persist();
     } catch (error) {
       rethrow_invariant(error);
       // Not durable: nothing is handed out; the records go back as they were.
@@ -409,44 +392,6 @@ export class ShareCoordinator {
       }
     }
     return fetched;
-  }
-
-  /**
-   * Reads the batches holding the acquired ranges, in order, until `bytes_max` (at least one batch
-   * is always read). Offsets whose batch did not fit come back in `unsent`.
-   */
-  private async read_acquired(log: PartitionReader, acquired: AcquiredRange[], bytes_max: number) {
-    const batches: Buffer[] = [];
-    const ranges: AcquiredRange[] = [];
-    const unsent: number[] = [];
-    let bytes = 0;
-    let count = 0;
-    let covered_to = -1; // last offset of the batches read so far
-    for (const range of acquired) {
-      let first = range.first_offset;
-      while (first <= range.last_offset) {
-        if (first > covered_to) {
-          if (batches.length > 0 && bytes >= bytes_max) break;
-          const read = await log.read(first, Math.max(1, bytes_max - bytes));
-          if (read.batches.length === 0) break;
-          for (const batch of read.batches) {
-            const last = batch_last_offset(batch, 0);
-            if (last < first) continue;
-            batches.push(batch);
-            bytes += batch.length;
-            covered_to = last;
-            if (bytes >= bytes_max || last >= range.last_offset) break;
-          }
-        }
-        const last = Math.min(range.last_offset, covered_to);
-        if (last < first) break;
-        ranges.push({ first_offset: first, last_offset: last, delivery_count: range.delivery_count });
-        count += last - first + 1;
-        first = last + 1;
-      }
-      for (let offset = first; offset <= range.last_offset; offset++) unsent.push(offset);
-    }
-    return { batches, ranges, unsent, bytes, count };
   }
 
   /** Calls `listener` whenever records of the group may have become available (a release, a lock timeout). */
@@ -488,55 +433,7 @@ export class ShareCoordinator {
   private after_change(group: ShareGroup, state: PartitionState): void {
     const letters = state.share.take_dead_letters();
     if (letters.length > 0) state.letters.push(...letters);
-    this.mark_dirty(group, state);
-  }
-
-  private mark_dirty(group: ShareGroup, state: PartitionState): void {
-    this.dirty.set(`${group.id}\u0000${key_of(state.topic, state.partition)}`, { group, state });
-  }
-
-  /**
-   * Makes every change made so far durable: joins the write that has not started yet, or queues
-   * one after the running write (which may have taken its deltas before these changes).
-   */
-  private persist(): Promise<void> {
-    if (this.queued_write) return this.queued_write;
-    const next = this.writing.then(() => {
-      this.queued_write = null;
-      return this.write_dirty();
-    });
-    this.queued_write = next;
-    this.writing = next.catch(() => undefined);
-    return next;
-  }
-
-  private async write_dirty(): Promise<void> {
-    if (this.dirty.size === 0) return;
-    const writes: ShareStateWrite[] = [];
-    for (const { group, state } of this.dirty.values()) {
-      const key = { group: group.id, topic: state.topic, partition: state.partition };
-      const delta = state.share.take_delta();
-      if (this.deps.store.wants_snapshot(key)) {
-        const snapshot = state.share.snapshot();
-        writes.push({
-          ...key,
-          start_offset: snapshot.start_offset,
-          end_offset: snapshot.end_offset,
-          runs: snapshot.runs,
-          snapshot: true,
-        });
-      } else {
-        writes.push({
-          ...key,
-          start_offset: delta.start_offset,
-          end_offset: state.share.end_offset,
-          runs: delta.runs,
-          snapshot: false,
-        });
-      }
-    }
-    this.dirty.clear();
-    await this.deps.store.write(writes);
+    this.writer.mark_dirty(group, state);
   }
 
   // ------------------------------------------------------------------ maintenance
@@ -565,11 +462,12 @@ export class ShareCoordinator {
           woke = true;
         }
         if (state.share.next_available_at(now) <= now) woke = true;
-        if (state.letters.length > 0) await this.write_dead_letters(group, state, now);
+        if (state.letters.length > 0 && (await write_dead_letters(this.deps, this.counters, group, state, now)))
+          this.writer.mark_dirty(group, state);
       }
       if (woke) this.wake(group.id);
     }
-    await this.persist();
+    await this.writer.persist();
   }
 
   /**
@@ -580,7 +478,7 @@ export class ShareCoordinator {
     try {
       const log = this.deps.reader_now(state.topic, state.partition);
       if (state.ahead.cursor >= log.high_watermark && state.ahead.tracked === 0) return false;
-      await this.track_ttl(group, state, log, now_ms);
+      if (await track_ttl(this.deps, this.counters, group, state, log, now_ms)) this.after_change(group, state);
       if (this.ticks % TTL_PRUNE_TICKS === 0) state.ahead.forget_below(state.share.start_offset);
       if (state.unreadable)
         this.deps.logger.info(
@@ -598,68 +496,6 @@ export class ShareCoordinator {
         );
       state.unreadable = true;
       return false;
-    }
-  }
-
-  /** Reads ahead for expiry times, then expires what is due (dead letter, or drop as the topic says). */
-  private async track_ttl(
-    group: ShareGroup,
-    state: PartitionState,
-    log: PartitionReader,
-    now_ms: number,
-  ): Promise<void> {
-    const configs = this.deps.topics.get(state.topic)?.configs ?? {};
-    const topic_ttl_ms = Number(configs['sluice.message.ttl.ms'] ?? -1);
-    const keys_until =
-      group.settings.ordering === 'key' ? state.share.start_offset + group.settings.records_in_flight_max : null;
-    await state.ahead.scan(log, topic_ttl_ms, now_ms, keys_until);
-    const expired = state.ahead.take_expired(now_ms, EXPIRED_PER_ROUND_MAX);
-    if (expired.length === 0) return;
-    const drop = configs['sluice.ttl.expired.action'] === 'drop';
-    for (const offset of expired) {
-      if (offset < state.share.start_offset) continue;
-      const outcome = state.share.expire(offset, 'expired: its time to live ran out', drop);
-      if (outcome === 'later') state.ahead.retry(offset, now_ms + TTL_RETRY_MS, now_ms);
-      else if (outcome === 'expired') {
-        this.counters.expired++;
-        group.counters.expired++;
-      }
-    }
-    this.after_change(group, state);
-  }
-
-  /** Copies pending dead letters to the group's dead-letter topic, then archives the records. */
-  private async write_dead_letters(group: ShareGroup, state: PartitionState, now_ms: number): Promise<void> {
-    const letters = state.letters.splice(0, DEAD_LETTERS_PER_TICK).sort((a, b) => a.offset - b.offset);
-    try {
-      const log = await this.deps.reader(state.topic, state.partition);
-      const originals = await read_records_at(
-        log,
-        letters.map((l) => l.offset),
-      );
-      const records = dead_letter_records(
-        { topic: state.topic, partition: state.partition, group: group.id },
-        letters,
-        originals,
-        now_ms,
-      );
-      if (records.length > 0) {
-        const dlq = group.settings.dead_letter_topic || dead_letter_topic_name(state.topic, group.id);
-        await this.deps.ensure_dead_letter_topic(dlq);
-        const dlq_partitions = this.deps.topics.get(dlq)!.partitions;
-        await this.deps.append(dlq, state.partition % dlq_partitions, encode_record_batch(records));
-      }
-      state.share.dead_lettered(letters.map((l) => l.offset));
-      this.counters.dead_lettered += records.length;
-      group.counters.dead_lettered += records.length;
-      this.mark_dirty(group, state);
-    } catch (error) {
-      rethrow_invariant(error);
-      state.letters.unshift(...letters);
-      this.deps.logger.warn(
-        { group: group.id, topic: state.topic, partition: state.partition, error: String(error) },
-        'could not write dead letters; will retry',
-      );
     }
   }
 
@@ -716,25 +552,12 @@ export class ShareCoordinator {
       if (!state || state.share.start_offset >= offset) continue;
       state.share.truncate_before(offset);
       state.ahead.forget_below(offset);
-      this.mark_dirty(group, state);
+      this.writer.mark_dirty(group, state);
     }
-    await this.persist();
+    await this.writer.persist();
   }
 
   group_ids(): string[] {
     return [...this.groups.keys()];
   }
-}
-
-/** Acknowledgement batches of one partition must not overlap (an offset is settled once). */
-function check_disjoint(batches: readonly OffsetRange[]): void {
-  const sorted = [...batches].sort((a, b) => a.first_offset - b.first_offset);
-  for (let i = 1; i < sorted.length; i++) {
-    if (sorted[i]!.first_offset <= sorted[i - 1]!.last_offset)
-      throw new AckError('invalid_request', `acknowledgement batches overlap at offset ${sorted[i]!.first_offset}`);
-  }
-}
-
-function offsets_in(range: OffsetRange): number[] {
-  return Array.from({ length: range.last_offset - range.first_offset + 1 }, (_, i) => range.first_offset + i);
 }

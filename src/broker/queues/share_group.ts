@@ -36,3 +36,28 @@ export interface ShareGroup {
 }
 
 export const key_of = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+
+/** What every share group of the broker did, for metrics. */
+export interface ShareCounters {
+  acquired: number;
+  accepted: number;
+  released: number;
+  rejected: number;
+  lock_timeouts: number;
+  dead_lettered: number;
+  expired: number;
+  redeliveries: number;
+}
+
+export function new_share_counters(): ShareCounters {
+  return {
+    acquired: 0,
+    accepted: 0,
+    released: 0,
+    rejected: 0,
+    lock_timeouts: 0,
+    dead_lettered: 0,
+    expired: 0,
+    redeliveries: 0,
+  };
+}
