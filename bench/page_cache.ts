@@ -4,8 +4,8 @@
 // memory the host took back costs about five times the CPU of one into a page freed a moment ago
 // (docs/benchmarks.md, "Page cache"). A growing page cache keeps landing in such memory, and a
 // 3-broker cluster on one machine grows it three times as fast as one broker, so without control
-// the figures would measure that machine effect as much as the brokers. Dropping needs root (/proc/sys/vm/drop_caches); without it the
-// benchmark goes on and says once that it could not.
+// the figures would measure that machine effect as much as the brokers. Dropping needs root
+// (/proc/sys/vm/drop_caches); without it the benchmark goes on and says once that it could not.
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 
@@ -58,8 +58,7 @@ export class PageCacheControl {
   private warn(error: unknown): void {
     if (this.warned) return;
     this.warned = true;
-    this.say(
-      `page cache not dropped (${error instanceof Error ? error.message : String(error)}): the figures include its cost`,
-    );
+    const reason = error instanceof Error ? error.message : String(error);
+    this.say(`page cache not dropped (${reason}): the figures include its cost`);
   }
 }

@@ -65,9 +65,8 @@ function du_bytes(dir: string): number {
 
 const data_dir = new_data_dir('restart');
 try {
-  say(
-    `filling ${data_dir} with ${MESSAGES.toLocaleString('en-US')} messages of ${PAYLOAD_BYTES} B over ${PARTITIONS} partitions ...`,
-  );
+  const messages = MESSAGES.toLocaleString('en-US');
+  say(`filling ${data_dir} with ${messages} messages of ${PAYLOAD_BYTES} B over ${PARTITIONS} partitions ...`);
   const broker = await start_broker_process({ data_dir });
   const [host, port] = [broker.bootstrap.split(':')[0]!, broker.port];
   const admin = await Connection.connect(host, port, { max_in_flight: 1 });
@@ -84,9 +83,8 @@ try {
     payload_bytes: PAYLOAD_BYTES,
     time_limit_ms: 3_600_000,
   });
-  say(
-    `filled in ${((performance.now() - fill_started) / 1000).toFixed(1)} s (${outcome.acknowledged.toLocaleString('en-US')} acknowledged)`,
-  );
+  const fill_s = (performance.now() - fill_started) / 1000;
+  say(`filled in ${fill_s.toFixed(1)} s (${outcome.acknowledged.toLocaleString('en-US')} acknowledged)`);
   await broker.stop();
   say(`data directory: ${(du_bytes(data_dir) / 2 ** 30).toFixed(2)} GiB`);
 

@@ -103,12 +103,13 @@ test('delayed messages reach a consumer group and a share group only when due, n
     max: lateness[lateness.length - 1]!,
   };
   process.stderr.write(
-    `lateness of 2,000 delayed messages over 1-5 s, seen by a consumer group: p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms\n`,
+    `lateness of 2,000 delayed messages over 1-5 s, seen by a consumer group: ` +
+      `p50 ${figures.p50} ms, p99 ${figures.p99} ms, max ${figures.max} ms\n`,
   );
   assert.ok(figures.p99 < 1_000, `p99 lateness ${figures.p99} ms`);
 });
 
-test('kill -9 of the broker with delays pending: after the restart every message arrives once, none early', async () => {
+test('kill -9 of the broker with delays pending: after the restart each message arrives once, none early', async () => {
   const due = await send_delayed('alarms', 1_000, 2_000, 4_000);
   const port = broker.port;
   await broker.kill();
@@ -135,7 +136,7 @@ test('kill -9 of the broker with delays pending: after the restart every message
   );
 });
 
-test('a malformed delay header is refused to the client that sent it (kafkajs: INVALID_RECORD); others go on', async () => {
+test('a malformed delay header is refused to its sender (kafkajs: INVALID_RECORD); other clients go on', async () => {
   const kafka = new Kafka({
     brokers: [broker.bootstrap],
     clientId: 'bad-delay',

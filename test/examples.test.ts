@@ -52,7 +52,10 @@ test('every example runs against a broker', { timeout: (examples.length + 1) * E
         const started = Date.now();
         const result = await run_example(file, broker.bootstrap);
         const elapsed = Date.now() - started;
-        const detail = `examples/${file} ${result.signal ? `was killed (${result.signal}) after ${elapsed} ms` : `exited with ${result.code}`}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`;
+        const ended = result.signal
+          ? `was killed (${result.signal}) after ${elapsed} ms`
+          : `exited with ${result.code}`;
+        const detail = `examples/${file} ${ended}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`;
         assert.equal(result.code, 0, detail);
       });
     }

@@ -294,7 +294,8 @@ test('groups: lag equals the real lag; offsets reset is refused while members ru
   assert.equal((await api('GET', '/api/v1/groups/no-such-group')).status, 404);
 });
 
-test('queues and dead letters: stats of a share group, a poison message peeked and redriven once (shared audit with the SDK)', async () => {
+/** Produces four jobs, one of them poison, and runs a share group until the poison is dead-lettered. */
+async function dead_letter_the_poison(sluice: Sluice): Promise<void> {
   await admin.createTopics({ topics: [{ topic: 'jobs' }] });
   await producer.send({
     topic: 'jobs',
@@ -303,11 +304,6 @@ test('queues and dead letters: stats of a share group, a poison message peeked a
       value,
       headers: { origin: 'test' },
     })),
-  });
-  const sluice = new Sluice({
-    brokers: [`${running.kafka_address.host}:${running.kafka_address.port}`],
-    clientId: 'http-api-queue',
-    retry: { retries: 10, initialRetryTime: 100 },
   });
   const queue = sluice.queueConsumer({ groupId: 'workers', maxWaitTimeInMs: 100 });
   await queue.subscribe({ topics: ['jobs'] });
@@ -345,7 +341,10 @@ test('queues and dead letters: stats of a share group, a poison message peeked a
   );
   assert.equal((await api('GET', '/api/v1/queues/nobody')).status, 404);
   await queue.disconnect();
+}
 
+/** The dead-letter topic is listed, and its message keeps the original and says where it came from. */
+async function peek_the_dead_letter(): Promise<Json> {
   const letters = await api('GET', '/api/v1/dead-letters');
   assert.deepEqual(
     letters.body.items.find((d: Json) => d.topic === 'jobs.workers.dlq'),
@@ -370,7 +369,10 @@ test('queues and dead letters: stats of a share group, a poison message peeked a
   );
   assert.match(letter.reason, /delivery limit 2 reached; last failure: cannot handle poison/);
   assert.ok(letter.dead_lettered_at_ms > 0);
+  return letter;
+}
 
+async function assert_bad_redrives_refused(): Promise<void> {
   const not_dlq = await api('GET', '/api/v1/dead-letters/jobs/messages');
   assert.deepEqual([not_dlq.status, not_dlq.body.error.code], [400, 'not_dead_letter_topic']);
   const nothing_chosen = await api('POST', '/api/v1/dead-letters/jobs.workers.dlq/redrive', {});
@@ -378,7 +380,10 @@ test('queues and dead letters: stats of a share group, a poison message peeked a
   const missing = await api('POST', '/api/v1/dead-letters/jobs.workers.dlq/redrive', { offsets: [7] });
   assert.deepEqual([missing.status, missing.body.error.field], [400, 'offsets']);
   assert.match(missing.body.error.message, /0:7/);
+}
 
+/** Redriven once: a second redrive, by the API or the SDK, finds the audit record and skips it. */
+async function assert_redriven_once(sluice: Sluice, letter: Json): Promise<void> {
   const redriven = await api('POST', '/api/v1/dead-letters/jobs.workers.dlq/redrive', { offsets: [0] });
   assert.equal(redriven.status, 200);
   assert.deepEqual(redriven.body, { selected: 1, redriven: 1, skipped_already_redriven: 0 });
@@ -414,6 +419,18 @@ test('queues and dead letters: stats of a share group, a poison message peeked a
     ['jobs.workers.dlq', 0, 0, 'jobs', 0, 4],
   );
   assert.equal(audit.body.items[0].key, 'jobs.workers.dlq/0/0');
+}
+
+test('queues and dead letters: share group stats; a poison message peeked, redriven once, SDK included', async () => {
+  const sluice = new Sluice({
+    brokers: [`${running.kafka_address.host}:${running.kafka_address.port}`],
+    clientId: 'http-api-queue',
+    retry: { retries: 10, initialRetryTime: 100 },
+  });
+  await dead_letter_the_poison(sluice);
+  const letter = await peek_the_dead_letter();
+  await assert_bad_redrives_refused();
+  await assert_redriven_once(sluice, letter);
 });
 
 test('delayed and stats: counters move with traffic', async () => {

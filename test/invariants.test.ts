@@ -22,7 +22,7 @@ function run_child(script: string): Promise<{ code: number | null; stdout: strin
   });
 }
 
-test('a write the disk puts elsewhere is caught by its read-back: the broker process stops, logged, and acknowledges nothing', async () => {
+test('a write the disk puts elsewhere fails its read-back: the broker stops, logged, and acks nothing', async () => {
   const { code, stdout, stderr } = await run_child(
     path.join(import.meta.dirname, 'support', 'misdirected_write_broker.ts'),
   );
@@ -32,7 +32,7 @@ test('a write the disk puts elsewhere is caught by its read-back: the broker pro
   assert.doesNotMatch(stdout, /acknowledged/);
 });
 
-test('a broken invariant while answering a request stops the process instead of answering UNKNOWN_SERVER_ERROR', async () => {
+test('a broken invariant while answering a request stops the process, no UNKNOWN_SERVER_ERROR answer', async () => {
   const data_dir = temp_dir('invariant');
   const running = await start_broker({ data_dir, kafka: { host: '127.0.0.1', port: 0 } });
   const stopped: Error[] = [];

@@ -115,7 +115,7 @@ test('four queue consumers on one partition share 10,000 messages; each is accep
   assert.equal(extra, 0);
 });
 
-test('a consumer killed with messages in flight: those messages reach another consumer after the lock timeout', async () => {
+test('a consumer killed with messages in flight: they reach another consumer after the lock timeout', async () => {
   await create_and_fill('orphans', 200);
   const child = spawn(
     process.execPath,
@@ -161,8 +161,8 @@ test('a consumer killed with messages in flight: those messages reach another co
   assert.equal([...received.values()].filter((r) => r.deliveries === 1).length, 150);
 });
 
-test('a handler that always fails: the message is dead-lettered after the delivery limit, with its origin; the CLI lists, peeks and redrives it', async () => {
-  await create_and_fill('payments', 6, (i) => (i === 2 ? 'poison' : `payment-${i}`));
+/** A share group whose handler accepts every message but the poison, which it always fails. */
+async function run_failing_handler(): Promise<{ attempts: number[]; accepted: string[]; queue: QueueConsumer }> {
   const attempts: number[] = [];
   const accepted: string[] = [];
   const queue = client().queueConsumer({ groupId: 'payers', maxWaitTimeInMs: 100 });
@@ -176,10 +176,13 @@ test('a handler that always fails: the message is dead-lettered after the delive
       accepted.push(message.value!.toString());
     },
   });
-  // The dead letter, read with a broadcast consumer of the dead-letter topic.
+  return { attempts, accepted, queue };
+}
+
+/** The dead letters of payments.payers.dlq, read with a broadcast consumer once there is one. */
+async function read_dead_letter(): Promise<Array<{ value: string; headers: Record<string, string> }>> {
   const letters: Array<{ value: string; headers: Record<string, string> }> = [];
   const sluice = client();
-  await until(() => attempts.length === DELIVERY_LIMIT, `${DELIVERY_LIMIT} attempts`, 20_000);
   const reader = sluice.consumer({ maxWaitTimeInMs: 100 });
   let dlq_exists = false;
   const admin = sluice.admin();
@@ -200,23 +203,11 @@ test('a handler that always fails: the message is dead-lettered after the delive
   });
   await until(() => letters.length === 1, 'the dead letter', 20_000);
   await reader.disconnect();
-  await queue.disconnect();
-  assert.deepEqual(attempts, [1, 2, 3]);
-  assert.deepEqual(accepted.sort(), ['payment-0', 'payment-1', 'payment-3', 'payment-4', 'payment-5']);
-  const [letter] = letters;
-  assert.equal(letter!.value, 'poison');
-  assert.equal(letter!.headers['sluice-dlq-topic'], 'payments');
-  assert.equal(letter!.headers['sluice-dlq-partition'], '0');
-  assert.equal(letter!.headers['sluice-dlq-offset'], '2');
-  assert.equal(letter!.headers['sluice-dlq-group'], 'payers');
-  assert.equal(letter!.headers['sluice-dlq-delivery-count'], '3');
-  assert.match(
-    letter!.headers['sluice-dlq-reason']!,
-    /delivery limit 3 reached; last failure: card declined \(attempt 3\)/,
-  );
-  assert.ok(letter!.headers['message-id'], 'the original headers travel with it');
+  return letters;
+}
 
-  // The CLI: list, peek, redrive (once: a second redrive sends nothing), then purge the origin.
+/** The CLI lists, peeks and redrives the dead letter (once: a second redrive sends nothing), then purges. */
+async function assert_cli_redrives_once(): Promise<void> {
   const listed = JSON.parse((await cli(['dlq', 'list', '--json'])).stdout) as Array<{
     topic: string;
     messages: number;
@@ -265,6 +256,30 @@ test('a handler that always fails: the message is dead-lettered after the delive
     await cli(['consume', 'payments', '--from-beginning', '--json', '--timeout-ms', '500'])
   ).stdout.trim();
   assert.equal(after_purge, '');
+}
+
+test('a handler that always fails: dead-lettered at the limit with origin; CLI lists, peeks, redrives', async () => {
+  await create_and_fill('payments', 6, (i) => (i === 2 ? 'poison' : `payment-${i}`));
+  const { attempts, accepted, queue } = await run_failing_handler();
+  await until(() => attempts.length === DELIVERY_LIMIT, `${DELIVERY_LIMIT} attempts`, 20_000);
+  const letters = await read_dead_letter();
+  await queue.disconnect();
+  assert.deepEqual(attempts, [1, 2, 3]);
+  assert.deepEqual(accepted.sort(), ['payment-0', 'payment-1', 'payment-3', 'payment-4', 'payment-5']);
+  const [letter] = letters;
+  assert.equal(letter!.value, 'poison');
+  assert.equal(letter!.headers['sluice-dlq-topic'], 'payments');
+  assert.equal(letter!.headers['sluice-dlq-partition'], '0');
+  assert.equal(letter!.headers['sluice-dlq-offset'], '2');
+  assert.equal(letter!.headers['sluice-dlq-group'], 'payers');
+  assert.equal(letter!.headers['sluice-dlq-delivery-count'], '3');
+  assert.match(
+    letter!.headers['sluice-dlq-reason']!,
+    /delivery limit 3 reached; last failure: card declined \(attempt 3\)/,
+  );
+  assert.ok(letter!.headers['message-id'], 'the original headers travel with it');
+
+  await assert_cli_redrives_once();
 });
 
 /** Runs `sluice ARGS --bootstrap B`; by default asserts a clean exit. */
@@ -290,7 +305,7 @@ async function cli(
   return result;
 }
 
-test('kill -9 of the broker while queue consumers work: nothing is lost, and redeliveries stay within what was in flight', async () => {
+test('kill -9 of the broker under queue consumers: nothing lost, redeliveries within what was in flight', async () => {
   const MAX_RECORDS = 100;
   const COUNT = 4_000;
   await create_and_fill('durable-jobs', COUNT);
@@ -356,7 +371,7 @@ test('overflow reject: producers get a retriable error naming the cap; nothing a
   assert.deepEqual(received.sort(), Array.from({ length: 100 }, (_, i) => `m${i}`).sort());
 });
 
-test('export, purge, import restores a topic: keys, headers and timestamps kept; a second import adds nothing', async () => {
+test('export, purge, import restores a topic (keys, headers, timestamps); a second import adds nothing', async () => {
   const sluice = client();
   const admin = sluice.admin();
   await admin.connect();
@@ -422,7 +437,7 @@ test('export, purge, import restores a topic: keys, headers and timestamps kept;
   }
 });
 
-test('an ordered share group (sluice.share.ordering=key): four consumers, failures retried, each key handled in order and never twice at once', async () => {
+test('sluice.share.ordering=key: 4 consumers, failures retried; each key in order, never twice at once', async () => {
   const { Connection } = await import('../src/protocol/kafka/client_connection.ts');
   const { INCREMENTAL_ALTER_CONFIGS } = await import('../src/protocol/kafka/messages/44_incremental_alter_configs.ts');
   const connection = await Connection.connect('127.0.0.1', broker.port);

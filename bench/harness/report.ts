@@ -86,70 +86,112 @@ function cell(
   return `${n0(r.msgs_per_s)}${r.truncated ? '*' : ''}`;
 }
 
-export function markdown(report: Report): string {
-  const lines: string[] = [];
+/** The machine and what it can do at most: disk with fsync, loopback TCP, a cold start. */
+function machine_section(report: Report): string[] {
   const m = report.machine;
-  lines.push(`# Benchmark report`, '');
+  const limits = report.limits;
+  const lines = [`# Benchmark report`, ''];
   lines.push(`Run ${report.started_at}, profile \`${report.profile}\`: \`${report.command}\``, '');
   lines.push(
-    `Machine: ${String(m.cpu_model)}, ${String(m.cores)} cores, ${String(m.memory_gib)} GiB, ${String(m.kernel)}, Node ${String(m.node)}, data on ${String(m.filesystem)}.`,
+    `Machine: ${String(m.cpu_model)}, ${String(m.cores)} cores, ${String(m.memory_gib)} GiB, ${String(m.kernel)}, ` +
+      `Node ${String(m.node)}, data on ${String(m.filesystem)}.`,
     '',
   );
   lines.push("## The machine's own limits (same run)", '');
   lines.push('| limit | value |', '| --- | ---: |');
   lines.push(
-    `| fsync'd sequential write, 16 KiB per fdatasync | ${n1(report.limits.disk_16k_each_mb_s)} MB/s (${n0(report.limits.fsyncs_per_s)} fsyncs/s) |`,
+    `| fsync'd sequential write, 16 KiB per fdatasync | ${n1(limits.disk_16k_each_mb_s)} MB/s ` +
+      `(${n0(limits.fsyncs_per_s)} fsyncs/s) |`,
   );
-  lines.push(`| fsync'd sequential write, 1 MiB per fdatasync | ${n1(report.limits.disk_1m_per_fsync_mb_s)} MB/s |`);
-  lines.push(`| loopback TCP, one connection | ${n1(report.limits.loopback_mb_s)} MB/s |`);
+  lines.push(`| fsync'd sequential write, 1 MiB per fdatasync | ${n1(limits.disk_1m_per_fsync_mb_s)} MB/s |`);
+  lines.push(`| loopback TCP, one connection | ${n1(limits.loopback_mb_s)} MB/s |`);
   if (report.cold_start_ms !== null) lines.push(`| Sluice cold start to \`ready\` | ${n0(report.cold_start_ms)} ms |`);
   lines.push('');
+  return lines;
+}
+
+const SYSTEM_COLUMNS = [
+  'system',
+  'publish 100 B msg/s',
+  'publish 1 KiB msg/s',
+  'publish+consume 100 B msg/s',
+  'drain 100 B msg/s',
+  'queue (4 consumers, per-message ack) msg/s',
+  'latency p50 / p99 / p99.9 / max ms',
+  'broker CPU µs/msg (publish 100 B)',
+  'peak RSS MiB',
+];
+
+/** One row of a durability class's table: each workload's figure for one system. */
+function system_row(results: WorkloadResult[], s: WorkloadResult): string {
+  const mine = results.filter((r) => r.system === s.system);
+  const pub = mine.find(
+    (r) => r.workload === 'publish' && r.payload_bytes === 100 && r.partitions === 1 && r.producers === 1,
+  );
+  const rss = Math.max(...mine.map((r) => r.peak_rss_mib));
+  const cells = [
+    s.label,
+    cell(results, s.system, 'publish', 100),
+    cell(results, s.system, 'publish', 1024),
+    cell(results, s.system, 'publish_consume', 100),
+    cell(results, s.system, 'drain', 100),
+    cell(results, s.system, 'queue', 100),
+    cell(results, s.system, 'latency', 100),
+    pub && !pub.error ? n2(pub.cpu_us_per_msg) : '–',
+    Number.isFinite(rss) ? n0(rss) : '–',
+  ];
+  return `| ${cells.join(' | ')} |`;
+}
+
+/** A table per durability class, with a line per system saying how it was set up. */
+function class_sections(report: Report): string[] {
+  const lines: string[] = [];
   const systems = [...new Map(report.results.map((r) => [r.system, r])).values()];
   for (const durability of ['fsync', 'periodic', 'none'] as const) {
     const group = systems.filter((s) => s.durability === durability);
     if (group.length === 0) continue;
     lines.push(`## ${CLASS_TITLES[durability]}`, '');
-    lines.push(
-      '| system | publish 100 B msg/s | publish 1 KiB msg/s | publish+consume 100 B msg/s | drain 100 B msg/s | queue (4 consumers, per-message ack) msg/s | latency p50 / p99 / p99.9 / max ms | broker CPU µs/msg (publish 100 B) | peak RSS MiB |',
-    );
+    lines.push(`| ${SYSTEM_COLUMNS.join(' | ')} |`);
     lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
-    for (const s of group) {
-      const mine = report.results.filter((r) => r.system === s.system);
-      const pub = mine.find(
-        (r) => r.workload === 'publish' && r.payload_bytes === 100 && r.partitions === 1 && r.producers === 1,
-      );
-      const rss = Math.max(...mine.map((r) => r.peak_rss_mib));
-      lines.push(
-        `| ${s.label} | ${cell(report.results, s.system, 'publish', 100)} | ${cell(report.results, s.system, 'publish', 1024)} | ${cell(report.results, s.system, 'publish_consume', 100)} | ${cell(report.results, s.system, 'drain', 100)} | ${cell(report.results, s.system, 'queue', 100)} | ${cell(report.results, s.system, 'latency', 100)} | ${pub && !pub.error ? n2(pub.cpu_us_per_msg) : '–'} | ${Number.isFinite(rss) ? n0(rss) : '–'} |`,
-      );
-    }
+    for (const s of group) lines.push(system_row(report.results, s));
     lines.push('');
     for (const s of group) lines.push(`- **${s.label}** (client: ${s.client}): ${s.durability_detail}`);
     lines.push('');
   }
+  return lines;
+}
+
+/** The runs with more than one partition or producer. */
+function sweep_section(report: Report): string[] {
   const sweeps = report.results.filter((r) => r.partitions !== 1 || r.producers !== 1);
-  if (sweeps.length > 0) {
-    lines.push('## Partitions and producers', '');
-    lines.push(
-      '| system | payload | partitions | producers | msg/s | MB/s | broker CPU µs/msg |',
-      '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
-    );
-    for (const r of sweeps) {
-      lines.push(
-        `| ${r.label} | ${r.payload_bytes} B | ${r.partitions} | ${r.producers} | ${r.error ? 'n/a' : n0(r.msgs_per_s)} | ${r.error ? '' : n1(r.mb_per_s)} | ${r.error ? '' : n2(r.cpu_us_per_msg)} |`,
-      );
-    }
-    lines.push('');
-  }
+  if (sweeps.length === 0) return [];
+  const lines = ['## Partitions and producers', ''];
   lines.push(
-    '`*` the run reached its time limit before publishing (or, for the queue workload, consuming) every message; the rate covers what was acknowledged.',
-    '',
+    '| system | payload | partitions | producers | msg/s | MB/s | broker CPU µs/msg |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   );
-  if (report.results.some((r) => r.workload === 'queue'))
-    lines.push(
-      'Queue: a backlog of 100-B messages on one queue (Sluice: a topic with 1 partition) written first, untimed; then 4 consumers in the harness process share it and acknowledge every message on its own, timed from the first message received to the last one acknowledged by the handlers. `–`: the system has no queue driver in the harness.',
-      '',
-    );
+  for (const r of sweeps) {
+    const figures = r.error ? ['n/a', '', ''] : [n0(r.msgs_per_s), n1(r.mb_per_s), n2(r.cpu_us_per_msg)];
+    lines.push(`| ${[r.label, `${r.payload_bytes} B`, r.partitions, r.producers, ...figures].join(' | ')} |`);
+  }
+  lines.push('');
+  return lines;
+}
+
+const TRUNCATED_NOTE =
+  '`*` the run reached its time limit before publishing (or, for the queue workload, consuming) every message; ' +
+  'the rate covers what was acknowledged.';
+
+const QUEUE_NOTE =
+  'Queue: a backlog of 100-B messages on one queue (Sluice: a topic with 1 partition) written first, untimed; ' +
+  'then 4 consumers in the harness process share it and acknowledge every message on its own, timed from the ' +
+  'first message received to the last one acknowledged by the handlers. `–`: the system has no queue driver in ' +
+  'the harness.';
+
+export function markdown(report: Report): string {
+  const lines = [...machine_section(report), ...class_sections(report), ...sweep_section(report)];
+  lines.push(TRUNCATED_NOTE, '');
+  if (report.results.some((r) => r.workload === 'queue')) lines.push(QUEUE_NOTE, '');
   if (report.unavailable.length > 0) {
     lines.push('## Not run', '');
     for (const u of report.unavailable) lines.push(`- ${u.label}: ${u.reason}`);
@@ -157,10 +199,10 @@ export function markdown(report: Report): string {
   }
   lines.push('## Targets', '');
   lines.push('| target | measured | verdict | note |', '| --- | --- | --- | --- |');
-  for (const t of report.targets)
-    lines.push(
-      `| ${t.target} | ${t.measured} | ${t.met === null ? 'not measured' : t.met ? 'met' : '**missed**'} | ${t.note} |`,
-    );
+  for (const t of report.targets) {
+    const verdict = t.met === null ? 'not measured' : t.met ? 'met' : '**missed**';
+    lines.push(`| ${t.target} | ${t.measured} | ${verdict} | ${t.note} |`);
+  }
   lines.push('');
   return lines.join('\n');
 }
@@ -177,9 +219,8 @@ export function svg_chart(report: Report): string {
   const rows = Math.max(publish.length, latency.length, 1);
   const height = 90 + rows * row_height;
   const parts: string[] = [];
-  parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
-  );
+  const font = 'font-family="sans-serif" font-size="12"';
+  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" ${font}>`);
   parts.push(`<rect width="100%" height="100%" fill="white"/>`);
   const panel = (
     x0: number,

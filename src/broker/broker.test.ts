@@ -15,7 +15,7 @@ function idempotent_batch(producer_id: number, epoch: number, sequence: number, 
   return encode_record_batch(records, { producer_id, producer_epoch: epoch, base_sequence: sequence });
 }
 
-test('idempotent producers: duplicates get their original offset, gaps and old epochs are refused, across restarts', async () => {
+test('idempotent producers across restarts: duplicates get their first offset; gaps, old epochs refused', async () => {
   const data_dir = temp_dir('idem');
   try {
     let broker = await open_core({ data_dir, node_id: 1 });

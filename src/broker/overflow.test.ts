@@ -107,7 +107,8 @@ test('archive-oldest: the oldest messages are copied to <topic>.archive, then le
       },
       Date.now(),
     );
-    await broker.coordinators.shares.fetch('g', 'm', [{ topic: 'q', partition: 0 }], 1, 1 << 20, Date.now()); // holds '3'
+    // The member acquires one record: '3', the oldest left.
+    await broker.coordinators.shares.fetch('g', 'm', [{ topic: 'q', partition: 0 }], 1, 1 << 20, Date.now());
     await broker.partitions.produce('q', 0, batch('8'), -1);
     assert.deepEqual(await values(broker, 'q.archive'), ['1', '2', '3']);
     const fetched = await broker.coordinators.shares.fetch(

@@ -68,7 +68,7 @@ test('--http: HOST:PORT, or off', () => {
   assert.equal(resolve_settings({}, { SLUICE_HTTP: 'off' }).http, 'off');
 });
 
-test('cluster.interBrokerUser: required with --sasl-users in a cluster, a user of that file, refused without it', () => {
+test('cluster.interBrokerUser: required with --sasl-users in a cluster, and a user of that file', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-inter-broker-'));
   const users_file = path.join(dir, 'users.json');
   fs.writeFileSync(users_file, JSON.stringify({ users: { alice: 'a-secret', broker: 'b-secret' } }));

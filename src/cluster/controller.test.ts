@@ -88,7 +88,7 @@ test('leadership goes back to the preferred replica only when it is alive, in sy
   );
 });
 
-test('a cancelled reassignment goes back to the replicas from before, electing among them only if the leader was new', () => {
+test('a cancelled reassignment goes back to the replicas from before; it elects only if the leader was new', () => {
   const moving: PartitionState = {
     leader: 1,
     leader_epoch: 4,

@@ -46,7 +46,7 @@ after(async () => {
   await running.close();
 });
 
-test('bounds are heard from the leader, batches are read from it, and a new high watermark wakes listeners', async () => {
+test('bounds are heard from the leader, batches read from it, and a new high watermark wakes listeners', async () => {
   await produce(['a', 'b', 'c']);
   const remote = await remotes.get('jobs', 0).ready();
   assert.equal(remote.high_watermark, 3);

@@ -13,7 +13,7 @@ async function values_of(core: Awaited<ReturnType<typeof open_core>>, topic: str
   return batches.flatMap((b) => decode_record_batch(b).map((r) => r.value!.toString()));
 }
 
-test('the whole broker core runs on the simulated file system and a manual clock: what was acknowledged survives a power loss', async () => {
+test('the broker core on a simulated disk and a manual clock: what is acknowledged survives power loss', async () => {
   const io = new SimFileIO();
   const clock = new ManualClock(1_800_000_000_000);
   const options = { data_dir: '/sim/sluice-data', io, clock };

@@ -19,7 +19,7 @@ import {
 
 // ------------------------------------------------------------------ groups
 
-test('a group of two consumers receives every message of a 3-partition topic exactly once, in order per key', async () => {
+test('a group of two consumers gets every message of a 3-partition topic exactly once, in order per key', async () => {
   const h = await Harness.start('group');
   try {
     await h.broker.broker.topics.create('orders', 3);
@@ -110,7 +110,7 @@ test('a third member joining rebalances the group without losing a message', asy
   }
 });
 
-test('a restarted consumer resumes from the committed offset (auto commit on disconnect, and commitOffsets)', async () => {
+test('a restarted consumer resumes from the committed offset (auto commit on disconnect, commitOffsets)', async () => {
   const h = await Harness.start('restart');
   try {
     await h.broker.broker.topics.create('jobs', 3);
@@ -215,7 +215,7 @@ test('broadcast mode: two consumers without a group each receive everything', as
 
 // ------------------------------------------------------------------ static membership
 
-test('static membership: a restarted member with the same groupInstanceId takes over without waiting for the session', async () => {
+test('static membership: a member restarted with its groupInstanceId takes over, no session timeout', async () => {
   const h = await Harness.start('static');
   try {
     await h.broker.broker.topics.create('cache', 2);

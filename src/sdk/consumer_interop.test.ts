@@ -73,7 +73,7 @@ async function start_sdk(h: Harness, member: string, seen: Seen[], joins: Join[]
   return sdk;
 }
 
-test('an SDK consumer and a kafkajs consumer share a group with the round robin assignor, either one leading', async () => {
+test('an SDK and a kafkajs consumer share a group with the round robin assignor, either one leading', async () => {
   const h = await Harness.start('kafkajs-group');
   try {
     await h.broker.broker.topics.create('shared', 4);

@@ -139,7 +139,7 @@ test('pause and resume, by topic partition and from inside a handler', async () 
   }
 });
 
-test('a failing handler is retried from the failed message; stop() from inside a handler commits what is done', async () => {
+test('a failing handler is retried from the failed message; stop() inside a handler commits what is done', async () => {
   const h = await Harness.start('handler-error');
   try {
     await h.broker.broker.topics.create('work', 1);

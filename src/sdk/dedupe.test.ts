@@ -311,7 +311,7 @@ test('dedupe (mark-after): two deliveries of one id at the same time both run', 
   assert.equal(runs, 2);
 });
 
-test('dedupe (claim-first): concurrent duplicates skipped, a failed handler releases its claim, a crashed claim expires', async () => {
+test('claim-first dedupe: concurrent duplicates skipped, failed handlers unclaim, crashed claims expire', async () => {
   assert.throws(
     () =>
       dedupe<TestPayload>(() => {}, { store: { seen: async () => false, mark: async () => {} }, mode: 'claim-first' }),

@@ -101,7 +101,7 @@ function assert_key_order(values: string[], what: string): void {
   }
 }
 
-test('concurrency 16, orderBy key: 2,000 messages over 50 keys, each once, per-key order, well below the sequential time', async (t) => {
+test('orderBy key, concurrency 16, 2,000 messages, 50 keys: once each, key order, 4x faster than serial', async (t) => {
   const s = await setup('parallel');
   try {
     await produce(s.broker);

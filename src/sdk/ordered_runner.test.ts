@@ -28,7 +28,8 @@ function messages(random: () => number, count: number, partitions: number, keys:
   const out: Msg[] = [];
   for (let i = 0; i < count; i++) {
     const partition = `p${Math.floor(random() * partitions)}`;
-    const offset = (next.get(partition) ?? 0) + (random() < 0.1 ? 2 : 1); // gaps, as compaction or control batches leave
+    // Gaps, as compaction or control batches leave.
+    const offset = (next.get(partition) ?? 0) + (random() < 0.1 ? 2 : 1);
     next.set(partition, offset);
     out.push({
       partition,
@@ -38,6 +39,49 @@ function messages(random: () => number, count: number, partitions: number, keys:
     });
   }
   return out;
+}
+
+/** The watermark never passes an unfinished offset, and every offset below it is finished. */
+function check_watermarks(
+  seed: number,
+  runner: OrderedRunner<Msg>,
+  submitted: Map<string, number[]>,
+  finished: Map<string, Set<number>>,
+): void {
+  for (const [partition, offsets] of submitted) {
+    const watermark = runner.watermark(partition);
+    const done = finished.get(partition) ?? new Set();
+    const lowest_unfinished = offsets.find((o) => !done.has(o)) ?? offsets.at(-1)! + 1;
+    assert.ok(
+      watermark !== null && watermark <= lowest_unfinished,
+      `seed ${seed}: ${partition} watermark ${watermark} passes unfinished ${lowest_unfinished}`,
+    );
+    for (const offset of offsets)
+      if (offset < watermark!)
+        assert.ok(done.has(offset), `seed ${seed}: ${partition}/${offset} below the watermark but not finished`);
+  }
+}
+
+/** Once idle: no check failed in a handler, every message was handled once, every watermark is at the end. */
+function check_all_done(
+  seed: number,
+  runner: OrderedRunner<Msg>,
+  submitted: Map<string, number[]>,
+  handled: Map<string, number>,
+  count: number,
+): void {
+  for (const partition of submitted.keys())
+    assert.equal(runner.failure(partition)?.error, undefined, `seed ${seed}: a check failed in a handler`);
+  assert.equal(runner.in_flight, 0);
+  assert.equal(handled.size, count, `seed ${seed}: every message handled`);
+  assert.ok(
+    [...handled.values()].every((n) => n === 1),
+    `seed ${seed}: each once`,
+  );
+  for (const [partition, offsets] of submitted) {
+    assert.equal(runner.watermark(partition), offsets.at(-1)! + 1, 'all done: the watermark is past the last offset');
+    assert.deepEqual(runner.done_above_watermark(partition), []);
+  }
 }
 
 /** Runs `list` through a runner, checking the invariants at every start and finish. */
@@ -57,20 +101,7 @@ async function check_run(
   let running = 0;
   let max_running = 0;
   let runner!: OrderedRunner<Msg>;
-  const check_watermarks = () => {
-    for (const [partition, offsets] of submitted) {
-      const watermark = runner.watermark(partition);
-      const done = finished.get(partition) ?? new Set();
-      const lowest_unfinished = offsets.find((o) => !done.has(o)) ?? offsets.at(-1)! + 1;
-      assert.ok(
-        watermark !== null && watermark <= lowest_unfinished,
-        `seed ${seed}: ${partition} watermark ${watermark} passes unfinished ${lowest_unfinished}`,
-      );
-      for (const offset of offsets)
-        if (offset < watermark!)
-          assert.ok(done.has(offset), `seed ${seed}: ${partition}/${offset} below the watermark but not finished`);
-    }
-  };
+  const check_watermarks_now = () => check_watermarks(seed, runner, submitted, finished);
   runner = new OrderedRunner<Msg>({
     concurrency,
     orderBy,
@@ -90,7 +121,7 @@ async function check_run(
         runner.in_flight <= concurrency && running <= runner.in_flight,
         `seed ${seed}: the runner counts ${runner.in_flight} in flight`,
       );
-      check_watermarks();
+      check_watermarks_now();
       if (m.delay > 0) await sleep(m.delay);
       else await Promise.resolve();
       running--;
@@ -102,7 +133,7 @@ async function check_run(
     },
     on_done: (m, watermark) => {
       assert.equal(watermark, runner.watermark(m.partition));
-      check_watermarks();
+      check_watermarks_now();
     },
   });
   // Submit in a few bursts, as fetch rounds would.
@@ -115,18 +146,7 @@ async function check_run(
     await sleep(2);
   }
   await runner.idle();
-  for (const partition of submitted.keys())
-    assert.equal(runner.failure(partition)?.error, undefined, `seed ${seed}: a check failed in a handler`);
-  assert.equal(runner.in_flight, 0);
-  assert.equal(handled.size, list.length, `seed ${seed}: every message handled`);
-  assert.ok(
-    [...handled.values()].every((n) => n === 1),
-    `seed ${seed}: each once`,
-  );
-  for (const [partition, offsets] of submitted) {
-    assert.equal(runner.watermark(partition), offsets.at(-1)! + 1, 'all done: the watermark is past the last offset');
-    assert.deepEqual(runner.done_above_watermark(partition), []);
-  }
+  check_all_done(seed, runner, submitted, handled, list.length);
   return { max_running };
 }
 

@@ -38,7 +38,7 @@ function control_batch(producer_id: number, abort: boolean, offset: number): Buf
   return with_base_offset(encode_record_batch(marker, { attributes: 0x30, producer_id, producer_epoch: 0 }), offset);
 }
 
-test('record decoding: offsets below the fetch offset and control batches skipped, partial batches left, codecs', async () => {
+test('record decoding: control batches, offsets below the fetch offset skipped, a cut batch left; codecs', async () => {
   const first = with_base_offset(gzip_batch(encode_record_batch([0, 1, 2, 3].map(record))), 10);
   const control = control_batch(7, false, 14);
   const last = with_base_offset(encode_record_batch([4, 5].map(record)), 15);

@@ -23,7 +23,10 @@ const CONSUMER = [...COMMON, '-X', 'session.timeout.ms=10000'];
 function kcat_missing(): string | null {
   const probe = spawnSync(KCAT, ['-V'], { encoding: 'utf8', timeout: 10_000 });
   if (probe.error)
-    return `kcat is not available (${probe.error.message}); install it (Debian/Ubuntu: apt-get install kcat) to run the kcat interop tests`;
+    return (
+      `kcat is not available (${probe.error.message}); ` +
+      'install it (Debian/Ubuntu: apt-get install kcat) to run the kcat interop tests'
+    );
   if (probe.status !== 0) return `\`${KCAT} -V\` exited with ${probe.status}: ${probe.stderr.trim()}`;
   return null;
 }
@@ -320,7 +323,8 @@ test(
   async () => {
     await with_broker(async (broker) => {
       await sluice(broker, ['topic', 'create', 'meta-three', '--partitions', '3']);
-      await kcat(['-b', broker.bootstrap, '-P', '-t', 'meta-auto', ...PRODUCER], 'one\n'); // auto-created, default 1 partition
+      // Created by the produce, with the default of one partition.
+      await kcat(['-b', broker.bootstrap, '-P', '-t', 'meta-auto', ...PRODUCER], 'one\n');
       interface Listing {
         controllerid: number;
         brokers: Array<{ id: number; name: string }>;

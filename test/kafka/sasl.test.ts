@@ -84,7 +84,7 @@ for (const mechanism of MECHANISMS) {
     );
   });
 
-  test(`SDK with ${mechanism}: produce and consume; wrong credentials give a non-retriable AuthenticationError`, async () => {
+  test(`SDK with ${mechanism}: produce and consume; bad credentials: a non-retriable AuthenticationError`, async () => {
     const topic = `sdk-${mechanism}`;
     const client = sdk({ mechanism, username: 'alice', password: USERS.alice });
     const producer = client.producer();
@@ -176,7 +176,7 @@ function request(api: ApiSpec, version: number, body: Record<string, unknown>, c
   return writer.to_buffer();
 }
 
-test('a SaslHandshake v0 login (bare tokens, as before Kafka 1.0) works with PLAIN; a wrong token closes the connection', async () => {
+test('SaslHandshake v0 (bare tokens, pre Kafka 1.0) with PLAIN works; a wrong token closes the socket', async () => {
   for (const [password, expected] of [
     [USERS.alice, 'ok'],
     ['wrong', 'closed'],

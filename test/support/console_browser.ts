@@ -24,7 +24,10 @@ const CHROMIUM_ARGS = [
 /** Why the browser cannot run here, or null when it can. */
 export function why_no_chromium(): string | null {
   if (!fs.existsSync(CHROMIUM))
-    return `${CHROMIUM} is missing; install Chromium (Debian/Ubuntu: apt-get install chromium) to run the console's browser tests`;
+    return (
+      `${CHROMIUM} is missing; ` +
+      "install Chromium (Debian/Ubuntu: apt-get install chromium) to run the console's browser tests"
+    );
   const probe = spawnSync(CHROMIUM, ['--version'], { encoding: 'utf8', timeout: 20_000 });
   if (probe.error) return `${CHROMIUM} --version failed: ${probe.error.message}`;
   if (probe.status !== 0) return `${CHROMIUM} --version exited with ${probe.status}: ${probe.stderr.trim()}`;

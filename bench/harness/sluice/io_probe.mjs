@@ -46,12 +46,18 @@ function line(name, samples) {
   const sorted = Float64Array.from(samples).sort();
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(3);
   const total = sorted.reduce((sum, ms) => sum + ms, 0);
-  return `${name.padEnd(18)} n ${String(sorted.length).padStart(7)}  p50 ${at(0.5)}  p90 ${at(0.9)}  p99 ${at(0.99)}  p99.9 ${at(0.999)}  max ${at(1)}  total ${total.toFixed(1)} ms`;
+  return (
+    `${name.padEnd(18)} n ${String(sorted.length).padStart(7)}  ` +
+    `p50 ${at(0.5)}  p90 ${at(0.9)}  p99 ${at(0.99)}  p99.9 ${at(0.999)}  max ${at(1)}  total ${total.toFixed(1)} ms`
+  );
 }
 
 process.on('exit', () => {
   const ms = (ns) => (ns / 1e6).toFixed(3);
-  const lines = [`event loop delay (1 ms resolution) p50 ${ms(loop_delay.percentile(50))} p99 ${ms(loop_delay.percentile(99))} p99.9 ${ms(loop_delay.percentile(99.9))} max ${ms(loop_delay.max)}`];
+  const at = (percent) => ms(loop_delay.percentile(percent));
+  const lines = [
+    `event loop delay (1 ms resolution) p50 ${at(50)} p99 ${at(99)} p99.9 ${at(99.9)} max ${ms(loop_delay.max)}`,
+  ];
   for (const [name, samples] of series) if (samples.length > 0) lines.push(line(name, samples));
   const dir = process.env.SLUICE_IO_PROBE_DIR ?? os.tmpdir();
   fs.writeFileSync(path.join(dir, `io-probe-${process.pid}.txt`), `${lines.join('\n')}\n`);

@@ -73,7 +73,7 @@ test('a delayed record appears in its topic only when due, with its key, value, 
   });
 });
 
-test('deliver-at in the past, records without a header in a delayed batch, and compressed batches are delivered at once', async () => {
+test('delivered at once: a past deliver-at, records without a header in a delayed batch, compressed ones', async () => {
   await with_broker(async (broker) => {
     await broker.topics.create('t', 1);
     await broker.partitions.produce(

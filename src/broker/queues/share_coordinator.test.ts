@@ -2,13 +2,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import type { Broker } from '../broker.ts';
-import { open_core } from '../../compose/start_broker.ts';
+import { open_core, type CoreOptions } from '../../compose/start_broker.ts';
 import { BrokerError } from '../../core/errors.ts';
 import { decode_record_batch, encode_record_batch } from '../../protocol/record_batch.ts';
 import { temp_dir } from '../../../test/support/storage.ts';
 import { AckType } from '../../core/types.ts';
 import { DLQ_HEADERS } from './dead_letters.ts';
 import type { FetchedPartition } from '../../core/types.ts';
+import type { PartitionLog } from '../../storage/index.ts';
 
 const FAST = {
   tick_ms: 10,
@@ -21,22 +22,43 @@ const FAST = {
   },
 };
 
+/**
+ * Runs `work` on a broker over a fresh data directory; `restart` opens another broker on the same
+ * directory. Every broker opened is closed before the directory is removed: one left running by a
+ * failed assertion keeps writing (share state, dead-letter partitions) while the directory is
+ * deleted, and the removal's ENOTEMPTY would then hide the assertion's message.
+ */
 async function with_broker(
-  work: (broker: Broker, data_dir: string) => Promise<void>,
+  work: (broker: Broker, restart: () => Promise<Broker>) => Promise<void>,
   lock_ms = FAST.partition.record_lock_duration_ms,
 ): Promise<void> {
   const data_dir = temp_dir('shares');
+  const opened: Broker[] = [];
+  const open = async (share_groups: CoreOptions['share_groups'] = FAST): Promise<Broker> => {
+    const broker = await open_core({ data_dir, node_id: 1, share_groups });
+    opened.push(broker);
+    return broker;
+  };
   try {
-    await work(
-      await open_core({
-        data_dir,
-        node_id: 1,
-        share_groups: { ...FAST, partition: { ...FAST.partition, record_lock_duration_ms: lock_ms } },
-      }),
-      data_dir,
-    );
+    const first = await open({ ...FAST, partition: { ...FAST.partition, record_lock_duration_ms: lock_ms } });
+    await work(first, () => open());
   } finally {
+    for (const broker of opened) await broker.close();
     fs.rmSync(data_dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The local log of a dead-letter topic once a record is in it. The topic is listed (topics.get)
+ * before its partition's log is created, so waiting for the topic alone is not enough.
+ */
+async function dead_letters(broker: Broker, topic: string, what: string, wait_ms = 5_000): Promise<PartitionLog> {
+  const deadline = Date.now() + wait_ms;
+  for (;;) {
+    const log = broker.topics.get(topic) ? broker.topic_index.local_log(topic, 0) : undefined;
+    if (log && log.high_watermark > 0) return log;
+    assert.ok(Date.now() < deadline, what);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
@@ -100,7 +122,7 @@ const ack = (broker: Broker, member: string, first: number, last: number, type: 
     Date.now(),
   );
 
-test('members join and see every partition; competing members get disjoint records; accepted records are done', async () => {
+test('members see every partition; competing members get disjoint records; accepted records are done', async () => {
   await with_broker(async (broker) => {
     await broker.topics.create('jobs', 1);
     await produce(broker, 'jobs', ['a', 'b', 'c', 'd', 'e']);
@@ -142,11 +164,10 @@ test('members join and see every partition; competing members get disjoint recor
       broker.coordinators.shares.fetch('workers', 'stranger', [{ topic: 'jobs', partition: 0 }], 10, 1000, Date.now()),
       (e: unknown) => e instanceof BrokerError && e.kind === 'unknown_member_id',
     );
-    await broker.close();
   });
 });
 
-test('release and lock timeout redeliver with a raised delivery count; at the limit the record is dead-lettered with its origin', async () => {
+test('release and lock timeout redeliver, count raised; at the limit: dead-lettered with its origin', async () => {
   await with_broker(async (broker) => {
     await broker.topics.create('jobs', 1);
     await produce(broker, 'jobs', ['poison', 'fine']);
@@ -174,13 +195,8 @@ test('release and lock timeout redeliver with a raised delivery count; at the li
       [['poison', 3]],
     );
     await ack(broker, 'm', 0, 0, AckType.RELEASE, 'boom 3');
-    const dlq = 'jobs.workers.dlq';
-    const deadline = Date.now() + 5_000;
-    while (!broker.topics.get(dlq) || broker.topic_index.local_log(dlq, 0)!.high_watermark === 0) {
-      assert.ok(Date.now() < deadline, 'dead letter written');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    const { batches } = await broker.topic_index.local_log(dlq, 0)!.read(0, 1 << 20);
+    const log = await dead_letters(broker, 'jobs.workers.dlq', 'dead letter written');
+    const { batches } = await log.read(0, 1 << 20);
     const [letter] = decode_record_batch(batches[0]!);
     assert.equal(letter!.value!.toString(), 'poison');
     assert.equal(letter!.key!.toString(), 'k-poison');
@@ -195,12 +211,11 @@ test('release and lock timeout redeliver with a raised delivery count; at the li
     assert.match(header(DLQ_HEADERS.reason)!, /delivery limit 3 reached; last failure: boom 3/);
     assert.ok(Number(header(DLQ_HEADERS.time_ms)) > 1_700_000_000_000);
     assert.equal(broker.coordinators.shares.counters.dead_lettered, 1);
-    await broker.close();
   });
 });
 
-test('state survives a restart: accepted records stay done, acquired ones come back with their count raised', async () => {
-  await with_broker(async (broker, data_dir) => {
+test('share state survives a restart: accepted records stay done, acquired ones come back, count raised', async () => {
+  await with_broker(async (broker, restart) => {
     await broker.topics.create('jobs', 1);
     await produce(
       broker,
@@ -214,7 +229,7 @@ test('state survives a restart: accepted records stay done, acquired ones come b
     // offsets 4 and 5 stay acquired across the restart
     await broker.close();
 
-    const again = await open_core({ data_dir, node_id: 1, share_groups: FAST });
+    const again = await restart();
     join(again, 'm2');
     const after = delivered(await fetch(again, 'm2', 100));
     assert.deepEqual(
@@ -228,25 +243,19 @@ test('state survives a restart: accepted records stay done, acquired ones come b
         ['v9', 1],
       ],
     );
-    const dlq = 'jobs.workers.dlq';
-    const deadline = Date.now() + 5_000;
-    while (!again.topics.get(dlq) || again.topic_index.local_log(dlq, 0)!.high_watermark === 0) {
-      assert.ok(Date.now() < deadline, 'the rejected record is dead-lettered');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const { batches } = await again.topic_index.local_log(dlq, 0)!.read(0, 1 << 20);
+    const log = await dead_letters(again, 'jobs.workers.dlq', 'the rejected record is dead-lettered');
+    await new Promise((resolve) => setTimeout(resolve, 50)); // time for a second copy, if one were written
+    const { batches } = await log.read(0, 1 << 20);
     assert.deepEqual(
       batches.flatMap((b) => decode_record_batch(b)).map((r) => r.value!.toString()),
       ['v3'],
       'once',
     );
     assert.equal(again.coordinators.shares.partitions_of('workers')[0]!.start_offset, 4);
-    await again.close();
   });
 });
 
-test('a message whose time to live runs out while those before it wait goes to the dead-letter topic on time', async () => {
+test('a message whose time to live runs out while those before it wait is dead-lettered on time', async () => {
   await with_broker(async (broker) => {
     await broker.topics.create('jobs', 1);
     await broker.partitions.produce(
@@ -288,14 +297,10 @@ test('a message whose time to live runs out while those before it wait goes to t
       ['a', 'b'],
     );
     const started = Date.now();
-    const dlq = 'jobs.workers.dlq';
-    while (!broker.topics.get(dlq) || broker.topic_index.local_log(dlq, 0)!.high_watermark === 0) {
-      assert.ok(Date.now() - started < 3_000, 'dead-lettered');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    const log = await dead_letters(broker, 'jobs.workers.dlq', 'dead-lettered', 3_000);
     const waited = Date.now() - started;
     assert.ok(waited < 1_000, `on time (${waited} ms after the fetch, TTL 300 ms)`);
-    const { batches } = await broker.topic_index.local_log(dlq, 0)!.read(0, 1 << 20);
+    const { batches } = await log.read(0, 1 << 20);
     const [letter] = decode_record_batch(batches[0]!);
     assert.equal(letter!.value!.toString(), 'short-lived');
     assert.match(letter!.headers!.find((h) => h.key === 'sluice-dlq-reason')!.value!.toString(), /expired/);
@@ -306,11 +311,10 @@ test('a message whose time to live runs out while those before it wait goes to t
       'the expired message is never delivered',
     );
     assert.equal(broker.coordinators.shares.counters.expired, 1);
-    await broker.close();
-  }, 10_000);
+  }, 10_000); // the lock duration: a and b stay locked for the whole test
 });
 
-test('a topic TTL expires what waits too long; with sluice.ttl.expired.action=drop nothing is dead-lettered', async () => {
+test('a topic TTL expires what waits too long; sluice.ttl.expired.action=drop dead-letters nothing', async () => {
   await with_broker(async (broker) => {
     await broker.topics.create('jobs', 1, { 'sluice.message.ttl.ms': '100', 'sluice.ttl.expired.action': 'drop' });
     await produce(broker, 'jobs', ['x', 'y']);
@@ -320,13 +324,11 @@ test('a topic TTL expires what waits too long; with sluice.ttl.expired.action=dr
     assert.equal(broker.coordinators.shares.counters.expired, 2);
     assert.equal(broker.topics.get('jobs.workers.dlq'), undefined, 'dropped, not dead-lettered');
     assert.equal(broker.coordinators.shares.partitions_of('workers')[0]!.start_offset, 2);
-    await broker.close();
   });
 });
 
-test('group configs: per-group delivery limit, backoff and dead-letter topic apply at once and survive a restart; bad ones are refused', async () => {
-  await with_broker(async (broker, data_dir) => {
-    await broker.topics.create('jobs', 1);
+test('group configs with a bad value or an unknown name are refused', async () => {
+  await with_broker(async (broker) => {
     await assert.rejects(
       broker.shares.set_configs('workers', { 'share.delivery.count.limit': 'many' }),
       (e: unknown) =>
@@ -340,6 +342,12 @@ test('group configs: per-group delivery limit, backoff and dead-letter topic app
       broker.shares.set_configs('workers', { 'sluice.share.retry.backoff.ms': '1,x' }),
       /comma-separated/,
     );
+  });
+});
+
+test('group configs: delivery limit, backoff and dead-letter topic apply at once and survive a restart', async () => {
+  await with_broker(async (broker, restart) => {
+    await broker.topics.create('jobs', 1);
     await broker.shares.set_configs('workers', {
       'share.delivery.count.limit': '1',
       'sluice.share.retry.backoff.ms': '0',
@@ -352,14 +360,10 @@ test('group configs: per-group delivery limit, backoff and dead-letter topic app
       ['once'],
     );
     await ack(broker, 'm', 0, 0, AckType.RELEASE, 'nope');
-    const deadline = Date.now() + 5_000;
-    while (!broker.topics.get('graveyard') || broker.topic_index.local_log('graveyard', 0)!.high_watermark === 0) {
-      assert.ok(Date.now() < deadline, "dead-lettered to the group's topic after one delivery");
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await dead_letters(broker, 'graveyard', "dead-lettered to the group's topic after one delivery");
     assert.equal(broker.topics.get('jobs.workers.dlq'), undefined);
     await broker.close();
-    const again = await open_core({ data_dir, node_id: 1, share_groups: FAST });
+    const again = await restart();
     assert.deepEqual(again.metadata.group_configs('workers'), {
       'share.delivery.count.limit': '1',
       'sluice.share.retry.backoff.ms': '0',
@@ -371,6 +375,5 @@ test('group configs: per-group delivery limit, backoff and dead-letter topic app
       again.coordinators.shares.settings_of('workers').delivery_count_limit,
       FAST.partition.delivery_count_limit,
     );
-    await again.close();
   });
 });

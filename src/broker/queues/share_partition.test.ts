@@ -141,7 +141,7 @@ test('truncate_before drops records that left the log', () => {
   assert.deepEqual(p.acquire('a', 5, 102, 0), [{ first_offset: 100, last_offset: 101, delivery_count: 1 }]);
 });
 
-test('random operations keep the invariants: each record accepted at most once, never handed to two members at once', () => {
+test('random operations keep the invariants: each record accepted at most once, never held by two members', () => {
   let seed = 42;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const settings = { ...SETTINGS, records_in_flight_max: 30 };
@@ -195,7 +195,7 @@ test('random operations keep the invariants: each record accepted at most once, 
   assert.ok(accepted.size > 100, `the run made progress (${accepted.size} accepted)`);
 });
 
-test('expiry: an available record is dead-lettered (or dropped), an acquired one once released, one ahead of the window joins it', () => {
+test('expiry: available dead-lettered (or dropped), acquired once released, ahead of the window brought in', () => {
   const p = new SharePartition(0, SETTINGS);
   p.acquire('a', 2, 10, 0);
   assert.equal(p.expire(1, 'expired', false), 'expired', 'acquired: marked');
@@ -249,7 +249,7 @@ test('ordered by key: a key is never in flight twice, and a retried record holds
   assert.deepEqual(offsets_of(p.acquire('m3', 10, 7, 100, key_of)), [6]);
 });
 
-test('ordered by key, random operations: per key, a record is handed out only when every earlier one is finished', () => {
+test('ordered by key, random operations: a record is handed out only once every earlier one of its key is done', () => {
   let seed = 99;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const key_count = 5;

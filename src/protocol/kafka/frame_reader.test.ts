@@ -43,7 +43,7 @@ test('pushed chunks of any split, size prefixes included, come out as the frames
   }
 });
 
-test('socket reads land in the reused buffer or straight in a large frame, and every frame arrives intact', async () => {
+test('socket reads land in the reused buffer or straight in a large frame; every frame arrives intact', async () => {
   const bodies = SIZES.map((size, i) => body_of(size, i + 7));
   const server = net.createServer((socket) => {
     // Written in uneven pieces so reads end mid-prefix and mid-frame.

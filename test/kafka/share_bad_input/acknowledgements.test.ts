@@ -88,7 +88,7 @@ test(
 
 // ---------------------------------------------------------------- 5. records held by someone else
 
-test("5. acknowledging records the member does not hold is INVALID_RECORD_STATE; the holder's records are unaffected", async () => {
+test("5. acknowledging records a member does not hold: INVALID_RECORD_STATE; the holder's are unaffected", async () => {
   const GROUP = 'owners-group';
   const TOPIC = 'owners-topic';
   const values = Array.from({ length: 10 }, (_, i) => `o-${i}`);

@@ -30,7 +30,7 @@ const describe_groups = (group_ids: string[]) =>
 
 // ---------------------------------------------------------------- 1. heartbeats
 
-test('1. ShareGroupHeartbeat: an empty member id, a join without topics, a stale epoch, an unknown member', async () => {
+test('1. ShareGroupHeartbeat: empty member id, a join without topics, a stale epoch, an unknown member', async () => {
   const GROUP = 'hb-group';
   const TOPIC = 'hb-topic';
   const topic_id = await topic_with(TOPIC, ['hb-0']);
@@ -138,7 +138,7 @@ function member_view(m: Row): Row {
   };
 }
 
-test('9. ShareGroupDescribe: an unknown group is GROUP_ID_NOT_FOUND, a live one is Stable with its members', async () => {
+test('9. ShareGroupDescribe: unknown group is GROUP_ID_NOT_FOUND, a live one is Stable with its members', async () => {
   const GROUP = 'described-group';
   const TOPIC = 'described-topic';
   const topic_id = await topic_with(TOPIC, ['d-0']);

@@ -23,7 +23,7 @@ const { join, share_fetch, share_ack, topic_with, assert_broker_healthy } = brok
 
 // ---------------------------------------------------------------- 3. session epochs
 
-test('3. ShareFetch session epochs: no session, a wrong epoch, a replay, then the right epoch still works', async () => {
+test('3. ShareFetch session epochs: no session, a wrong epoch, a replay; the right epoch still works', async () => {
   const GROUP = 'session-group';
   const MEMBER = 'session-member';
   const TOPIC = 'session-topic';

@@ -177,9 +177,12 @@ test('Fetch response round-trips in every version', () => {
   assert.equal(versions.length, 19);
 });
 
-test('Fetch: hand-computed layouts', () => {
-  const partition = { partition: 0, fetch_offset: 7, partition_max_bytes: 4096 };
-  const base = { replica_id: -1, max_wait_ms: 500, min_bytes: 1, max_bytes: 1024, isolation_level: 1 };
+// The hand-computed layouts' requests: one partition of one topic.
+const partition = { partition: 0, fetch_offset: 7, partition_max_bytes: 4096 };
+const base = { replica_id: -1, max_wait_ms: 500, min_bytes: 1, max_bytes: 1024, isolation_level: 1 };
+const topic_id = uuid('00112233445566778899aabbccddeeff');
+
+test('Fetch request v4: hand-computed layout', () => {
   // v4: no session fields, no leader epochs, no log start offset, no forgotten topics, no rack.
   assert.deepEqual(
     encode(request, 4, { ...base, topics: [{ topic: 't', partitions: [partition] }] }),
@@ -197,8 +200,10 @@ test('Fetch: hand-computed layouts', () => {
       '00001000',
     ),
   );
-  // v13 (flexible): topic id, defaults for the epochs, empty forgotten list and rack, cluster id as tag 0.
-  const topic_id = uuid('00112233445566778899aabbccddeeff');
+});
+
+test('Fetch request v13 and v18 (flexible): hand-computed layouts', () => {
+  // v13: topic id, defaults for the epochs, empty forgotten list and rack, cluster id as tag 0.
   const v13_bytes = hex(
     'ffffffff',
     '000001f4',
@@ -238,7 +243,9 @@ test('Fetch: hand-computed layouts', () => {
     topics: [{ topic_id, partitions: [{ ...partition, replica_directory_id: topic_id, high_watermark: 6 }] }],
   });
   assert.ok(v18.includes(hex('00001000', '02', '00 10 00112233445566778899aabbccddeeff', '01 08 0000000000000006')));
+});
 
+test('Fetch response v0 and v12: hand-computed layouts', () => {
   // Response v0: topic, partition, error, high watermark, records.
   assert.deepEqual(
     encode(response, 0, {

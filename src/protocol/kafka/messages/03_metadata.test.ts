@@ -168,7 +168,8 @@ test('Metadata: hand-computed layouts', () => {
       '00000001 00000001',
     ),
   );
-  // v13 (flexible): throttle, empty brokers, null cluster id, controller, empty topics, then the new top-level error code.
+  // v13 (flexible): throttle, empty brokers, null cluster id, controller, empty topics, then the
+  // top-level error code new in v13.
   assert.deepEqual(
     encode(response, 13, {
       throttle_time_ms: 0,

@@ -66,28 +66,30 @@ test('OffsetCommit response round-trips in every version', () => {
   assert.deepEqual(assert_round_trips_in_every_version(response, response_samples), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
 });
 
-test('OffsetCommit: hand-computed layouts', () => {
-  const value = {
-    group_id: 'g',
-    generation_id_or_member_epoch: 5,
-    member_id: 'm',
-    group_instance_id: null,
-    retention_time_ms: -1,
-    topics: [
-      {
-        name: 't',
-        partitions: [
-          {
-            partition_index: 0,
-            committed_offset: 10,
-            committed_leader_epoch: -1,
-            commit_timestamp: -1,
-            committed_metadata: null,
-          },
-        ],
-      },
-    ],
-  };
+/** The hand-computed layouts' request: one offset of one partition. */
+const value = {
+  group_id: 'g',
+  generation_id_or_member_epoch: 5,
+  member_id: 'm',
+  group_instance_id: null,
+  retention_time_ms: -1,
+  topics: [
+    {
+      name: 't',
+      partitions: [
+        {
+          partition_index: 0,
+          committed_offset: 10,
+          committed_leader_epoch: -1,
+          commit_timestamp: -1,
+          committed_metadata: null,
+        },
+      ],
+    },
+  ],
+};
+
+test('OffsetCommit request v1: hand-computed layout', () => {
   // v1: the only version with a per-partition commit timestamp
   assert.deepEqual(
     encode(request, 1, {
@@ -112,6 +114,9 @@ test('OffsetCommit: hand-computed layouts', () => {
       '0000',
     ),
   );
+});
+
+test('OffsetCommit request v2 and v8: hand-computed layouts', () => {
   // v2: retention time after the member id, int32 counts, null metadata = int16 -1
   assert.deepEqual(
     assert_round_trip(request, 2, value),
@@ -148,7 +153,10 @@ test('OffsetCommit: hand-computed layouts', () => {
       '00',
     ),
   );
-  // response v0 (no throttle time) and v8
+});
+
+test('OffsetCommit response v0 and v8: hand-computed layouts', () => {
+  // v0 has no throttle time
   const reply = { throttle_time_ms: 0, topics: [{ name: 't', partitions: [{ partition_index: 1, error_code: 27 }] }] };
   assert.deepEqual(assert_round_trip(response, 0, reply), hex('00000001', '0001 74', '00000001', '00000001', '001b'));
   assert.deepEqual(

@@ -15,8 +15,9 @@ const RENEW = 4;
 // A stand-in for a record batch (base offset 100, length, epoch, magic 2, crc, ...).
 const SMALL_BATCH = hex('0000000000000064 00000031 00000005 02 a1b2c3d4 0000 00000000 0000018f2a3b4c5d');
 
-function request_samples(v: number) {
-  const opening = {
+/** A new share session: epoch 0, nothing to acknowledge yet. */
+function opening_request() {
+  return {
     group_id: 'invoice-workers',
     member_id: MEMBER_ID,
     share_session_epoch: 0,
@@ -38,7 +39,11 @@ function request_samples(v: number) {
     ],
     forgotten_topics_data: [],
   };
-  const acknowledging = {
+}
+
+/** An open session: acknowledgements by range and per offset (with a gap), a delayed release, forgotten partitions. */
+function acknowledging_request(v: number) {
+  return {
     group_id: 'invoice-workers',
     member_id: MEMBER_ID,
     share_session_epoch: 4,
@@ -96,8 +101,11 @@ function request_samples(v: number) {
     ],
     forgotten_topics_data: [{ topic_id: AUDIT_ID, partitions: [0, 2] }],
   };
-  // Closing the session: epoch -1, final acknowledgements, nothing more to fetch.
-  const closing = {
+}
+
+/** Closing the session: epoch -1, final acknowledgements, nothing more to fetch. */
+function closing_request(v: number) {
+  return {
     group_id: null,
     member_id: MEMBER_ID,
     share_session_epoch: -1,
@@ -129,7 +137,10 @@ function request_samples(v: number) {
     ],
     forgotten_topics_data: [],
   };
-  return [opening, acknowledging, closing];
+}
+
+function request_samples(v: number) {
+  return [opening_request(), acknowledging_request(v), closing_request(v)];
 }
 
 function response_samples(_v: number) {

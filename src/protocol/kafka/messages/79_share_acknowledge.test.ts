@@ -154,8 +154,10 @@ test('ShareAcknowledge response round-trips in every version', () => {
   assert.deepEqual(assert_round_trips_in_every_version(response, response_samples), [1, 2]);
 });
 
-test('ShareAcknowledge: hand-computed layouts', () => {
-  const topic_id = uuid('00112233445566778899aabbccddeeff');
+const LAYOUT_TOPIC_ID = uuid('00112233445566778899aabbccddeeff');
+
+test('ShareAcknowledge request v1 and v2: hand-computed layouts', () => {
+  const topic_id = LAYOUT_TOPIC_ID;
   const value = {
     group_id: 'g',
     member_id: 'm',
@@ -202,7 +204,10 @@ test('ShareAcknowledge: hand-computed layouts', () => {
     }),
     hex('00', '02 6d', 'ffffffff', '00', '01', '00'),
   );
+});
 
+test('ShareAcknowledge response v1 and v2: hand-computed layouts', () => {
+  const topic_id = LAYOUT_TOPIC_ID;
   const reply = {
     throttle_time_ms: 0,
     error_code: 0,

@@ -1,0 +1,166 @@
+// Moving partitions between brokers with `sluice topic reassign` and the admin API: onto a broker
+// added to the running cluster, and back when a move cannot finish. Real etcd and broker processes.
+import { test } from 'node:test';
+import fs from 'node:fs';
+import path from 'node:path';
+import assert from 'node:assert/strict';
+import type { Producer } from 'kafkajs';
+import { ErrorCode } from '../../src/protocol/kafka/error_codes.ts';
+import { Sluice } from '../../src/sdk/index.ts';
+import {
+  type SharedCluster,
+  create_replicated_topic,
+  missing,
+  produce_to,
+  read_until,
+  run_cli,
+  shared_cluster,
+} from './cluster_support.ts';
+
+const shared = shared_cluster();
+
+/** Messages m<from> up to m<to - 1>, twenty to a send, with acks=all. */
+async function send_range(producer: Producer, topic: string, from: number, to: number) {
+  for (let i = from; i < to; i += 20)
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: Array.from({ length: 20 }, (_, j) => ({ value: `m${i + j}` })),
+    });
+}
+
+/** Two of the three replicas gone: the ISR shrinks to the leader, and acks=all is refused. */
+async function assert_acks_all_refused_below_min_isr({ cluster, admin }: SharedCluster, topic: string) {
+  const now = await cluster.partition(admin, topic, 0);
+  const followers = now.replicas.filter((id) => id !== now.leader);
+  for (const id of followers) await cluster.brokers.get(id)!.kill();
+  const leader_port = cluster.direct_ports.get(now.leader)!;
+  await cluster.wait_for(
+    'NOT_ENOUGH_REPLICAS',
+    async () =>
+      (await produce_to(leader_port, topic, ['too-few-replicas'], -1)).error_code === ErrorCode.NOT_ENOUGH_REPLICAS,
+    20_000,
+  );
+  assert.equal((await produce_to(leader_port, topic, ['acks-one'], 1)).error_code, 0, 'acks=1 still goes through');
+  for (const id of followers) await cluster.start(id);
+}
+
+test(
+  'a new broker takes over a partition by reassignment; acks=all is refused below min.insync.replicas',
+  { skip: missing ?? false, timeout: 180_000 },
+  async () => {
+    const { cluster, admin } = shared;
+    const topic = 'moving';
+    await create_replicated_topic(shared, topic);
+    const producer = cluster.kafka('moving-producer').producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    await send_range(producer, topic, 0, 200);
+    const before = await cluster.partition(admin, topic, 0);
+    const leaving = before.replicas.find((id) => id !== before.leader)!;
+    const staying = before.replicas.filter((id) => id !== leaving);
+    const added = await cluster.add();
+    const wanted = [added, ...staying];
+    const bootstrap = cluster.bootstrap[0]!;
+    const reassign = await run_cli([
+      'topic',
+      'reassign',
+      topic,
+      '--replicas',
+      wanted.join(','),
+      '--bootstrap',
+      bootstrap,
+    ]);
+    assert.equal(reassign.code, 0, reassign.stderr);
+    await cluster.wait_for(
+      'the partition on its new replicas',
+      async () => {
+        const now = await cluster.partition(admin, topic, 0);
+        return JSON.stringify([...now.replicas].sort()) === JSON.stringify([...wanted].sort()) && now.isr.length === 3;
+      },
+      60_000,
+    );
+    await send_range(producer, topic, 200, 300);
+    await producer.disconnect();
+    await cluster.wait_for(
+      `broker ${leaving} drops its copy`,
+      async () => !fs.existsSync(path.join(cluster.brokers.get(leaving)!.data_dir, `${topic}-0`)),
+      20_000,
+    );
+    const status = await run_cli(['cluster', 'status', '--json', '--bootstrap', bootstrap]);
+    const described = JSON.parse(status.stdout) as {
+      brokers: unknown[];
+      under_replicated: unknown[];
+      offline: unknown[];
+    };
+    assert.equal(described.brokers.length, 4);
+    assert.deepEqual(described.offline, []);
+
+    // Every message is read back through the new replica set.
+    const seen = await read_until(shared, topic, 'moving-check', (values) => new Set(values).size === 300);
+    assert.equal(new Set(seen).size, 300);
+
+    await assert_acks_all_refused_below_min_isr(shared, topic);
+  },
+);
+
+test(
+  'a reassignment that cannot finish is cancelled: the partition goes back to its replicas from before',
+  { skip: missing ?? false, timeout: 120_000 },
+  async () => {
+    const { cluster, admin } = shared;
+    const topic = 'stuck';
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 2 }] });
+    await cluster.wait_for('ISR of 2', async () => (await cluster.partition(admin, topic, 0)).isr.length === 2);
+    const before = await cluster.partition(admin, topic, 0);
+    const outsider = [...cluster.brokers.keys()].find((id) => !before.replicas.includes(id))!;
+    // The new replica is paused before the move starts: it stays registered for a lease, long enough
+    // to be accepted, and never catches up.
+    const sdk = new Sluice({ brokers: cluster.bootstrap, clientId: 'stuck-admin' }).admin();
+    // While the outsider is paused, nothing may ask it: metadata and the CLI go to a replica from before.
+    const asked = before.replicas[0]!;
+    const reachable = `127.0.0.1:${cluster.direct_ports.get(asked)!}`;
+    cluster.brokers.get(outsider)!.child.kill('SIGSTOP');
+    try {
+      await sdk.alterPartitionReassignments({
+        topics: [{ topic, partitions: [{ partition: 0, replicas: [outsider, before.replicas[0]!] }] }],
+      });
+      await cluster.wait_for('the move under way', async () =>
+        (await cluster.partition_at(asked, topic, 0)).replicas.includes(outsider),
+      );
+      const leaving = before.replicas.find((id) => id !== before.replicas[0])!;
+      const listed = await run_cli(['topic', 'reassign', topic, '--list', '--bootstrap', reachable]);
+      assert.equal(listed.code, 0, listed.stderr);
+      assert.match(
+        listed.stdout,
+        new RegExp(`stuck partition 0: replicas [0-9,]+; adding ${outsider}; removing ${leaving}`),
+      );
+      const cancel = await run_cli(['topic', 'reassign', topic, '--cancel', '--bootstrap', reachable]);
+      assert.equal(cancel.code, 0, cancel.stderr);
+      assert.match(cancel.stdout, /cancelled the reassignment of stuck partition\(s\) 0/);
+      const after = await cluster.partition_at(asked, topic, 0);
+      assert.deepEqual([...after.replicas].sort(), [...before.replicas].sort());
+      const again = await run_cli([
+        'topic',
+        'reassign',
+        topic,
+        '--cancel',
+        '--partition',
+        '0',
+        '--bootstrap',
+        reachable,
+      ]);
+      assert.notEqual(again.code, 0, 'nothing left to cancel');
+      assert.match(again.stderr, /NO_REASSIGNMENT_IN_PROGRESS/);
+      assert.match(
+        (await run_cli(['topic', 'reassign', topic, '--list', '--bootstrap', reachable])).stdout,
+        /no partition of stuck is being reassigned/,
+      );
+      const producer = cluster.kafka('stuck-producer').producer();
+      await producer.connect();
+      await producer.send({ topic, acks: -1, messages: [{ value: 'still served' }] });
+      await producer.disconnect();
+    } finally {
+      cluster.brokers.get(outsider)!.child.kill('SIGCONT');
+    }
+  },
+);
