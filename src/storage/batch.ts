@@ -132,7 +132,10 @@ export function check_batches(records: Buffer, checked: boolean, limits: BatchCh
   let span = 0;
   for (let position = 0; position < records.length;) {
     const size = checked ? batch_size_at(records, position) : check_batch(records, position, limits);
-    assert(size >= BATCH_HEADER_BYTES && position + size <= records.length, `batch at ${position} was not checked`);
+    assert(
+      size >= BATCH_HEADER_BYTES && position + size <= records.length,
+      () => `batch at ${position} was not checked`,
+    );
     span += batch_last_offset_delta(records, position) + 1;
     position += size;
   }

@@ -168,8 +168,9 @@ export class AssertionError extends Error {
   }
 }
 
-export function assert(condition: unknown, message: string): asserts condition {
-  if (!condition) throw new AssertionError(message);
+/** `message` may be a function, so a hot path builds the text only when the assertion fails. */
+export function assert(condition: unknown, message: string | (() => string)): asserts condition {
+  if (!condition) throw new AssertionError(typeof message === 'string' ? message : message());
 }
 
 /** For catch blocks that log a failure and go on: a broken invariant is thrown on (it must stop the process). */

@@ -19,6 +19,11 @@ export interface FileIO {
   close(fd: Fd): Promise<void>;
   /** Positional read; returns the bytes read (fewer at end of file). */
   read(fd: Fd, buffer: Buffer, offset: number, length: number, position: number): Promise<number>;
+  /**
+   * The same, blocking: only for a few bytes just written, which the page cache holds (a write's
+   * read-back). A trip through the thread pool would cost more than the read, on every append.
+   */
+  read_sync(fd: Fd, buffer: Buffer, offset: number, length: number, position: number): number;
   /** Positional gather write; may write fewer bytes than given (see write_all). */
   writev(fd: Fd, buffers: readonly Buffer[], position: number): Promise<number>;
   fdatasync(fd: Fd): Promise<void>;

@@ -90,7 +90,7 @@ export class HandleCache {
     return {
       fd,
       release: () => {
-        assert(!released, `handle for ${entry.path} released twice`);
+        assert(!released, () => `handle for ${entry.path} released twice`);
         released = true;
         this.unpin(entry);
       },
@@ -99,7 +99,7 @@ export class HandleCache {
 
   private unpin(entry: Entry): void {
     entry.pins--;
-    assert(entry.pins >= 0, `negative pin count on ${entry.path}`);
+    assert(entry.pins >= 0, () => `negative pin count on ${entry.path}`);
     if (entry.pins === 0 && entry.doomed) void this.close_entry(entry);
     else if (entry.pins === 0) this.wake();
   }
@@ -125,7 +125,7 @@ export class HandleCache {
     if (entry.doomed) this.lingering--;
     const fd = entry.fd;
     entry.fd = null;
-    assert(fd !== null, `closing ${entry.path} twice`);
+    assert(fd !== null, () => `closing ${entry.path} twice`);
     this.closing++;
     try {
       await this.io.close(fd);

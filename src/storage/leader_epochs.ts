@@ -51,7 +51,7 @@ export class LeaderEpochCache {
     if (last && last.epoch === epoch && last.start_offset <= start_offset) return this.saves;
     assert(
       !last || epoch >= last.epoch || start_offset <= last.start_offset,
-      `epoch ${epoch} at ${start_offset} is older than epoch ${last?.epoch}`,
+      () => `epoch ${epoch} at ${start_offset} is older than epoch ${last?.epoch}`,
     );
     this.entries = this.entries.filter((entry) => entry.epoch < epoch && entry.start_offset < start_offset);
     this.entries.push({ epoch, start_offset });

@@ -22,6 +22,10 @@ export class NodeFileIO implements FileIO {
     return new Promise((resolve, reject) => fs.close(fd, settle(resolve, reject)));
   }
 
+  read_sync(fd: Fd, buffer: Buffer, offset: number, length: number, position: number): number {
+    return fs.readSync(fd, buffer, offset, length, position);
+  }
+
   read(fd: Fd, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
     return new Promise((resolve, reject) => fs.read(fd, buffer, offset, length, position, settle(resolve, reject)));
   }

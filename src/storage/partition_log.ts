@@ -13,7 +13,6 @@ import type { FlushTarget, FlushWork } from './flush_scheduler.ts';
 import type { TailWindow } from './tail_cache.ts';
 import type { LogConfig } from './config.ts';
 import type { LogContext } from './log_context.ts';
-import { write_all } from './file_util.ts';
 import { RELATIVE_OFFSET_MAX, check_batches, check_batches_continue, stamp_batches } from './batch.ts';
 import {
   batch_base_offset,
@@ -249,22 +248,20 @@ export class PartitionLog implements FlushTarget {
   }
 
   private async write_group(segment: Segment, group: PendingAppend[], bytes: number): Promise<void> {
-    const { io, handles } = this.ctx;
     const position = group[0]!.position;
     assert(
       position === segment.size_bytes,
-      `write at ${position} but segment ${segment.base_offset} ends at ${segment.size_bytes}`,
+      () => `write at ${position} but segment ${segment.base_offset} ends at ${segment.size_bytes}`,
     );
     const buffers = group.map((item) => item.buffer);
     // Paired with the read-back below: what lands at `position` is the batch the index will name.
     assert(
       batch_base_offset(buffers[0]!, 0) === group[0]!.base_offset,
-      `${this.name}: a write's first batch is not the one queued`,
+      () => `${this.name}: a write's first batch is not the one queued`,
     );
     let head: Buffer;
     try {
-      await handles.with_handle(segment.log_path, (fd) => write_all(io, fd, buffers, position), true);
-      head = await this.files.read_back(segment, position);
+      head = await this.files.write(segment, buffers, position);
     } catch (error) {
       await this.fail_writes(segment, position, error);
       this.writing = false;
@@ -273,8 +270,8 @@ export class PartitionLog implements FlushTarget {
       return;
     }
     assert(
-      head.equals(buffers[0]!.subarray(0, head.length)),
-      `${this.name}: segment ${segment.base_offset} at ${position} does not hold the batch just written`,
+      head.equals(buffers[0]!.subarray(0, SegmentFiles.VERIFY_BYTES)),
+      () => `${this.name}: segment ${segment.base_offset} at ${position} does not hold the batch just written`,
     );
     this.queue.discard(group.length);
     this.pending_bytes -= bytes;
@@ -396,7 +393,7 @@ export class PartitionLog implements FlushTarget {
    */
   async truncate_to(offset: number): Promise<number> {
     this.check_writable();
-    assert(Number.isSafeInteger(offset) && offset >= 0, `truncation offset ${offset} is not an offset`);
+    assert(Number.isSafeInteger(offset) && offset >= 0, () => `truncation offset ${offset} is not an offset`);
     await this.drain_writes();
     await this.ctx.flusher.flush_all();
     if (offset >= this.written_offset) return this.written_offset;
@@ -454,7 +451,7 @@ export class PartitionLog implements FlushTarget {
   private acknowledge(waiter: AckWaiter): void {
     assert(
       this.high_watermark_mode === 'external' || waiter.last_offset < this.high_watermark,
-      `${this.name}: offset ${waiter.last_offset} acknowledged above the high watermark ${this.high_watermark}`,
+      () => `${this.name}: offset ${waiter.last_offset} acknowledged above the high watermark ${this.high_watermark}`,
     );
     waiter.resolve(waiter.result);
   }
@@ -466,10 +463,10 @@ export class PartitionLog implements FlushTarget {
   /** The replication hook: the leader sets the high watermark once the in-sync replicas have data. */
   set_high_watermark(offset: number): void {
     assert(this.high_watermark_mode === 'external', 'set_high_watermark needs high_watermark_mode external');
-    assert(offset <= this.written_offset, `high watermark ${offset} beyond written end ${this.written_offset}`);
+    assert(offset <= this.written_offset, () => `high watermark ${offset} beyond written end ${this.written_offset}`);
     assert(
       offset >= this.high_watermark,
-      `${this.name}: the high watermark may not go back from ${this.high_watermark} to ${offset}`,
+      () => `${this.name}: the high watermark may not go back from ${this.high_watermark} to ${offset}`,
     );
     this.move_high_watermark(offset);
   }

@@ -92,7 +92,7 @@ export class Segment {
   }
 
   drop_indexes(): void {
-    assert(this.indexes_saved, `dropping unsaved indexes of segment ${this.base_offset}`);
+    assert(this.indexes_saved, () => `dropping unsaved indexes of segment ${this.base_offset}`);
     this.index = null;
     this.time_index = null;
   }
@@ -109,8 +109,11 @@ export class Segment {
     size: number,
     index_interval_bytes: number,
   ): void {
-    assert(position === this.size_bytes, `batch at ${position} does not follow segment end ${this.size_bytes}`);
-    assert(base_offset >= this.end_offset, `batch offset ${base_offset} below segment end offset ${this.end_offset}`);
+    assert(position === this.size_bytes, () => `batch at ${position} does not follow segment end ${this.size_bytes}`);
+    assert(
+      base_offset >= this.end_offset,
+      () => `batch offset ${base_offset} below segment end offset ${this.end_offset}`,
+    );
     assert(this.index !== null && this.time_index !== null, 'indexes must be loaded to record a batch');
     if (max_timestamp_ms > this.max_timestamp_ms) {
       this.max_timestamp_ms = max_timestamp_ms;

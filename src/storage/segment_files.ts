@@ -6,7 +6,8 @@
 import path from 'node:path';
 import type { LogContext } from './log_context.ts';
 import { assert, os_error_code, rethrow_assertion } from './errors.ts';
-import { read_at } from './file_util.ts';
+import { write_all } from './file_util.ts';
+import type { Fd } from './file_io.ts';
 import { Segment } from './segment.ts';
 import { find_offset_by_time, load_saved_indexes, read_segment, save_indexes, scan_segment } from './segment_io.ts';
 
@@ -216,13 +217,27 @@ export class SegmentFiles {
   }
 
   /** Bytes of a write read back to check where it landed: the batch's base offset and length. */
-  private static readonly VERIFY_BYTES = 12;
+  static readonly VERIFY_BYTES = 12;
 
-  /** The head of what a write put at `position` (its first batch's base offset and length), read back. */
-  read_back(segment: Segment, position: number): Promise<Buffer> {
-    return this.ctx.handles.with_handle(segment.log_path, (fd) =>
-      read_at(this.ctx.io, fd, SegmentFiles.VERIFY_BYTES, position),
-    );
+  /**
+   * Writes `buffers` at `position` of the segment's file; returns the head of what landed there,
+   * read back at once for the caller to compare.
+   */
+  write(segment: Segment, buffers: readonly Buffer[], position: number): Promise<Buffer> {
+    const write_and_read_back = async (fd: Fd) => {
+      await write_all(this.ctx.io, fd, buffers, position);
+      return this.read_back(fd, position);
+    };
+    return this.ctx.handles.with_handle(segment.log_path, write_and_read_back, true);
+  }
+
+  /**
+   * The head of what a write through `fd` just put at `position` (its first batch's base offset and
+   * length): still in the page cache, so a blocking read is the cheap one.
+   */
+  private read_back(fd: Fd, position: number): Buffer {
+    const head = Buffer.allocUnsafe(SegmentFiles.VERIFY_BYTES);
+    return head.subarray(0, this.ctx.io.read_sync(fd, head, 0, head.length, position));
   }
 
   // ---------------------------------------------------------------- changing the list
@@ -286,7 +301,7 @@ export class SegmentFiles {
     const stop = await scan_segment(io, handles, segment, this.index_interval_bytes(), offset);
     assert(
       stop === null,
-      `${this.name}: segment ${segment.base_offset} failed its checks while truncating: ${stop?.why}`,
+      () => `${this.name}: segment ${segment.base_offset} failed its checks while truncating: ${stop?.why}`,
     );
     await handles.with_handle(
       segment.log_path,

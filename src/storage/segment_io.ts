@@ -117,7 +117,7 @@ async function entry_points_at_batch(
 export async function save_indexes(io: FileIO, segment: Segment): Promise<void> {
   const index = segment.index;
   const time_index = segment.time_index;
-  assert(index !== null && time_index !== null, `saving unloaded indexes of segment ${segment.base_offset}`);
+  assert(index !== null && time_index !== null, () => `saving unloaded indexes of segment ${segment.base_offset}`);
   const relative_max = segment.offset_of_max_timestamp - segment.base_offset;
   const last_relative = time_index.count > 0 ? time_index.relative_offset_at(time_index.count - 1) : -1;
   if (segment.max_timestamp_ms > time_index.last_timestamp && relative_max > last_relative) {
@@ -153,7 +153,7 @@ export async function read_segment(
   limits: SegmentReadLimits,
 ): Promise<Buffer[]> {
   const index = segment.index;
-  assert(index !== null, `reading segment ${segment.base_offset} without its index`);
+  assert(index !== null, () => `reading segment ${segment.base_offset} without its index`);
   const entry = index.floor(offset - segment.base_offset);
   let position = entry < 0 ? 0 : index.position_at(entry);
   const end = segment.size_bytes;
@@ -213,7 +213,7 @@ export async function find_offset_by_time(
 ): Promise<number | null> {
   const index = segment.index;
   const time_index = segment.time_index;
-  assert(index !== null && time_index !== null, `time lookup in segment ${segment.base_offset} without indexes`);
+  assert(index !== null && time_index !== null, () => `time lookup in segment ${segment.base_offset} without indexes`);
   const time_entry = time_index.last_below(timestamp_ms);
   const start_offset =
     time_entry < 0 ? segment.base_offset : segment.base_offset + time_index.relative_offset_at(time_entry);

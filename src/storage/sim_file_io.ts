@@ -138,6 +138,11 @@ export class SimFileIO implements FileIO {
 
   private async begin(op: SimOp, file: string): Promise<SimFault | null> {
     await new Promise<void>((resolve) => setImmediate(resolve));
+    return this.begin_now(op, file);
+  }
+
+  /** The fault (or crash) an operation meets, without yielding first (the blocking calls). */
+  private begin_now(op: SimOp, file: string): SimFault | null {
     if (this.stopped) throw new SimulatedCrash();
     const index = this.faults.findIndex(
       (f) =>
@@ -190,8 +195,19 @@ export class SimFileIO implements FileIO {
   }
 
   async read(fd: Fd, buffer: Buffer, offset: number, length: number, position: number): Promise<number> {
-    const { file, path: name } = this.file_of(fd);
+    const { path: name } = this.file_of(fd);
     this.fail_unless_write(await this.begin('read', name), 'read', name);
+    return this.copy_out(fd, buffer, offset, length, position);
+  }
+
+  read_sync(fd: Fd, buffer: Buffer, offset: number, length: number, position: number): number {
+    const { path: name } = this.file_of(fd);
+    this.fail_unless_write(this.begin_now('read', name), 'read', name);
+    return this.copy_out(fd, buffer, offset, length, position);
+  }
+
+  private copy_out(fd: Fd, buffer: Buffer, offset: number, length: number, position: number): number {
+    const { file } = this.file_of(fd);
     this.reads++;
     if (position >= file.length) return 0;
     const count = Math.min(length, file.length - position);
