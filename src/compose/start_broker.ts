@@ -9,12 +9,9 @@ import { DELAYED_SETTINGS_DEFAULT, type DelayedSettings } from '../broker/delaye
 import { GROUP_SETTINGS_DEFAULT, type GroupSettings } from '../broker/group_coordinator.ts';
 import { SHARE_GROUP_SETTINGS_DEFAULT, type ShareGroupSettings } from '../broker/queues/group_config.ts';
 import { TopicManager } from '../broker/topics.ts';
-import { ClusterNode, type ClusterOptions } from '../cluster/cluster_node.ts';
-import { ClusterPlacement } from '../cluster/cluster_placement.ts';
-import { EtcdMetadataStore } from '../cluster/etcd_metadata_store.ts';
+import type { ClusterOptions } from '../cluster/cluster_node.ts';
 import type { Clock, Logger } from '../core/clock.ts';
 import type { Credentials } from '../core/credentials.ts';
-import { new_uuid } from '../core/metadata_store.ts';
 import type { TopicRecord } from '../core/types.ts';
 import { default_boolean, default_number, default_text, host_port_of } from '../core/settings.ts';
 import { type ConsoleHandler, HttpListener } from '../server/http/server.ts';
@@ -123,19 +120,9 @@ export async function open_core(options: CoreOptions): Promise<Broker> {
     const storage = await open_storage(options, io, clock, logger, metadata.topics());
     return Broker.start({ ...common, storage, metadata, placement: new LocalPlacement(node_id, storage, metadata) });
   }
-  const { store: etcd, cluster_id } = await ClusterNode.connect(options.cluster, node_id, logger);
-  const storage = await open_storage(options, io, clock, logger, []);
-  const placement = new ClusterPlacement({
-    node_id,
-    options: options.cluster,
-    etcd,
-    io,
-    data_dir: options.data_dir,
-    clock,
-    logger,
-  });
-  const metadata = new EtcdMetadataStore(etcd, await cluster_id(new_uuid()), () => placement.node);
-  return Broker.start({ ...common, storage, metadata, placement });
+  // Loaded only for a cluster member: a single node never loads etcd's gRPC client.
+  const { open_cluster_member } = await import('./open_cluster_member.ts');
+  return open_cluster_member(options.cluster, common, () => open_storage(options, io, clock, logger, []));
 }
 
 /** The broker core plus its listeners, started and stopped together. */
