@@ -4,15 +4,7 @@
 // a cluster takes. Topics themselves are admin_topics.ts's; routing and retries admin_requests.ts's.
 import { check_code } from './errors.ts';
 import type { PartitionReassignments, TopicPartitionConfig } from './admin_types.ts';
-import {
-  TIMEOUT_MS_DEFAULT,
-  coded_failure,
-  invalid,
-  topic_label,
-  type AdminRequests,
-  type Outcomes,
-} from './admin_requests.ts';
-import { ErrorCode } from '../protocol/kafka/error_codes.ts';
+import { TIMEOUT_MS_DEFAULT, invalid, topic_label, topic_outcomes, type AdminRequests } from './admin_requests.ts';
 import { CREATE_PARTITIONS } from '../protocol/kafka/messages/37_create_partitions.ts';
 import { ALTER_PARTITION_REASSIGNMENTS } from '../protocol/kafka/messages/45_alter_partition_reassignments.ts';
 import { LIST_PARTITION_REASSIGNMENTS } from '../protocol/kafka/messages/46_list_partition_reassignments.ts';
@@ -51,19 +43,7 @@ export async function create_partitions(
         timeout_ms: timeout,
         validate_only: Boolean(options.validateOnly),
       });
-      const outcomes: Outcomes<string> = new Map();
-      for (const result of response.results) {
-        const name = result.name;
-        const code = result.error_code;
-        const failure =
-          code === ErrorCode.NONE
-            ? null
-            : coded_failure(topic_label(name), code, result.error_message ?? null, [
-                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-              ]);
-        outcomes.set(name, failure);
-      }
-      return outcomes;
+      return topic_outcomes(response.results);
     },
     topic_label,
   );

@@ -128,6 +128,26 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** A response row about a topic named in the request. */
+export interface TopicResult {
+  name: string;
+  error_code: number;
+  error_message?: string | null;
+}
+
+/** Outcomes per topic; a topic the broker does not know is final, not retried. */
+export function topic_outcomes(results: readonly TopicResult[]): Outcomes<string> {
+  const outcomes: Outcomes<string> = new Map();
+  for (const { name, error_code: code, error_message } of results) {
+    const failure =
+      code === ErrorCode.NONE
+        ? null
+        : coded_failure(topic_label(name), code, error_message ?? null, [ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]);
+    outcomes.set(name, failure);
+  }
+  return outcomes;
+}
+
 /** Outcomes per partition of a response's `topics[].partitions[]` with `error_code`s. */
 export function partition_outcomes<P extends PartitionResult>(
   topic: string,

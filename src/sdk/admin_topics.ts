@@ -11,6 +11,7 @@ import {
   invalid,
   sleep,
   topic_label,
+  topic_outcomes,
   type AdminRequests,
   type Outcomes,
 } from './admin_requests.ts';
@@ -141,21 +142,8 @@ export async function delete_topics(
           ? { topics: pending.map((name) => ({ name, topic_id: ZERO_UUID })), timeout_ms: timeout }
           : { topic_names: pending, timeout_ms: timeout },
       );
-      const outcomes: Outcomes<string> = new Map();
-      for (const result of response.responses) {
-        // Null only for a topic deleted by id (v6+); these are deleted by name.
-        if (result.name === null) continue;
-        const name = result.name;
-        const code = result.error_code;
-        const failure =
-          code === ErrorCode.NONE
-            ? null
-            : coded_failure(topic_label(name), code, result.error_message ?? null, [
-                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-              ]);
-        outcomes.set(name, failure);
-      }
-      return outcomes;
+      // A name is null only for a topic deleted by id (v6+); these are deleted by name.
+      return topic_outcomes(response.responses.filter((r): r is typeof r & { name: string } => r.name !== null));
     },
     topic_label,
   );
