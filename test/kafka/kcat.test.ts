@@ -128,6 +128,12 @@ function parse_consumed(stdout: string): Consumed[] {
 
 const CONSUMED_FORMAT = ['-f', '%p\t%o\t%s\n'];
 
+/** Everything in `topic` from the beginning, read by kcat's simple consumer until it reaches the end. */
+async function consume_all(broker: BrokerProcess, topic: string): Promise<Consumed[]> {
+  const args = ['-b', broker.bootstrap, '-C', '-e', '-q', '-t', topic, '-o', 'beginning', ...CONSUMED_FORMAT];
+  return parse_consumed((await kcat([...args, ...CONSUMER])).stdout);
+}
+
 /**
  * Every expected value arrives exactly once, offsets of each partition run 0, 1, 2, ..., and the
  * values of each partition keep the order they were produced in (their index in `expected`).
@@ -218,20 +224,7 @@ test(
         ['-b', broker.bootstrap, '-P', '-t', topic, ...PRODUCER, '-X', 'sticky.partitioning.linger.ms=0'],
         `${expected.join('\n')}\n`,
       );
-      const consumed = await kcat([
-        '-b',
-        broker.bootstrap,
-        '-C',
-        '-e',
-        '-q',
-        '-t',
-        topic,
-        '-o',
-        'beginning',
-        ...CONSUMED_FORMAT,
-        ...CONSUMER,
-      ]);
-      const records = parse_consumed(consumed.stdout);
+      const records = await consume_all(broker, topic);
       assert.equal(records.length, 10_000);
       check_exactly_once_in_order(records, expected, 3);
       // The end offsets the broker reports agree with what was read.
@@ -404,20 +397,7 @@ test(
           ],
           `${expected.join('\n')}\n`,
         );
-        const consumed = await kcat([
-          '-b',
-          broker.bootstrap,
-          '-C',
-          '-e',
-          '-q',
-          '-t',
-          topic,
-          '-o',
-          'beginning',
-          ...CONSUMED_FORMAT,
-          ...CONSUMER,
-        ]);
-        const records = parse_consumed(consumed.stdout);
+        const records = await consume_all(broker, topic);
         assert.deepEqual(
           records.map((r) => r.value),
           expected,
@@ -467,20 +447,7 @@ test(
         ['-b', broker.bootstrap, '-P', '-t', topic, '-K', ':', ...PRODUCER, '-X', 'enable.idempotence=true'],
         `${expected.map((v, i) => `k${i % 50}:${v}`).join('\n')}\n`,
       );
-      const consumed = await kcat([
-        '-b',
-        broker.bootstrap,
-        '-C',
-        '-e',
-        '-q',
-        '-t',
-        topic,
-        '-o',
-        'beginning',
-        ...CONSUMED_FORMAT,
-        ...CONSUMER,
-      ]);
-      const records = parse_consumed(consumed.stdout);
+      const records = await consume_all(broker, topic);
       assert.equal(records.length, expected.length);
       check_exactly_once_in_order(records, expected, 3);
       assert.equal(await broker.stop(), 0);
