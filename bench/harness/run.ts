@@ -66,23 +66,31 @@ interface Options {
   broker_node_args: string[] | undefined;
 }
 
+const USAGE = `usage: npm run bench -- [options]
+  --profile smoke|standard|full   run length and workloads (default standard)
+  --scale F                       multiply every message count (default 1)
+  --systems id,id                 only these systems (e.g. sluice-lean-fsync,rabbitmq-quorum)
+  --workloads a,b                 only these workloads (publish, latency, queue, ...)
+  --out DIR                       where the report goes (default bench-results/<time>)
+  --workdir DIR                   where brokers keep their data (default the system's temp folder)
+  --broker-node-args "..."        extra node arguments for Sluice's broker process`;
+
+/** A mistake on the command line: said in one line with the usage, without a stack. */
+class UsageError extends Error {}
+
 /** The command line: the profile (with --scale and --workloads applied), where to write, which systems. */
 function read_options(): Options {
-  const { values } = parseArgs({
-    options: {
-      profile: { type: 'string', default: 'standard' },
-      scale: { type: 'string', default: '1' },
-      systems: { type: 'string' },
-      out: { type: 'string' },
-      workdir: { type: 'string' },
-      workloads: { type: 'string' },
-      'broker-node-args': { type: 'string' },
-    },
-  });
+  const { values } = parse_command_line();
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
   const profile_name = values.profile!;
   if (!['smoke', 'standard', 'full'].includes(profile_name))
-    throw new Error(`--profile: smoke, standard or full, not ${profile_name}`);
-  const plan = profile(profile_name, Number(values.scale));
+    throw new UsageError(`--profile: smoke, standard or full, not ${profile_name}`);
+  const scale = Number(values.scale);
+  if (!(scale > 0)) throw new UsageError(`--scale: a number above 0, not ${values.scale}`);
+  const plan = profile(profile_name, scale);
   const workloads = values.workloads?.split(',').map((w) => w.trim());
   if (workloads) {
     const keep = (step: Step) => workloads.includes(step.workload);
@@ -96,6 +104,25 @@ function read_options(): Options {
   const wanted = values.systems?.split(',').map((s) => s.trim());
   const broker_node_args = values['broker-node-args']?.split(' ').filter((arg) => arg !== '');
   return { profile_name, plan, started_at, out_dir, workdir, wanted, broker_node_args };
+}
+
+function parse_command_line() {
+  try {
+    return parseArgs({
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        profile: { type: 'string', default: 'standard' },
+        scale: { type: 'string', default: '1' },
+        systems: { type: 'string' },
+        out: { type: 'string' },
+        workdir: { type: 'string' },
+        workloads: { type: 'string' },
+        'broker-node-args': { type: 'string' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
 }
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -208,6 +235,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`sluice bench: ${error.message}\n${USAGE}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`sluice bench: ${error instanceof Error ? error.stack : String(error)}\n`);
   process.exit(1);
 });
