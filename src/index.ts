@@ -1,4 +1,6 @@
-// The package's public entry: start an embedded broker (the SDK is at `sluice/sdk`).
+// The package's public entry: the SDK (`Sluice` and its clients) and the embedded broker
+// (`startBroker`). `sluice/sdk` holds the SDK alone, for programs that never start a broker.
+export * from './sdk/index.ts';
 export {
   startBroker,
   start_broker,

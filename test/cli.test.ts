@@ -4,10 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import { start_broker_process, new_data_dir } from './support/broker_process.ts';
-
-const SLUICE = path.resolve(import.meta.dirname, '..', 'bin', 'sluice.js');
+import { SLUICE_CLI } from './support/cli.ts';
 
 function sluice(
   args: string[],
@@ -16,7 +14,7 @@ function sluice(
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      [SLUICE, ...args],
+      [...SLUICE_CLI, ...args],
       { timeout: 60_000, env: { ...process.env, ...options.env } },
       (error, stdout, stderr) => {
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { new_data_dir, start_broker_process, type BrokerProcess } from './support/broker_process.ts';
 import { Sluice, type QueueConsumer } from '../src/sdk/index.ts';
+import { SLUICE_CLI } from './support/cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const LOCK_MS = 1_500;
@@ -288,11 +289,10 @@ async function cli(
   must_succeed = true,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [path.join(ROOT, 'bin', 'sluice.js'), ...args, '--bootstrap', broker.bootstrap],
-      { cwd: ROOT, timeout: 30_000 },
-    );
+    const child = spawn(process.execPath, [...SLUICE_CLI, ...args, '--bootstrap', broker.bootstrap], {
+      cwd: ROOT,
+      timeout: 30_000,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

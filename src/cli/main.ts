@@ -190,6 +190,13 @@ function add_bench(program: Command): void {
       const path = await import('node:path');
       const root = path.resolve(import.meta.dirname, '..', '..');
       const script = path.join(root, 'bench', 'harness', 'run.ts');
+      const { existsSync } = await import('node:fs');
+      // The benchmark and its TypeScript loader are development tools: not in the published package.
+      if (!existsSync(script)) {
+        process.stderr.write('sluice bench: the benchmark runs from a checkout of Sluice (npm install there first)\n');
+        process.exitCode = 1;
+        return;
+      }
       const child = spawn(process.execPath, ['--import', 'tsx', script, ...options], { cwd: root, stdio: 'inherit' });
       await new Promise<void>((resolve) =>
         child.once('exit', (code) => {

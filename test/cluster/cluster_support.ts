@@ -3,13 +3,13 @@
 // client's retries, so a refusal is seen as the broker gave it); and the sluice CLI.
 import { before, beforeEach, after } from 'node:test';
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import type { Admin } from 'kafkajs';
 import { etcd_missing } from '../support/etcd.ts';
 import { type TestCluster, start_cluster } from '../support/cluster.ts';
 import { Connection } from '../../src/protocol/kafka/client_connection.ts';
 import { PRODUCE } from '../../src/protocol/kafka/messages/00_produce.ts';
 import { encode_record_batch } from '../../src/protocol/record_batch.ts';
+import { SLUICE_CLI } from '../support/cli.ts';
 
 /** Why the cluster tests are skipped, or null (under CI a missing etcd fails instead). */
 export const missing = etcd_missing();
@@ -127,9 +127,8 @@ export async function read_until(
 }
 
 export async function run_cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const cli = path.join(import.meta.dirname, '..', '..', 'bin', 'sluice.js');
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...SLUICE_CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

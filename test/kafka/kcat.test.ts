@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { crc32c } from '@node-rs/crc32';
 import { new_data_dir, start_broker_process, type BrokerProcess } from '../support/broker_process.ts';
+import { SLUICE_CLI } from '../support/cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const KCAT = process.env.KCAT ?? 'kcat';
@@ -80,13 +81,7 @@ async function kcat(args: string[], input?: string): Promise<RunResult> {
 
 /** Runs `sluice ARGS --bootstrap B --json` and returns the parsed output. */
 async function sluice(broker: BrokerProcess, args: string[]): Promise<unknown> {
-  const result = await run(process.execPath, [
-    path.join(ROOT, 'bin', 'sluice.js'),
-    ...args,
-    '--bootstrap',
-    broker.bootstrap,
-    '--json',
-  ]);
+  const result = await run(process.execPath, [...SLUICE_CLI, ...args, '--bootstrap', broker.bootstrap, '--json']);
   assert.equal(
     result.code,
     0,

@@ -17,6 +17,7 @@ import { message_codec } from '../../src/protocol/kafka/codec.ts';
 import { METADATA } from '../../src/protocol/kafka/messages/03_metadata.ts';
 import { SASL_HANDSHAKE } from '../../src/protocol/kafka/messages/17_sasl_handshake.ts';
 import type { ApiSpec } from '../../src/protocol/kafka/schema.ts';
+import { SLUICE_CLI } from '../support/cli.ts';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const USERS = { alice: 'wonderland', 'bob,=odd': 'builder pass' };
@@ -204,7 +205,7 @@ test('the CLI logs in with --sasl-username and SLUICE_SASL_PASSWORD', async () =
   const cli = (password: string) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
       const args = [
-        path.join(import.meta.dirname, '..', '..', 'bin', 'sluice.js'),
+        ...SLUICE_CLI,
         'topic',
         'list',
         '--bootstrap',

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { SLUICE_CLI } from './cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const READY_TIMEOUT_MS = 30_000;
@@ -34,7 +35,7 @@ export async function start_broker_process(
   const data_dir = options.data_dir ?? new_data_dir();
   // A free HTTP port each time: tests run in parallel and the default 8080 would collide.
   const args = [
-    path.join(ROOT, 'bin', 'sluice.js'),
+    ...SLUICE_CLI,
     'start',
     '--data',
     data_dir,
