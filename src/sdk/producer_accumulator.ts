@@ -30,8 +30,8 @@ export class SendOp {
   readonly promise: Promise<RecordMetadata[]>;
   private resolve!: (value: RecordMetadata[]) => void;
   private reject!: (error: unknown) => void;
-  /** Per topic and partition, in order of first appearance. */
-  private readonly slots = new Map<string, SendSlot>();
+  /** Per partition, in order of first appearance. */
+  private readonly slots = new Map<PartitionState, SendSlot>();
 
   constructor(
     count: number,
@@ -44,28 +44,23 @@ export class SendOp {
     });
   }
 
-  slot(topic: string, partition: number): void {
-    const key = `${partition}:${topic}`;
-    if (!this.slots.has(key)) {
-      this.slots.set(key, {
-        topicName: topic,
-        partition,
-        base: Number.MAX_SAFE_INTEGER,
-        logAppendTime: -1,
-        logStartOffset: -1,
-      });
-    }
+  slot(state: PartitionState): void {
+    if (this.slots.has(state)) return;
+    const slot = { topicName: state.topic, partition: state.partition, base: Number.MAX_SAFE_INTEGER };
+    this.slots.set(state, { ...slot, logAppendTime: -1, logStartOffset: -1 });
   }
 
-  ack(topic: string, partition: number, offset: number, log_append_time: number, log_start_offset: number): void {
+  /** `count` of this send's messages were stored from `first_offset` on (-1: the broker did not say). */
+  ack(state: PartitionState, first_offset: number, count: number, log_append_time: number, log_start: number): void {
     if (this.settled) return;
-    const slot = this.slots.get(`${partition}:${topic}`)!;
-    if (offset < slot.base) {
-      slot.base = offset;
+    const slot = this.slots.get(state)!;
+    if (first_offset < slot.base) {
+      slot.base = first_offset;
       slot.logAppendTime = log_append_time;
     }
-    slot.logStartOffset = Math.max(slot.logStartOffset, log_start_offset);
-    if (--this.remaining > 0) return;
+    slot.logStartOffset = Math.max(slot.logStartOffset, log_start);
+    this.remaining -= count;
+    if (this.remaining > 0) return;
     this.settled = true;
     this.on_settle(this);
     this.resolve(
@@ -95,7 +90,9 @@ export class Batch implements SequencedBatch {
   /** Seal order within the producer: failed batches are put back in this order. */
   order = 0;
   records: BatchRecord[] = [];
+  /** The sends whose messages the batch holds, a run of consecutive records each: owner_counts[i] of owners[i]. */
   owners: SendOp[] = [];
+  owner_counts: number[] = [];
   count = 0;
   bytes = BATCH_HEADER_BYTES;
   /** Buffer bytes to give back when the batch is done. */
@@ -169,8 +166,10 @@ export interface Admission {
 }
 
 export class Accumulator {
-  /** Every partition written to, by "partition:topic". */
-  readonly partitions = new Map<string, PartitionState>();
+  /** Every partition written to. */
+  readonly partitions: PartitionState[] = [];
+  /** The same states by topic, then partition number: the lookup made for every message. */
+  private readonly by_topic = new Map<string, PartitionState[]>();
   private buffer_used = 0;
   private buffer_waiter: { bytes: number; resolve: () => void } | null = null;
 
@@ -187,12 +186,17 @@ export class Accumulator {
   }
 
   partition_state(topic: string, partition: number): PartitionState {
-    const key = `${partition}:${topic}`;
-    let state = this.partitions.get(key);
+    let states = this.by_topic.get(topic);
+    if (!states) {
+      states = [];
+      this.by_topic.set(topic, states);
+    }
+    let state = states[partition];
     if (!state) {
       state = new PartitionState(topic, partition);
       this.idempotence.adopt(state);
-      this.partitions.set(key, state);
+      this.partitions.push(state);
+      states[partition] = state;
     }
     return state;
   }
@@ -245,7 +249,12 @@ export class Accumulator {
     }
     if (!batch) batch = this.open_batch(state, admission);
     batch.records.push(message.record);
-    batch.owners.push(admission.op);
+    const runs = batch.owners.length;
+    if (runs > 0 && batch.owners[runs - 1] === admission.op) batch.owner_counts[runs - 1]!++;
+    else {
+      batch.owners.push(admission.op);
+      batch.owner_counts.push(1);
+    }
     batch.count++;
     batch.bytes += message.bytes;
     batch.reserved += message.bytes;
@@ -306,6 +315,7 @@ export class Accumulator {
     batch.done = true;
     for (const op of batch.owners) op.fail(error);
     batch.owners = [];
+    batch.owner_counts = [];
     batch.encoded = null;
     this.release(batch.reserved);
     this.idempotence.failed_for_good(batch, batch.partition);

@@ -357,11 +357,15 @@ export class Sender {
   private complete(batch: Batch, base_offset: number, log_append_time: number, log_start_offset: number): void {
     if (!this.remove_in_flight(batch) || batch.done) return;
     batch.done = true;
-    const { topic, partition } = batch.partition;
-    batch.owners.forEach((op, i) =>
-      op.ack(topic, partition, base_offset < 0 ? -1 : base_offset + i, log_append_time, log_start_offset),
-    );
+    let first = 0;
+    for (let run = 0; run < batch.owners.length; run++) {
+      const count = batch.owner_counts[run]!;
+      const first_offset = base_offset < 0 ? -1 : base_offset + first;
+      batch.owners[run]!.ack(batch.partition, first_offset, count, log_append_time, log_start_offset);
+      first += count;
+    }
     batch.owners = [];
+    batch.owner_counts = [];
     batch.encoded = null;
     this.accumulator.release(batch.reserved);
   }

@@ -13,7 +13,8 @@ import { start_broker, type RunningBroker } from '../compose/start_broker.ts';
 import { temp_dir } from '../../test/support/storage.ts';
 
 export const TEST_TIMEOUT_MS = 60_000;
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** A random (version 4, variant 10) UUID in lowercase, as randomUUID() writes it. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 export type SendResult = { version: number; response: Value };
 /** Sees each Produce request; `forward` sends it to the broker for real. */
