@@ -344,6 +344,28 @@ test(
   },
 );
 
+test(
+  'a send waiting for buffer space is not overtaken by a later one that would fit: sends are stored in call order',
+  { timeout: TEST_TIMEOUT_MS },
+  async () => {
+    await with_env({ topics: { queue: 1 } }, async (env) => {
+      // Room for one large message: the second waits, and the small third would fit beside the first.
+      const { producer } = env.producer({ bufferBytes: 3000, lingerMs: 50 });
+      await producer.connect();
+      await producer.send({ topic: 'queue', messages: [{ value: 'warm-up' }] });
+      const large = (name: string) => ({ value: `${name}:${'x'.repeat(1800)}` });
+      const sends = [
+        producer.send({ topic: 'queue', messages: [large('first')] }),
+        producer.send({ topic: 'queue', messages: [large('second')] }),
+        producer.send({ topic: 'queue', messages: [{ value: 'third:small' }] }),
+      ];
+      await bounded(Promise.all(sends), 20_000, 'the three sends');
+      const values = records_of(await stored(env.broker, 'queue', 0)).map((r) => r.value!.toString().split(':')[0]);
+      assert.deepEqual(values, ['warm-up', 'first', 'second', 'third']);
+    });
+  },
+);
+
 test('configuration is checked: idempotence needs acks -1 and at most 5 requests in flight', () => {
   const cluster = new Cluster({
     brokers: ['127.0.0.1:1'],

@@ -100,6 +100,12 @@ function delay_headers(message: Message): Array<[string, Buffer]> {
   return out;
 }
 
+/** A message and the partition state it goes to. */
+interface Placed {
+  state: PartitionState;
+  message: NormalizedMessage;
+}
+
 /** How many message ids share one slab of memory. */
 const MESSAGE_IDS_PER_SLAB = 1024;
 const MESSAGE_ID_BYTES = 36;
@@ -158,7 +164,10 @@ export class Producer {
   private readonly partition_metadata = new WeakMap<TopicInfo, PartitionMetadata[]>();
   private readonly message_ids = new MessageIds();
   private readonly outstanding = new Set<SendOp>();
+  private readonly forget = (settled: SendOp) => this.outstanding.delete(settled);
   private admission: Promise<void> = Promise.resolve();
+  /** Sends on the admission chain, not yet admitted: later sends queue behind them. */
+  private admissions_waiting = 0;
 
   constructor(
     private readonly cluster: Cluster,
@@ -315,15 +324,43 @@ export class Producer {
           false,
         );
       }
-      const op = new SendOp(count, (settled) => this.outstanding.delete(settled));
+      const op = new SendOp(count, this.forget);
       this.outstanding.add(op);
       const admission: Admission = { op, topics, acks, compression, timeout_ms, bytes };
-      // Admissions run one after another, in call order: that keeps concurrent sends in order.
-      this.admission = this.admission.then(() => this.admit(admission));
+      // Admissions run one after another, in call order: that keeps concurrent sends in order. A
+      // send that need not wait for anything is admitted at once, without a turn of the chain.
+      if (this.admissions_waiting === 0 && this.admit_now(admission)) return op.promise;
+      this.admissions_waiting++;
+      this.admission = this.admission.then(async () => {
+        await this.admit(admission);
+        this.admissions_waiting--;
+      });
       return op.promise;
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /**
+   * Admits a send now if nothing is to be waited for (connected, every topic's metadata known, room
+   * in the buffer); false, having done nothing (the partitioner not even asked), when something is.
+   */
+  private admit_now(admission: Admission): boolean {
+    if (!this.connected) return false;
+    const infos: TopicInfo[] = [];
+    for (const { topic } of admission.topics) {
+      const info = this.cluster.topics.get(topic);
+      if (!info) return false;
+      infos.push(info);
+    }
+    if (!this.accumulator.try_reserve(admission.bytes)) return false;
+    try {
+      this.append_all(admission, this.place(admission, infos));
+    } catch (error) {
+      this.accumulator.release(admission.bytes);
+      admission.op.fail(error);
+    }
+    return true;
   }
 
   private async admit(admission: Admission): Promise<void> {
@@ -331,31 +368,44 @@ export class Producer {
     const accumulator = this.accumulator;
     try {
       if (!this.connected) await this.ensure_connected();
-      const placed: Array<{ state: PartitionState; message: NormalizedMessage }> = [];
-      for (const { topic, messages } of admission.topics) {
-        const info = this.cluster.topics.get(topic) ?? (await this.topic_metadata(topic));
-        const metadata = this.metadata_of(info);
-        for (const message of messages) {
-          const partition = this.settings.partitioner({ topic, partitionMetadata: metadata, message: message.source });
-          if (!Number.isInteger(partition) || partition < 0 || partition >= metadata.length) {
-            throw new SluiceError(
-              `partition ${partition} of topic ${topic} does not exist (the topic has ${metadata.length})`,
-              false,
-            );
-          }
-          placed.push({ state: accumulator.partition_state(topic, partition), message });
-        }
+      const infos: TopicInfo[] = [];
+      for (const { topic } of admission.topics) {
+        infos.push(this.cluster.topics.get(topic) ?? (await this.topic_metadata(topic)));
       }
+      const placed = this.place(admission, infos);
       await accumulator.reserve(admission.bytes);
       if (op.settled) return accumulator.release(admission.bytes);
-      for (const { state, message } of placed) {
-        op.slot(state);
-        accumulator.append(state, message, admission);
-      }
-      this.sender.schedule_drain();
+      this.append_all(admission, placed);
     } catch (error) {
       op.fail(error);
     }
+  }
+
+  /** Each message's partition, from the partitioner; `infos` are the topics' metadata in order. */
+  private place(admission: Admission, infos: TopicInfo[]): Placed[] {
+    const placed: Placed[] = [];
+    admission.topics.forEach(({ topic, messages }, t) => {
+      const metadata = this.metadata_of(infos[t]!);
+      for (const message of messages) {
+        const partition = this.settings.partitioner({ topic, partitionMetadata: metadata, message: message.source });
+        if (!Number.isInteger(partition) || partition < 0 || partition >= metadata.length) {
+          throw new SluiceError(
+            `partition ${partition} of topic ${topic} does not exist (the topic has ${metadata.length})`,
+            false,
+          );
+        }
+        placed.push({ state: this.accumulator.partition_state(topic, partition), message });
+      }
+    });
+    return placed;
+  }
+
+  private append_all(admission: Admission, placed: Placed[]): void {
+    for (const { state, message } of placed) {
+      admission.op.slot(state);
+      this.accumulator.append(state, message, admission);
+    }
+    this.sender.schedule_drain();
   }
 
   private metadata_of(info: TopicInfo): PartitionMetadata[] {

@@ -16,12 +16,27 @@ import type { Idempotence, SequencedBatch, SequencedPartition } from './producer
 
 /** What a send learned about one of its topic partitions. */
 interface SendSlot {
-  topicName: string;
-  partition: number;
+  state: PartitionState;
   base: number;
-  logAppendTime: number;
-  logStartOffset: number;
+  log_append_time: number;
+  log_start: number;
 }
+
+const new_slot = (state: PartitionState): SendSlot => ({
+  state,
+  base: Number.MAX_SAFE_INTEGER,
+  log_append_time: -1,
+  log_start: -1,
+});
+
+const metadata_of = (slot: SendSlot): RecordMetadata => ({
+  topicName: slot.state.topic,
+  partition: slot.state.partition,
+  errorCode: 0,
+  baseOffset: String(slot.base === Number.MAX_SAFE_INTEGER ? -1 : slot.base),
+  logAppendTime: String(slot.log_append_time),
+  logStartOffset: String(slot.log_start),
+});
 
 /** One send() or sendBatch(): resolves when all its messages are acknowledged, rejects on the first failure. */
 export class SendOp {
@@ -30,8 +45,9 @@ export class SendOp {
   readonly promise: Promise<RecordMetadata[]>;
   private resolve!: (value: RecordMetadata[]) => void;
   private reject!: (error: unknown) => void;
-  /** Per partition, in order of first appearance. */
-  private readonly slots = new Map<PartitionState, SendSlot>();
+  /** The first partition's slot; most sends have only that one, so the map is made only for more. */
+  private first: SendSlot | null = null;
+  private more: Map<PartitionState, SendSlot> | null = null;
 
   constructor(
     count: number,
@@ -45,34 +61,28 @@ export class SendOp {
   }
 
   slot(state: PartitionState): void {
-    if (this.slots.has(state)) return;
-    const slot = { topicName: state.topic, partition: state.partition, base: Number.MAX_SAFE_INTEGER };
-    this.slots.set(state, { ...slot, logAppendTime: -1, logStartOffset: -1 });
+    if (this.first === null) this.first = new_slot(state);
+    else if (this.first.state !== state && !this.more?.has(state)) {
+      this.more ??= new Map();
+      this.more.set(state, new_slot(state));
+    }
   }
 
   /** `count` of this send's messages were stored from `first_offset` on (-1: the broker did not say). */
   ack(state: PartitionState, first_offset: number, count: number, log_append_time: number, log_start: number): void {
     if (this.settled) return;
-    const slot = this.slots.get(state)!;
+    const slot = this.first!.state === state ? this.first! : this.more!.get(state)!;
     if (first_offset < slot.base) {
       slot.base = first_offset;
-      slot.logAppendTime = log_append_time;
+      slot.log_append_time = log_append_time;
     }
-    slot.logStartOffset = Math.max(slot.logStartOffset, log_start);
+    if (log_start > slot.log_start) slot.log_start = log_start;
     this.remaining -= count;
     if (this.remaining > 0) return;
     this.settled = true;
     this.on_settle(this);
-    this.resolve(
-      [...this.slots.values()].map((slot) => ({
-        topicName: slot.topicName,
-        partition: slot.partition,
-        errorCode: 0,
-        baseOffset: String(slot.base === Number.MAX_SAFE_INTEGER ? -1 : slot.base),
-        logAppendTime: String(slot.logAppendTime),
-        logStartOffset: String(slot.logStartOffset),
-      })),
-    );
+    const first = metadata_of(this.first!);
+    this.resolve(this.more ? [first, ...[...this.more.values()].map(metadata_of)] : [first]);
   }
 
   fail(error: unknown): void {
@@ -199,6 +209,13 @@ export class Accumulator {
       states[partition] = state;
     }
     return state;
+  }
+
+  /** Takes `bytes` of the buffer if they fit now and no send waits for space before this one. */
+  try_reserve(bytes: number): boolean {
+    if (this.buffer_waiter !== null || this.buffer_used + bytes > this.settings.buffer_bytes) return false;
+    this.buffer_used += bytes;
+    return true;
   }
 
   reserve(bytes: number): Promise<void> | void {
