@@ -157,7 +157,8 @@ const CLUSTER_DURABILITY = args['cluster-durability'];
 if (!/^(fsync|none|interval:\d+)$/.test(CLUSTER_DURABILITY))
   usage_error(`--cluster-durability: expected fsync, interval:MS or none, got ${JSON.stringify(CLUSTER_DURABILITY)}`);
 
-const OPTIONS_READ: ClusterBenchOptions = {
+/** The run's shape, as measured and as reported in the JSON output. */
+const RUN_SETTINGS = {
   seconds: SECONDS,
   messages: MESSAGES,
   warmup_seconds: WARMUP_SECONDS,
@@ -166,6 +167,10 @@ const OPTIONS_READ: ClusterBenchOptions = {
   producers: PRODUCERS,
   in_flight: IN_FLIGHT,
   send_messages: SEND_MESSAGES,
+};
+
+const OPTIONS_READ: ClusterBenchOptions = {
+  ...RUN_SETTINGS,
   cluster_durability: CLUSTER_DURABILITY,
   broker_env: BROKER_ENV,
   page_cache: new PageCacheControl(PAGE_CACHE, (line) => say(line)),
@@ -245,14 +250,7 @@ if (JSON_OUT) {
       {
         machine: { cores: os.cpus().length, node: process.version },
         settings: {
-          seconds: SECONDS,
-          messages: MESSAGES,
-          warmup_seconds: WARMUP_SECONDS,
-          partitions: PARTITIONS,
-          sizes: SIZES,
-          producers: PRODUCERS,
-          in_flight: IN_FLIGHT,
-          send_messages: SEND_MESSAGES,
+          ...RUN_SETTINGS,
           cluster_config: CLUSTER_CONFIG,
           min_insync_replicas: MIN_INSYNC,
           page_cache: PAGE_CACHE,

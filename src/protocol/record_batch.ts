@@ -63,8 +63,8 @@ function write_bytes_field(buffer: Buffer, position: number, bytes: Buffer | nul
 }
 
 /** A header key as written: its UTF-8 length, then the bytes. */
-function write_text_field(buffer: Buffer, position: number, text: string, text_bytes: number): number {
-  position = write_varint(buffer, position, text_bytes);
+function write_text_field(buffer: Buffer, position: number, text: string): number {
+  position = write_varint(buffer, position, Buffer.byteLength(text, 'utf8'));
   return position + buffer.write(text, position, 'utf8');
 }
 
@@ -150,7 +150,7 @@ function write_record(
   position = write_varint(buffer, position, count);
   for (let h = 0; h < count; h++) {
     const header = headers![h]!;
-    position = write_text_field(buffer, position, header.key, Buffer.byteLength(header.key, 'utf8'));
+    position = write_text_field(buffer, position, header.key);
     position = write_bytes_field(buffer, position, header.value);
   }
   return position;

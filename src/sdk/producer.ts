@@ -72,7 +72,10 @@ function to_bytes(value: Buffer | string | null | undefined): Buffer | null {
 }
 
 /** The headers a message's `deliverAt` / `delayMs` / `ttlMs` stand for (checked here, refused by the broker too). */
-function delay_headers(message: Message): Array<[string, Buffer]> {
+function delay_headers(message: Message): ReadonlyArray<[string, Buffer]> {
+  if (message.deliverAt === undefined && message.delayMs === undefined && message.ttlMs === undefined) {
+    return NO_HEADERS;
+  }
   const out: Array<[string, Buffer]> = [];
   if (message.deliverAt !== undefined) {
     const at = message.deliverAt instanceof Date ? message.deliverAt.getTime() : message.deliverAt;
@@ -270,8 +273,7 @@ export class Producer {
       }
       if (name === 'message-id') has_id = true;
     }
-    const delayed = message.deliverAt !== undefined || message.delayMs !== undefined || message.ttlMs !== undefined;
-    for (const [name, value] of delayed ? delay_headers(message) : NO_HEADERS) {
+    for (const [name, value] of delay_headers(message)) {
       headers.push({ key: name, value });
       bytes += name.length + value.length + 2;
     }
@@ -354,12 +356,15 @@ export class Producer {
       infos.push(info);
     }
     if (!this.accumulator.try_reserve(admission.bytes)) return false;
+    let placed: Placed[];
     try {
-      this.append_all(admission, this.place(admission, infos));
+      placed = this.place(admission, infos);
     } catch (error) {
       this.accumulator.release(admission.bytes);
       admission.op.fail(error);
+      return true;
     }
+    this.append_all(admission, placed);
     return true;
   }
 
