@@ -34,7 +34,13 @@ async function depose_paused_leader(topic: string, old_leader: number, follower:
       20_000,
     );
     const new_leader = (await cluster.partition_at(follower, topic, 0)).leader;
-    const written = await produce_to(cluster.direct_ports.get(new_leader)!, topic, ['b0', 'b1', 'b2'], -1);
+    // The follower may name the new leader a moment before it has taken the role; until then it
+    // refuses writes as NOT_LEADER_OR_FOLLOWER, and a client retries.
+    let written = { error_code: -1, base_offset: -1 };
+    await cluster.wait_for('the new leader taking writes', async () => {
+      written = await produce_to(cluster.direct_ports.get(new_leader)!, topic, ['b0', 'b1', 'b2'], -1);
+      return written.error_code !== ErrorCode.NOT_LEADER_OR_FOLLOWER;
+    });
     assert.equal(written.error_code, 0);
     assert.equal(written.base_offset, acknowledged_end, 'the new leader writes where the acknowledged log ends');
     // Sent while the old leader is paused; it reads this only after it resumes.
