@@ -17,6 +17,33 @@ export class RecordFormatError extends Error {
 const VARINT_BYTES_MAX = 10;
 
 /**
+ * Views of a buffer's memory, made once per key and value of every record read. Buffer.from(array
+ * buffer, offset, length) and subarray check their arguments and look up the species on each call
+ * (about 115 ns, against 40 for the construction itself). Node's Buffer species is the class its
+ * Buffers are made of (their prototype is Buffer.prototype), so these views are Buffers in every
+ * respect, deepStrictEqual included; a runtime without it gets Buffer.from.
+ */
+type ViewClass = new (memory: ArrayBufferLike, byte_offset: number, length: number) => Buffer;
+
+function view_class(): ViewClass {
+  const species = (Buffer as unknown as Record<symbol, unknown>)[Symbol.species];
+  if (typeof species === 'function') {
+    const made: unknown = new (species as ViewClass)(new ArrayBuffer(1), 0, 1);
+    if (Object.getPrototypeOf(made) === Buffer.prototype) return species as ViewClass;
+  }
+  return function view(memory: ArrayBufferLike, byte_offset: number, length: number) {
+    return Buffer.from(memory, byte_offset, length);
+  } as unknown as ViewClass;
+}
+
+const BufferView = view_class();
+
+/** A Buffer over `length` bytes of `buffer`'s memory from `start` on (as subarray gives, at a third of the cost). */
+export function buffer_view(buffer: Buffer, start: number, length: number): Buffer {
+  return new BufferView(buffer.buffer, buffer.byteOffset + start, length);
+}
+
+/**
  * Reads record fields from `at` up to `end` (exclusive, the end of the batch's records); every read
  * stays inside the range, and inside the record once one is entered.
  */
@@ -62,8 +89,7 @@ export class RecordReader {
     if (length < 0) return null;
     const start = this.at;
     this.at += length;
-    // A view of the same memory, as subarray would give, without subarray's species lookup.
-    return Buffer.from(this.buffer.buffer, this.buffer.byteOffset + start, length);
+    return buffer_view(this.buffer, start, length);
   }
 
   /** The length of the byte field that starts here, moving past the length only (-1: null). */
@@ -112,6 +138,7 @@ function zigzag(value: number): number {
 
 /** Bytes of `value` as a zigzag varint. */
 export function varint_size(value: number): number {
+  if (value >= -64 && value < 64) return 1; // most lengths, deltas and counts in a record
   let unsigned = zigzag(value);
   let size = 1;
   while (unsigned >= 128) {
@@ -123,6 +150,10 @@ export function varint_size(value: number): number {
 
 /** Writes `value` as a zigzag varint at `position`; returns the position after it. */
 export function write_varint(buffer: Buffer, position: number, value: number): number {
+  if (value >= -64 && value < 64) {
+    buffer[position] = value >= 0 ? value * 2 : -value * 2 - 1;
+    return position + 1;
+  }
   let unsigned = zigzag(value);
   while (unsigned >= 128) {
     buffer[position++] = (unsigned % 128) | 0x80;

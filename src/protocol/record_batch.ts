@@ -48,6 +48,11 @@ export interface BatchOptions {
   base_sequence?: number;
   /** Bits of the attributes field other than compression (e.g. transactional). */
   attributes?: number;
+  /**
+   * Compute the CRC (default true). False leaves it 0, for a writer that changes the batch and
+   * computes it then (stamping a producer id and sequence, compressing).
+   */
+  crc?: boolean;
 }
 
 function bytes_field_size(bytes: Buffer | null): number {
@@ -62,10 +67,29 @@ function write_bytes_field(buffer: Buffer, position: number, bytes: Buffer | nul
   return position + bytes.length;
 }
 
+/** Header keys encoded lately: keys repeat from record to record (a message-id header on each, say). */
+const HEADER_KEYS_CACHED_MAX = 256;
+const header_keys = new Map<string, Buffer>();
+
+/** A header key's UTF-8 bytes, encoded once while it keeps coming. */
+function header_key_bytes(key: string): Buffer {
+  let bytes = header_keys.get(key);
+  if (bytes === undefined) {
+    if (header_keys.size >= HEADER_KEYS_CACHED_MAX) header_keys.clear();
+    bytes = Buffer.from(key, 'utf8');
+    header_keys.set(key, bytes);
+  }
+  return bytes;
+}
+
 /** A header key as written: its UTF-8 length, then the bytes. */
 function write_text_field(buffer: Buffer, position: number, text: string): number {
-  position = write_varint(buffer, position, Buffer.byteLength(text, 'utf8'));
-  return position + buffer.write(text, position, 'utf8');
+  const bytes = header_key_bytes(text);
+  const length = bytes.length;
+  position = write_varint(buffer, position, length);
+  // Keys are short: a byte loop beats TypedArray.set's fixed cost.
+  for (let b = 0; b < length; b++) buffer[position + b] = bytes[b]!;
+  return position + length;
 }
 
 function record_body_size(record: BatchRecord, timestamp_delta: number, offset_delta: number): number {
@@ -76,7 +100,7 @@ function record_body_size(record: BatchRecord, timestamp_delta: number, offset_d
   size += varint_size(count);
   for (let h = 0; h < count; h++) {
     const header = headers![h]!;
-    const key_bytes = Buffer.byteLength(header.key, 'utf8');
+    const key_bytes = header_key_bytes(header.key).length;
     size += varint_size(key_bytes) + key_bytes + bytes_field_size(header.value);
   }
   return size;
@@ -104,7 +128,7 @@ export function encode_record_batch(records: readonly BatchRecord[], options: Ba
   let position = BATCH_HEADER_BYTES;
   for (let i = 0; i < count; i++) position = write_record(buffer, position, records[i]!, bodies[i]!, base_timestamp, i);
   if (position !== size) throw new Error(`record batch encoding wrote ${position} of ${size} bytes`);
-  buffer.writeUInt32BE(crc32c(buffer.subarray(OFFSET_ATTRIBUTES)), OFFSET_CRC);
+  if (options.crc !== false) buffer.writeUInt32BE(crc32c(buffer.subarray(OFFSET_ATTRIBUTES)), OFFSET_CRC);
   return buffer;
 }
 

@@ -1,11 +1,11 @@
 // The consumer's reads: starting positions (a seek, the committed offset, or earliest/latest by
 // ListOffsets), then rounds of one Fetch per partition leader (isolation level read_committed
 // unless `readUncommitted`), decoded into messages and handed to the runner (consumer_runner.ts).
-// While the handlers run, the next round's Fetch is already sent to each leader whose partitions
-// all ended where predicted. Commits are consumer_committer.ts's; which partitions are assigned is
-// decided by consumer.ts and consumer_group.ts.
+// While a response is decoded and its handlers run, the next round's Fetch is already on its
+// way, from the offsets the response's batch headers show. Commits are consumer_committer.ts's;
+// which partitions are assigned is decided by consumer.ts and consumer_group.ts.
 import { ConnectionError, KafkaProtocolError, check_code } from './errors.ts';
-import { decode_fetched } from './records.ts';
+import { decode_fetched, next_fetch_offset } from './records.ts';
 import { EARLIEST, LATEST, group_by, key_of, type ConsumerContext, type PartitionState } from './consumer_state.ts';
 import type { OffsetCommitter } from './consumer_committer.ts';
 import { PartitionPool, type OrderedRound, type Runner } from './consumer_runner.ts';
@@ -47,6 +47,27 @@ interface Round {
   ordered: OrderedRound | null;
   jobs: Array<Promise<void>>;
   metadata_stale: boolean;
+}
+
+/**
+ * Where each partition of `snapshot` fetches next if the response is taken as it is; null when
+ * that cannot be known now (an error, a partition missing).
+ */
+function predict_next(
+  response: FetchResponse,
+  snapshot: Map<string, FetchSnapshotEntry>,
+): Map<string, FetchSnapshotEntry> | null {
+  const next = new Map<string, FetchSnapshotEntry>();
+  for (const topic of response.responses) {
+    for (const partition of topic.partitions) {
+      const entry = snapshot.get(key_of(topic.topic, partition.partition_index));
+      if (!entry) continue;
+      if (partition.error_code !== ErrorCode.NONE) return null;
+      const offset = next_fetch_offset(partition.records, entry.offset);
+      next.set(entry.state.key, { state: entry.state, offset, epoch: entry.epoch });
+    }
+  }
+  return next.size === snapshot.size ? next : null;
 }
 
 export class Fetcher {
@@ -207,32 +228,41 @@ export class Fetcher {
   ): Promise<void> {
     const ctx = this.ctx;
     const snapshot = new Map(states.map((s) => [s.key, { state: s, offset: s.position!, epoch: s.epoch }]));
-    const ahead = prefetched.get(leader);
+    const earlier = prefetched.get(leader);
     prefetched.delete(leader);
     const response =
-      ahead && this.prefetch_matches(ahead.snapshot, snapshot)
-        ? await ahead.response
+      earlier && this.prefetch_matches(earlier.snapshot, snapshot)
+        ? await earlier.response
         : await this.send_fetch(leader, states, snapshot);
     check_code(response.error_code, `Fetch from broker ${leader}`);
-    // The next offsets of this response, for a prefetch of the next round (null: no prefetch).
-    let next: Map<string, FetchSnapshotEntry> | null = ctx.running && !ctx.needs_rejoin ? new Map() : null;
+    // The next round is fetched from this broker before this one is decoded and handled, from the
+    // offsets read off the batch headers. It is used when every partition ends the round where
+    // predicted (no error, seek, pause, failure, rebalance or leader change).
+    const next = ctx.running && !ctx.needs_rejoin ? predict_next(response, snapshot) : null;
+    let ahead: Prefetch | null = null;
+    if (next) {
+      ahead = {
+        snapshot: next,
+        response: this.send_fetch(
+          leader,
+          [...next.values()].map((e) => e.state),
+          next,
+        ),
+      };
+      ahead.response.catch(() => {}); // a dropped prefetch's failure is nobody's concern; a used one's is rethrown
+      this.prefetched.set(leader, ahead);
+    }
+    let as_predicted = ahead !== null;
     for (const topic of response.responses) {
       for (const partition of topic.partitions) {
-        const entry = snapshot.get(key_of(topic.topic, partition.partition_index));
+        const key = key_of(topic.topic, partition.partition_index);
+        const entry = snapshot.get(key);
         if (!entry) continue;
-        const predicted = await this.take_partition(entry, partition, round);
-        if (predicted === null) next = null;
-        else next?.set(predicted.state.key, predicted);
+        const taken = await this.take_partition(entry, partition, round);
+        if (taken === null || taken.offset !== next?.get(key)?.offset) as_predicted = false;
       }
     }
-    // Fetch the next round from this broker while the handlers run: used when every partition
-    // ends the round at the offset predicted (no seek, pause, failure, rebalance or leader change).
-    if (next && next.size === snapshot.size && ctx.running && !ctx.needs_rejoin) {
-      const ahead_states = [...next.values()].map((e) => e.state);
-      const ahead_response = this.send_fetch(leader, ahead_states, next);
-      ahead_response.catch(() => {}); // a dropped prefetch's failure is nobody's concern; a used one's is rethrown
-      this.prefetched.set(leader, { snapshot: next, response: ahead_response });
-    }
+    if (!as_predicted && ahead && this.prefetched.get(leader) === ahead) this.prefetched.delete(leader);
   }
 
   /**

@@ -108,7 +108,21 @@ export class Runner {
     return this.process_batch(run, state, epoch, messages, next_offset, high_watermark);
   }
 
-  private async process_messages(
+  /**
+   * eachMessage over one partition's messages. The whole loop runs in the handler context (entered
+   * once, not per message: each entry costs as much as a small handler).
+   */
+  private process_messages(
+    run: ResolvedRunConfig,
+    state: PartitionState,
+    epoch: number,
+    messages: KafkaMessage[],
+    next_offset: number,
+  ): Promise<void> {
+    return this.ctx.in_handler.run(true, () => this.each_message(run, state, epoch, messages, next_offset));
+  }
+
+  private async each_message(
     run: ResolvedRunConfig,
     state: PartitionState,
     epoch: number,
@@ -116,10 +130,12 @@ export class Runner {
     next_offset: number,
   ): Promise<void> {
     const ctx = this.ctx;
+    const each_message = run.eachMessage!;
     const same = () => ctx.assignment.get(state.key) === state && state.epoch === epoch;
     const live = () => ctx.running && !ctx.needs_rejoin && same() && !ctx.is_paused(state);
     const pause = this.pauser(state);
     const heartbeat = () => this.group.heartbeat_if_due();
+    const { topic, partition } = state;
     for (let i = 0; i < messages.length; i++) {
       const message = messages[i]!;
       const offset = Number(message.offset);
@@ -128,9 +144,7 @@ export class Runner {
         return;
       }
       try {
-        await ctx.in_handler.run(true, () =>
-          run.eachMessage!({ topic: state.topic, partition: state.partition, message, heartbeat, pause }),
-        );
+        await each_message({ topic, partition, message, heartbeat, pause });
       } catch (error) {
         if (same()) state.position = offset;
         throw new HandlerError(error);

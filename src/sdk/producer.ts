@@ -42,6 +42,7 @@ import {
   type PartitionState,
 } from './producer_accumulator.ts';
 import { Sender } from './producer_sender.ts';
+import { buffer_view } from '../format/record_reader.ts';
 
 export type { CompressionType } from '../protocol/compression.ts';
 export { CompressionCodes, CompressionTypes } from '../protocol/compression.ts';
@@ -103,12 +104,6 @@ function delay_headers(message: Message): ReadonlyArray<[string, Buffer]> {
   return out;
 }
 
-/** A message and the partition state it goes to. */
-interface Placed {
-  state: PartitionState;
-  message: NormalizedMessage;
-}
-
 /** How many message ids share one slab of memory. */
 const MESSAGE_IDS_PER_SLAB = 1024;
 const MESSAGE_ID_BYTES = 36;
@@ -145,7 +140,7 @@ class MessageIds {
       slab[at++] = HEX_DIGITS[byte >> 4]!;
       slab[at++] = HEX_DIGITS[byte & 0x0f]!;
     }
-    return slab.subarray(start, start + MESSAGE_ID_BYTES);
+    return buffer_view(slab, start, MESSAGE_ID_BYTES);
   }
 }
 
@@ -168,6 +163,7 @@ export class Producer {
   private readonly message_ids = new MessageIds();
   private readonly outstanding = new Set<SendOp>();
   private readonly forget = (settled: SendOp) => this.outstanding.delete(settled);
+  private readonly seal_if_slot_free = (state: PartitionState) => this.accumulator.seal_if_slot_free(state);
   private admission: Promise<void> = Promise.resolve();
   /** Sends on the admission chain, not yet admitted: later sends queue behind them. */
   private admissions_waiting = 0;
@@ -293,7 +289,7 @@ export class Producer {
     const source: PartitionerMessage = has_text_timestamp(message)
       ? message
       : { ...message, timestamp: String(message.timestamp) };
-    return { source, record: { key, value, timestamp_ms, headers }, bytes };
+    return { key, value, timestamp_ms, headers, source, bytes, state: null };
   }
 
   private submit(
@@ -356,15 +352,14 @@ export class Producer {
       infos.push(info);
     }
     if (!this.accumulator.try_reserve(admission.bytes)) return false;
-    let placed: Placed[];
     try {
-      placed = this.place(admission, infos);
+      this.place(admission, infos);
     } catch (error) {
       this.accumulator.release(admission.bytes);
       admission.op.fail(error);
       return true;
     }
-    this.append_all(admission, placed);
+    this.append_all(admission);
     return true;
   }
 
@@ -377,18 +372,17 @@ export class Producer {
       for (const { topic } of admission.topics) {
         infos.push(this.cluster.topics.get(topic) ?? (await this.topic_metadata(topic)));
       }
-      const placed = this.place(admission, infos);
+      this.place(admission, infos);
       await accumulator.reserve(admission.bytes);
       if (op.settled) return accumulator.release(admission.bytes);
-      this.append_all(admission, placed);
+      this.append_all(admission);
     } catch (error) {
       op.fail(error);
     }
   }
 
   /** Each message's partition, from the partitioner; `infos` are the topics' metadata in order. */
-  private place(admission: Admission, infos: TopicInfo[]): Placed[] {
-    const placed: Placed[] = [];
+  private place(admission: Admission, infos: TopicInfo[]): void {
     admission.topics.forEach(({ topic, messages }, t) => {
       const metadata = this.metadata_of(infos[t]!);
       for (const message of messages) {
@@ -399,17 +393,21 @@ export class Producer {
             false,
           );
         }
-        placed.push({ state: this.accumulator.partition_state(topic, partition), message });
+        message.state = this.accumulator.partition_state(topic, partition);
       }
     });
-    return placed;
   }
 
-  private append_all(admission: Admission, placed: Placed[]): void {
-    for (const { state, message } of placed) {
-      admission.op.slot(state);
-      this.accumulator.append(state, message, admission);
+  private append_all(admission: Admission): void {
+    const { op } = admission;
+    for (const { messages } of admission.topics) {
+      for (const message of messages) {
+        const state = message.state!;
+        op.slot(state);
+        this.accumulator.append(state, message, admission);
+      }
     }
+    op.each_partition(this.seal_if_slot_free);
     this.sender.schedule_drain();
   }
 

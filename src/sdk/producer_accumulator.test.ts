@@ -1,5 +1,6 @@
 // The producer's batching against an in-process broker: a full buffer (wait, or BufferFullError),
-// lingering batches of many small concurrent sends into few requests, batchBytes bounding a batch.
+// lingering batches of many small concurrent sends into few requests, batchBytes bounding a batch,
+// and without lingerMs large sends pipelined as requests of their own.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BufferFullError, SluiceError } from './errors.ts';
@@ -82,6 +83,47 @@ test(
       assert.equal(records_of(batches).length, 100);
       assert.ok(batches.length >= 8, `${batches.length} batches of at most 2000 bytes`);
       for (const batch of batches) assert.ok(batch.bytes <= 2000, `a batch of ${batch.bytes} bytes`);
+    });
+  },
+);
+
+test(
+  'without lingerMs, large concurrent sends go as requests of their own while slots are free; small ones go together',
+  { timeout: TEST_TIMEOUT_MS },
+  async () => {
+    await with_env({ topics: { pipelined: 1, small: 1 } }, async (env) => {
+      const { producer, cluster } = env.producer({ lingerMs: 0, maxInFlightRequests: 5 });
+      await producer.connect();
+      // Four sends of about 20 KB each, made in one turn of the event loop: had they gone as one
+      // request, the producer would admit the next sends only once the broker answered all four.
+      const value = 'v'.repeat(100);
+      const sends = Array.from({ length: 4 }, (_, s) =>
+        producer.send({ topic: 'pipelined', messages: Array.from({ length: 200 }, () => ({ value, key: `${s}` })) }),
+      );
+      const results = await bounded(Promise.all(sends), 10_000, 'large sends');
+      assert.deepEqual(
+        results.map((r) => r[0]!.baseOffset),
+        ['0', '200', '400', '600'],
+      );
+      assert.equal(cluster.produce_requests, 4, 'one Produce request per large send');
+      assert.equal((await stored(env.broker, 'pipelined')).length, 4);
+
+      // 300 one-message sends in one turn: each goes alone only while a slot is free, the rest together.
+      const before = cluster.produce_requests;
+      const small = await bounded(
+        Promise.all(
+          Array.from({ length: 300 }, (_, i) => producer.send({ topic: 'small', messages: [{ value: `${i}` }] })),
+        ),
+        10_000,
+        'small sends',
+      );
+      assert.deepEqual(
+        small.map((r) => Number(r[0]!.baseOffset)),
+        Array.from({ length: 300 }, (_, i) => i),
+      );
+      const requests = cluster.produce_requests - before;
+      assert.ok(requests <= 6, `300 small sends took ${requests} Produce requests`);
+      await producer.disconnect();
     });
   },
 );

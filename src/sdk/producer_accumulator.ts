@@ -60,6 +60,12 @@ export class SendOp {
     });
   }
 
+  /** The partitions the send writes to. */
+  each_partition(visit: (state: PartitionState) => void): void {
+    if (this.first) visit(this.first.state);
+    if (this.more) for (const state of this.more.keys()) visit(state);
+  }
+
   slot(state: PartitionState): void {
     if (this.first === null) this.first = new_slot(state);
     else if (this.first.state !== state && !this.more?.has(state)) {
@@ -94,6 +100,9 @@ export class SendOp {
 }
 
 let batch_counter = 0;
+
+/** A batch this big is sealed when a send fills it (see seal_if_slot_free): Kafka's batch.size default. */
+const SEAL_AT_ADMISSION_BYTES = 16 * 1024;
 
 /** A batch of one partition: open (taking messages), queued (sealed), in flight, or awaiting a retry. */
 export class Batch implements SequencedBatch {
@@ -159,11 +168,13 @@ export class PartitionState implements SequencedPartition {
   }
 }
 
-export interface NormalizedMessage {
+/** A message checked and turned into its record: one object per message, as batches keep it until encoded. */
+export interface NormalizedMessage extends BatchRecord {
   /** The message as the partitioner sees it (kafkajs's shape: a string timestamp). */
   source: PartitionerMessage;
-  record: BatchRecord;
   bytes: number;
+  /** The partition the partitioner chose; null until the send is placed. */
+  state: PartitionState | null;
 }
 
 export interface Admission {
@@ -189,6 +200,24 @@ export class Accumulator {
     private readonly idempotence: Idempotence,
     private readonly ready: () => void,
   ) {}
+
+  /** Batches of a partition in flight at most: several need sequence numbers, lest a retry overtake a later one. */
+  get partition_in_flight_max(): number {
+    return this.idempotence.enabled ? this.settings.max_in_flight : 1;
+  }
+
+  /**
+   * Without lingerMs, an open batch of at least SEAL_AT_ADMISSION_BYTES is sealed as the send that
+   * filled it is admitted, while the partition has a request slot free: the broker then works on
+   * one send while the next is admitted. (Sends admitted in one turn of the event loop would
+   * otherwise go, and be acknowledged, as one request, and the producer and the broker would take
+   * turns.) Smaller batches, and all while every slot is taken, wait for the sender's drain.
+   */
+  seal_if_slot_free(state: PartitionState): void {
+    const open = state.open;
+    if (this.settings.linger_ms !== 0 || open === null || open.bytes < SEAL_AT_ADMISSION_BYTES) return;
+    if (state.queue.length + state.in_flight.length < this.partition_in_flight_max) this.seal(state);
+  }
 
   /** A send waits for buffer space: batches then go out without lingering. */
   get waiting_for_buffer(): boolean {
@@ -265,7 +294,7 @@ export class Accumulator {
       batch = null;
     }
     if (!batch) batch = this.open_batch(state, admission);
-    batch.records.push(message.record);
+    batch.records.push(message);
     const runs = batch.owners.length;
     if (runs > 0 && batch.owners[runs - 1] === admission.op) batch.owner_counts[runs - 1]!++;
     else {
@@ -304,7 +333,9 @@ export class Accumulator {
     state.queue.push(batch);
     let raw: Buffer;
     try {
-      raw = encode_record_batch(batch.records);
+      // Compression and the idempotent stamp (producer id, sequence) compute the CRC again.
+      const crc = batch.compression === 'none' && !this.idempotence.enabled;
+      raw = encode_record_batch(batch.records, { crc });
     } catch (error) {
       const message = `cannot encode a batch for ${state.topic}-${state.partition}: ${String(error)}`;
       return this.abandon(state, [batch], new SluiceError(message, false, { cause: error }));

@@ -105,8 +105,7 @@ export class Sender {
   }
 
   private get partition_in_flight_max(): number {
-    // Without sequence numbers a retry could overtake a later batch: one at a time.
-    return this.idempotence.enabled ? this.settings.max_in_flight : 1;
+    return this.accumulator.partition_in_flight_max;
   }
 
   /** The leader of the partition from cached metadata, or null (metadata is then requested). */

@@ -9,9 +9,8 @@ import { DefaultPartitioner, type Partitioner } from './partitioner.ts';
 import type { ProducerConfig, ProducerRetryOptions } from './producer_types.ts';
 
 /**
- * A partition's batch is sent once it holds this many bytes (or after lingerMs). Large, as in
- * librdkafka (batch.size 1,000,000): under load one fsync'd append then carries many messages;
- * when idle, lingerMs still sends a lone message within a few milliseconds. Below the broker's
+ * A partition's batch is sent once it holds this many bytes. Large, as in librdkafka (batch.size
+ * 1,000,000): under load one fsync'd append then carries many messages. Below the broker's
  * default max.message.bytes (1,048,588).
  */
 const BATCH_BYTES_DEFAULT = 1_000_000;
@@ -45,7 +44,7 @@ export function producer_settings(options: ProducerConfig, base: RetryOptions): 
   const settings: ProducerSettings = {
     idempotent: options.idempotent ?? true,
     acks: options.acks ?? -1,
-    linger_ms: options.lingerMs ?? 5,
+    linger_ms: options.lingerMs ?? 0,
     batch_bytes: options.batchBytes ?? BATCH_BYTES_DEFAULT,
     buffer_bytes: options.bufferBytes ?? 32 * 1024 * 1024,
     buffer_full: options.bufferFull ?? 'wait',

@@ -77,7 +77,11 @@ export interface ProducerConfig {
    * -1). Idempotence needs -1.
    */
   acks?: number;
-  /** How long a batch waits for more messages after its first one (default 5 ms). */
+  /**
+   * How long a batch waits for more messages after its first one (default 0: a send goes at once
+   * while a request slot is free, and what comes while every slot is taken goes together in the
+   * next).
+   */
   lingerMs?: number;
   /** A partition's batch is sent once it holds this many bytes (default 1,000,000). */
   batchBytes?: number;

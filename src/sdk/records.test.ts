@@ -1,10 +1,11 @@
 // Decoding fetched record sets on its own: offsets below the fetch offset and control batches
-// skipped, partial batches left for the next fetch, aborted transactions, CRC checks and codecs.
+// skipped, partial batches left for the next fetch (and the next fetch offset read off the
+// headers alone), aborted transactions, CRC checks and codecs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
 import { crc32c } from '@node-rs/crc32';
-import { decode_fetched } from './records.ts';
+import { decode_fetched, next_fetch_offset } from './records.ts';
 import { compress_record_batch } from '../protocol/compression.ts';
 import { encode_record_batch, type BatchRecord } from '../protocol/record_batch.ts';
 
@@ -54,6 +55,22 @@ test('record decoding: control batches, offsets below the fetch offset skipped, 
     ],
   );
   assert.equal(fetched.next_offset, 17, 'after the last whole batch; the cut one is fetched again');
+  // The consumer's next fetch is sent before the set is decoded, from the batch headers alone.
+  for (const fetch_offset of [10, 12, 14, 15, 17]) {
+    assert.equal(
+      next_fetch_offset(set, fetch_offset),
+      (await decode_fetched(set, fetch_offset)).next_offset,
+      `from the headers, fetching at ${fetch_offset}`,
+    );
+  }
+  assert.equal(next_fetch_offset(set.subarray(0, 20), 10), 10, 'a set of one cut batch');
+  assert.equal(next_fetch_offset(null, 10), 10);
+  // Keys and values are views of the fetched memory, and Buffers in every respect.
+  const value = fetched.messages[2]!.value!; // of an uncompressed batch
+  assert.equal(Object.getPrototypeOf(value), Buffer.prototype);
+  assert.ok(Buffer.isBuffer(value));
+  assert.deepStrictEqual(value, Buffer.from('v4'));
+  assert.equal(value.buffer, set.buffer, 'no copy');
 
   // Only a control batch: no messages, the position moves past it.
   const only_control = await decode_fetched(control, 14);

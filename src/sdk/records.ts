@@ -240,6 +240,27 @@ export interface FetchedRecords {
 }
 
 /**
+ * Where the fetch after this record set starts, read from the batch headers alone: after the last
+ * complete batch that ends at or after `fetch_offset` (as decode_fetched's next_offset, for a set
+ * it decodes without error).
+ */
+export function next_fetch_offset(records: Buffer | null | undefined, fetch_offset: number): number {
+  let next_offset = fetch_offset;
+  if (!records) return next_offset;
+  let at = 0;
+  while (records.length - at >= BATCH_LOG_OVERHEAD_BYTES) {
+    const length = records.readInt32BE(at + OFFSET_BATCH_LENGTH);
+    const end = at + BATCH_LOG_OVERHEAD_BYTES + length;
+    if (length < LENGTH_FIELD_MIN || end > records.length || length + BATCH_LOG_OVERHEAD_BYTES < BATCH_HEADER_BYTES)
+      break;
+    const last_offset = batch_base_offset(records, at) + batch_last_offset_delta(records, at);
+    if (last_offset >= fetch_offset) next_offset = Math.max(next_offset, last_offset + 1);
+    at = end;
+  }
+  return next_offset;
+}
+
+/**
  * Decodes the record set of one fetched partition. A batch cut short at the end of the set (a broker
  * may truncate the last one at the size limit) is left for the next fetch.
  */
