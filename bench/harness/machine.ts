@@ -119,6 +119,27 @@ export function cpu_seconds(pid: number): number {
   }
 }
 
+/**
+ * CPU seconds (user + system) the harness process has used so far: all its threads, plus the
+ * children it has reaped (utime, stime, cutime, cstime: fields 14–17 of /proc/self/stat), so a
+ * kcat child counts once it has exited. Long-lived children (the brokers) are reaped only when
+ * stopped, between steps, and do not count. The process's own part is taken from
+ * process.cpuUsage(), the same kernel accounting in microseconds rather than clock ticks (10 ms),
+ * which a step of a few tens of milliseconds would not resolve.
+ */
+export function client_cpu_seconds(): number {
+  const own = process.cpuUsage();
+  let children = 0;
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    children = (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS_PER_S;
+  } catch {
+    // no /proc: children are not counted
+  }
+  return (own.user + own.system) / 1e6 + children;
+}
+
 export function rss_bytes(pid: number): number {
   try {
     const match = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));

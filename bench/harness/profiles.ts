@@ -2,6 +2,17 @@
 // extra ones for the main Sluice system, the time limit, and which systems the targets compare.
 import type { WorkloadResult } from './report.ts';
 
+/** Every workload a profile may have (what --workloads accepts). */
+export const WORKLOADS = [
+  'publish',
+  'publish_single',
+  'publish_consume',
+  'latency',
+  'drain',
+  'drain_each',
+  'queue',
+] as const satisfies ReadonlyArray<WorkloadResult['workload']>;
+
 export interface Step {
   workload: WorkloadResult['workload'];
   payload_bytes: number;
@@ -25,8 +36,11 @@ export interface Profile {
 
 /** The Sluice system that runs the extra steps and most targets judge. */
 export const SLUICE_MAIN = 'sluice-lean-fsync';
+/** The Sluice systems with the SDK and with kcat as the client (the client-library targets). */
+export const SLUICE_SDK = 'sluice-sdk-fsync';
+export const SLUICE_KCAT = 'sluice-kcat-fsync';
 /** The Sluice system with a queue driver (the SDK's queue consumer), and the peer it is judged against. */
-export const SLUICE_QUEUE = 'sluice-sdk-fsync';
+export const SLUICE_QUEUE = SLUICE_SDK;
 export const QUEUE_PEER = 'rabbitmq-quorum';
 export const QUEUE_CONSUMERS = 4;
 
@@ -36,6 +50,9 @@ export function profile(name: string, scale: number): Profile {
     return {
       common: [
         { workload: 'publish', payload_bytes: 100, partitions: 1, producers: 1, messages: n(20_000) },
+        { workload: 'publish_single', payload_bytes: 100, partitions: 1, producers: 1, messages: n(20_000) },
+        { workload: 'drain', payload_bytes: 100, partitions: 1, producers: 1, messages: n(20_000) },
+        { workload: 'drain_each', payload_bytes: 100, partitions: 1, producers: 1, messages: n(20_000) },
         {
           workload: 'latency',
           payload_bytes: 100,
@@ -62,6 +79,7 @@ export function profile(name: string, scale: number): Profile {
   const common: Step[] = [
     { workload: 'publish', payload_bytes: 100, partitions: 1, producers: 1, messages: n(1_000_000) },
     { workload: 'publish', payload_bytes: 1024, partitions: 1, producers: 1, messages: n(300_000) },
+    { workload: 'publish_single', payload_bytes: 100, partitions: 1, producers: 1, messages: n(500_000) },
     { workload: 'publish_consume', payload_bytes: 100, partitions: 1, producers: 1, messages: n(500_000) },
     {
       workload: 'latency',
@@ -73,6 +91,7 @@ export function profile(name: string, scale: number): Profile {
       duration_ms: 10_000,
     },
     { workload: 'drain', payload_bytes: 100, partitions: 1, producers: 1, messages: n(1_000_000) },
+    { workload: 'drain_each', payload_bytes: 100, partitions: 1, producers: 1, messages: n(1_000_000) },
     {
       workload: 'queue',
       payload_bytes: 100,

@@ -8,7 +8,7 @@ export interface WorkloadResult {
   durability: DurabilityClass;
   durability_detail: string;
   client: string;
-  workload: 'publish' | 'publish_consume' | 'latency' | 'drain' | 'queue';
+  workload: 'publish' | 'publish_single' | 'publish_consume' | 'latency' | 'drain' | 'drain_each' | 'queue';
   payload_bytes: number;
   partitions: number;
   producers: number;
@@ -19,8 +19,15 @@ export interface WorkloadResult {
   msgs_per_s: number;
   mb_per_s: number;
   truncated: boolean;
+  /** The broker's CPU seconds (user + system) during the step, and per message. */
   cpu_s: number;
   cpu_us_per_msg: number;
+  /**
+   * The client's: the harness process (every thread) and the children it reaped during the step
+   * (kcat), over the timed part when the workload has an untimed setup; per message.
+   */
+  client_cpu_s: number;
+  client_cpu_us_per_msg: number;
   peak_rss_mib: number;
   latency?: {
     p50_ms: number;
@@ -119,6 +126,7 @@ const SYSTEM_COLUMNS = [
   'queue (4 consumers, per-message ack) msg/s',
   'latency p50 / p99 / p99.9 / max ms',
   'broker CPU µs/msg (publish 100 B)',
+  'client CPU µs/msg (publish 100 B)',
   'peak RSS MiB',
 ];
 
@@ -138,6 +146,7 @@ function system_row(results: WorkloadResult[], s: WorkloadResult): string {
     cell(results, s.system, 'queue', 100),
     cell(results, s.system, 'latency', 100),
     pub && !pub.error ? n2(pub.cpu_us_per_msg) : '–',
+    pub && !pub.error ? n2(pub.client_cpu_us_per_msg) : '–',
     Number.isFinite(rss) ? n0(rss) : '–',
   ];
   return `| ${cells.join(' | ')} |`;
@@ -152,7 +161,7 @@ function class_sections(report: Report): string[] {
     if (group.length === 0) continue;
     lines.push(`## ${CLASS_TITLES[durability]}`, '');
     lines.push(`| ${SYSTEM_COLUMNS.join(' | ')} |`);
-    lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    lines.push(`| --- |${' ---: |'.repeat(SYSTEM_COLUMNS.length - 1)}`);
     for (const s of group) lines.push(system_row(report.results, s));
     lines.push('');
     for (const s of group) lines.push(`- **${s.label}** (client: ${s.client}): ${s.durability_detail}`);
@@ -167,16 +176,75 @@ function sweep_section(report: Report): string[] {
   if (sweeps.length === 0) return [];
   const lines = ['## Partitions and producers', ''];
   lines.push(
-    '| system | payload | partitions | producers | msg/s | MB/s | broker CPU µs/msg |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| system | payload | partitions | producers | msg/s | MB/s | broker CPU µs/msg | client CPU µs/msg |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   );
   for (const r of sweeps) {
-    const figures = r.error ? ['n/a', '', ''] : [n0(r.msgs_per_s), n1(r.mb_per_s), n2(r.cpu_us_per_msg)];
+    const figures = r.error
+      ? ['n/a', '', '', '']
+      : [n0(r.msgs_per_s), n1(r.mb_per_s), n2(r.cpu_us_per_msg), n2(r.client_cpu_us_per_msg)];
     lines.push(`| ${[r.label, `${r.payload_bytes} B`, r.partitions, r.producers, ...figures].join(' | ')} |`);
   }
   lines.push('');
   return lines;
 }
+
+/** The client-library section's columns: the header, then the workload each shows. */
+const CLIENT_COLUMNS: Array<[string, WorkloadResult['workload']]> = [
+  ['publish 100 B, 1,000 per send ×4 msg/s (client µs/msg)', 'publish'],
+  ['one message per send, 2,000 unresolved', 'publish_single'],
+  ['drain eachBatch', 'drain'],
+  ['drain eachMessage', 'drain_each'],
+];
+
+/** "rate (client µs)" of a system's single-partition, single-producer 100-B run of a workload. */
+function client_cell(results: WorkloadResult[], system: string, workload: WorkloadResult['workload']): string {
+  const r = results.find(
+    (x) =>
+      x.system === system &&
+      x.workload === workload &&
+      x.payload_bytes === 100 &&
+      x.partitions === 1 &&
+      x.producers === 1,
+  );
+  if (!r) return '–';
+  if (r.error) return `n/a (${r.error.split('\n')[0]!.slice(0, 40)})`;
+  return `${n0(r.msgs_per_s)}${r.truncated ? '*' : ''} (${n2(r.client_cpu_us_per_msg)} µs)`;
+}
+
+/** The Sluice clients (fsync policy) side by side, each figure with the client's CPU per message. */
+function client_section(report: Report): string[] {
+  const sluice = report.results.filter(
+    (r) =>
+      r.system.startsWith('sluice-') &&
+      r.durability === 'fsync' &&
+      CLIENT_COLUMNS.some(([, workload]) => workload === r.workload) &&
+      r.payload_bytes === 100 &&
+      r.partitions === 1 &&
+      r.producers === 1,
+  );
+  if (sluice.length === 0) return [];
+  const systems = [...new Map(sluice.map((r) => [r.system, r.label])).entries()];
+  const lines = ['## Client libraries on one Sluice broker', ''];
+  lines.push(`| system | ${CLIENT_COLUMNS.map(([header]) => header).join(' | ')} |`);
+  lines.push(`| --- |${' ---: |'.repeat(CLIENT_COLUMNS.length)}`);
+  for (const [system, label] of systems) {
+    const cells = CLIENT_COLUMNS.map(([, workload]) => client_cell(report.results, system, workload));
+    lines.push(`| ${[label, ...cells].join(' | ')} |`);
+  }
+  lines.push('', CLIENT_NOTE, '');
+  return lines;
+}
+
+const CLIENT_NOTE =
+  'Each cell: msg/s (client CPU µs per message), 100-B messages, one partition, acks = all. Client CPU: the ' +
+  'harness process (all threads) plus the children it reaped during the step (kcat), user + system, over the ' +
+  "timed part only (a drain's backlog and kcat's message files are setup). The client libraries (kafkajs, SDK, " +
+  '@platformatic/kafka) publish with send() calls of 1,000 messages, 4 in flight, or of one message, 2,000 ' +
+  'unresolved; the lean client and kcat batch their own way. Drains consume a backlog written first (by the lean ' +
+  "client; kcat's by kcat), the client libraries' group consumer with eachBatch or eachMessage " +
+  "(@platformatic/kafka has only its per-message stream, used for both); the lean client's Fetch loop and kcat's " +
+  'consumer count as eachBatch. `–`: the system has no such driver in the harness.';
 
 const TRUNCATED_NOTE =
   '`*` the run reached its time limit before publishing (or, for the queue workload, consuming) every message; ' +
@@ -189,7 +257,12 @@ const QUEUE_NOTE =
   'the harness.';
 
 export function markdown(report: Report): string {
-  const lines = [...machine_section(report), ...class_sections(report), ...sweep_section(report)];
+  const lines = [
+    ...machine_section(report),
+    ...class_sections(report),
+    ...client_section(report),
+    ...sweep_section(report),
+  ];
   lines.push(TRUNCATED_NOTE, '');
   if (report.results.some((r) => r.workload === 'queue')) lines.push(QUEUE_NOTE, '');
   if (report.unavailable.length > 0) {

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import cliProgress from 'cli-progress';
 import type { SystemUnderTest, Unavailable } from './types.ts';
 import { disk_limit, loopback_mb_per_s, machine_facts } from './machine.ts';
-import { profile, SLUICE_MAIN, type Profile, type Step } from './profiles.ts';
+import { profile, SLUICE_MAIN, WORKLOADS, type Profile, type Step } from './profiles.ts';
 import { type Report, markdown, svg_chart } from './report.ts';
 import { all_systems } from './registry.ts';
 import { run_step } from './step.ts';
@@ -70,7 +70,8 @@ const USAGE = `usage: npm run bench -- [options]
   --profile smoke|standard|full   run length and workloads (default standard)
   --scale F                       multiply every message count (default 1)
   --systems id,id                 only these systems (e.g. sluice-lean-fsync,rabbitmq-quorum)
-  --workloads a,b                 only these workloads (publish, latency, queue, ...)
+  --workloads a,b                 only these of the profile's workloads:
+                                  ${WORKLOADS.join(', ')}
   --out DIR                       where the report goes (default bench-results/<time>)
   --workdir DIR                   where brokers keep their data (default the system's temp folder)
   --broker-node-args "..."        extra node arguments for Sluice's broker process`;
@@ -92,6 +93,8 @@ function read_options(): Options {
   if (!(scale > 0)) throw new UsageError(`--scale: a number above 0, not ${values.scale}`);
   const plan = profile(profile_name, scale);
   const workloads = values.workloads?.split(',').map((w) => w.trim());
+  const unknown = workloads?.filter((w) => !(WORKLOADS as readonly string[]).includes(w));
+  if (unknown && unknown.length > 0) throw new UsageError(`--workloads: no workload ${unknown.join(', ')}`);
   if (workloads) {
     const keep = (step: Step) => workloads.includes(step.workload);
     plan.common = plan.common.filter(keep);
@@ -168,6 +171,15 @@ async function new_report(options: Options): Promise<{ report: Report; systems: 
   return { report, systems };
 }
 
+/** Workloads only some systems drive (their SystemUnderTest method is optional), and what is missing. */
+const OPTIONAL_WORKLOADS: Partial<
+  Record<Step['workload'], { method: 'queue' | 'publish_single' | 'drain_each'; driver: string }>
+> = {
+  queue: { method: 'queue', driver: 'queue' },
+  publish_single: { method: 'publish_single', driver: 'one-message-per-send' },
+  drain_each: { method: 'drain_each', driver: 'per-message consumer' },
+};
+
 /** Starts a system, runs its steps (results.json rewritten after each), stops it. */
 async function run_system(system: SystemUnderTest, options: Options, report: Report, bars: cliProgress.MultiBar) {
   const { plan } = options;
@@ -185,8 +197,9 @@ async function run_system(system: SystemUnderTest, options: Options, report: Rep
   }
   try {
     for (const step of steps) {
-      if (step.workload === 'queue' && !system.queue) {
-        log(bars, `${system.id} queue: – (no queue driver for this system)`);
+      const optional = OPTIONAL_WORKLOADS[step.workload];
+      if (optional && !system[optional.method]) {
+        log(bars, `${system.id} ${step.workload}: – (no ${optional.driver} driver for this system)`);
         continue;
       }
       const result = await run_step(system, step, plan.time_limit_ms, bars);
@@ -196,7 +209,8 @@ async function run_system(system: SystemUnderTest, options: Options, report: Rep
         ? `n/a (${result.error})`
         : result.latency
           ? `p50 ${result.latency.p50_ms.toFixed(2)} ms p99 ${result.latency.p99_ms.toFixed(2)} ms`
-          : `${Math.round(result.msgs_per_s).toLocaleString('en-US')} msg/s`;
+          : `${Math.round(result.msgs_per_s).toLocaleString('en-US')} msg/s, ` +
+            `client ${result.client_cpu_us_per_msg.toFixed(2)} µs/msg`;
       const shape = `${step.payload_bytes} B x${step.partitions}p x${step.producers}${consumers}`;
       log(bars, `${system.id} ${step.workload} ${shape}: ${figures}`);
       fs.writeFileSync(path.join(options.out_dir, 'results.json'), JSON.stringify(report, null, 1));

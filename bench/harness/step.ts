@@ -1,8 +1,8 @@
 // One step of the side-by-side benchmark: a workload run once on a started system, with a progress
-// bar and the broker's CPU and memory sampled, turned into the report's WorkloadResult (an error
-// becomes a result with the message, so the run goes on).
+// bar, the broker's CPU and memory sampled and the client's CPU measured, turned into the report's
+// WorkloadResult (an error becomes a result with the message, so the run goes on).
 import type cliProgress from 'cli-progress';
-import { ServerSampler } from './machine.ts';
+import { client_cpu_seconds, ServerSampler } from './machine.ts';
 import { QUEUE_CONSUMERS, type Step } from './profiles.ts';
 import type { WorkloadResult } from './report.ts';
 import type { LatencyResult, PublishParams, QueueParams, SystemUnderTest, ThroughputResult } from './types.ts';
@@ -52,12 +52,17 @@ export async function run_step(
   const total = step.workload === 'latency' ? Math.round((step.rate_per_s! * step.duration_ms!) / 1000) : step.messages;
   const bar = bars.create(total, 0, { title });
   const sampler = new ServerSampler(() => system.server_pids());
+  const client_cpu_before = client_cpu_seconds();
   try {
     const progress = (done: number) => bar.update(Math.min(done, total));
     const outcome = await run_workload(system, step, time_limit_ms, progress);
     const { cpu_s, peak_rss_bytes } = sampler.stop();
+    const whole_client_cpu_s = client_cpu_seconds() - client_cpu_before;
     bar.update(total);
-    if ('samples_ms' in outcome) return latency_result(base, step, outcome, cpu_s, peak_rss_bytes);
+    if ('samples_ms' in outcome) return latency_result(base, step, outcome, cpu_s, peak_rss_bytes, whole_client_cpu_s);
+    // A system whose workload has an untimed setup measured the timed part itself.
+    const client_cpu_s = outcome.client_cpu_s ?? whole_client_cpu_s;
+    const per_msg = (seconds: number) => (outcome.messages > 0 ? (seconds * 1e6) / outcome.messages : 0);
     return {
       ...base,
       messages: outcome.messages,
@@ -66,7 +71,9 @@ export async function run_step(
       mb_per_s: outcome.bytes / 1e6 / (outcome.elapsed_ms / 1000),
       truncated: Boolean(outcome.truncated),
       cpu_s,
-      cpu_us_per_msg: outcome.messages > 0 ? (cpu_s * 1e6) / outcome.messages : 0,
+      cpu_us_per_msg: per_msg(cpu_s),
+      client_cpu_s,
+      client_cpu_us_per_msg: per_msg(client_cpu_s),
       peak_rss_mib: peak_rss_bytes / 2 ** 20,
     };
   } catch (error) {
@@ -80,6 +87,8 @@ export async function run_step(
       truncated: false,
       cpu_s,
       cpu_us_per_msg: 0,
+      client_cpu_s: client_cpu_seconds() - client_cpu_before,
+      client_cpu_us_per_msg: 0,
       peak_rss_mib: peak_rss_bytes / 2 ** 20,
       error: error instanceof Error ? error.message : String(error),
     };
@@ -103,6 +112,14 @@ async function run_workload(
   if (step.workload === 'publish') return system.publish(params, progress);
   if (step.workload === 'publish_consume') return system.publish_consume(params, progress);
   if (step.workload === 'drain') return system.drain(params, progress);
+  if (step.workload === 'publish_single') {
+    if (!system.publish_single) throw new Error('no one-message-per-send driver');
+    return system.publish_single(params, progress);
+  }
+  if (step.workload === 'drain_each') {
+    if (!system.drain_each) throw new Error('no per-message consumer driver');
+    return system.drain_each(params, progress);
+  }
   if (step.workload === 'queue') {
     if (!system.queue) throw new Error('no queue driver');
     const queue_params: QueueParams = { ...params, consumers: step.consumers ?? QUEUE_CONSUMERS };
@@ -121,6 +138,7 @@ function latency_result(
   latency: LatencyResult,
   cpu_s: number,
   peak_rss_bytes: number,
+  client_cpu_s: number,
 ): WorkloadResult {
   const sorted = Float64Array.from(latency.samples_ms).sort();
   return {
@@ -132,6 +150,8 @@ function latency_result(
     truncated: false,
     cpu_s,
     cpu_us_per_msg: latency.received > 0 ? (cpu_s * 1e6) / latency.received : 0,
+    client_cpu_s,
+    client_cpu_us_per_msg: latency.received > 0 ? (client_cpu_s * 1e6) / latency.received : 0,
     peak_rss_mib: peak_rss_bytes / 2 ** 20,
     latency: {
       p50_ms: percentile(sorted, 0.5),

@@ -1,6 +1,6 @@
 // The side-by-side benchmark's targets, judged from a finished report: each check says what was
 // measured, whether the target is met (null when it could not be judged) and a note.
-import { QUEUE_CONSUMERS, QUEUE_PEER, SLUICE_MAIN, SLUICE_QUEUE } from './profiles.ts';
+import { QUEUE_CONSUMERS, QUEUE_PEER, SLUICE_KCAT, SLUICE_MAIN, SLUICE_QUEUE, SLUICE_SDK } from './profiles.ts';
 import type { Report, TargetCheck, WorkloadResult } from './report.ts';
 
 /** A report's results with the lookups the checks share. */
@@ -47,6 +47,7 @@ export function check_targets(report: Report): TargetCheck[] {
     drain_check(results),
     big_drain_check(results),
     queue_check(results),
+    ...sdk_checks(results),
     cold_start_check(report),
   ];
 }
@@ -173,6 +174,68 @@ function queue_check(results: Results): TargetCheck {
       `${QUEUE_CONSUMERS} consumers, 100 B, 1 partition/queue: Sluice SDK queueConsumer (share group, ` +
       'maxRecords 500, concurrency 16) vs amqplib (prefetch 500, manual ack per message)' +
       (queue_truncated.length > 0 ? `; reached the time limit: ${queue_truncated.join(', ')}` : ''),
+  };
+}
+
+/** "rate msg/s, client µs/msg" of one result. */
+const with_client_cpu = (r: WorkloadResult) =>
+  `${rate(r.msgs_per_s)} msg/s, client ${r.client_cpu_us_per_msg.toFixed(2)} µs/msg`;
+
+/** How far a rate falls short of what it needed, for the note of a missed target. */
+function short_by(msgs_per_s: number, needed: number, which = ''): string {
+  const percent = (1 - msgs_per_s / needed) * 100;
+  return `short by ${percent.toFixed(percent < 1 ? 1 : 0)} % (needs ${rate(needed)} msg/s${which})`;
+}
+
+/** A rate floor for one SDK workload. */
+function sdk_floor_check(
+  results: Results,
+  workload: WorkloadResult['workload'],
+  what: string,
+  floor: number,
+): TargetCheck {
+  const ours = results.find(SLUICE_SDK, workload, 100);
+  const met = ours ? ours.msgs_per_s >= floor : null;
+  return {
+    target: `SDK ${what}: at least ${rate(floor)} msg/s`,
+    measured: ours ? with_client_cpu(ours) : 'n/a',
+    met,
+    note: ours && !met ? short_by(ours.msgs_per_s, floor) : '',
+  };
+}
+
+/** The SDK's throughput targets, each figure beside the client's CPU per message. */
+function sdk_checks(results: Results): TargetCheck[] {
+  return [
+    sdk_publish_check(results),
+    sdk_floor_check(results, 'publish_single', 'one message per send(), 2,000 unresolved, 100 B', 400_000),
+    sdk_floor_check(results, 'drain', 'drain of a backlog with eachBatch, 100 B', 2_000_000),
+    sdk_floor_check(results, 'drain_each', 'drain of a backlog with eachMessage, 100 B', 1_000_000),
+  ];
+}
+
+/** The SDK's publish: a rate floor, and a share of kcat's rate in the same run. */
+function sdk_publish_check(results: Results): TargetCheck {
+  const floor = 1_000_000;
+  const ours = results.find(SLUICE_SDK, 'publish', 100);
+  const kcat = results.find(SLUICE_KCAT, 'publish', 100);
+  const needed = Math.max(floor, kcat ? 0.8 * kcat.msgs_per_s : 0);
+  // Without kcat only a miss of the floor can be judged.
+  const met = !ours ? null : ours.msgs_per_s < needed ? false : kcat ? true : null;
+  const measured = !ours
+    ? 'n/a'
+    : kcat
+      ? `${with_client_cpu(ours)} = ${((ours.msgs_per_s / kcat.msgs_per_s) * 100).toFixed(0)} % of kcat ` +
+        `(${with_client_cpu(kcat)})`
+      : `${with_client_cpu(ours)} (${SLUICE_KCAT} not measured)`;
+  return {
+    target: `SDK publish 100 B, send() of 1,000 ×4 in flight: at least ${rate(floor)} msg/s and 80 % of kcat's rate`,
+    measured,
+    met,
+    note:
+      ours && met === false
+        ? short_by(ours.msgs_per_s, needed, needed > floor ? ", 80 % of kcat's" : '')
+        : 'acks -1, fsync policy, same run',
   };
 }
 

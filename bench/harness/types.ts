@@ -1,7 +1,7 @@
 // The contract between the benchmark harness and the systems it drives. Each system (Sluice with
 // one of its clients, or a peer broker with its usual Node client) implements SystemUnderTest; the
 // harness (bench/harness/run.ts) starts it, runs workloads, samples the server's CPU and memory,
-// and reports everything side by side, grouped by durability.
+// measures its own (the client's) CPU, and reports everything side by side, grouped by durability.
 
 /** How durable an acknowledgement is, for grouping the comparison. */
 export type DurabilityClass = 'fsync' | 'periodic' | 'none';
@@ -29,6 +29,12 @@ export interface ThroughputResult {
   elapsed_ms: number;
   /** Set when the run hit time_limit_ms before publishing every message. */
   truncated?: boolean;
+  /**
+   * The harness process's CPU seconds (machine.ts, client_cpu_seconds) over the timed part only,
+   * set by workloads with an untimed setup (a backlog written in-process, files written for kcat),
+   * whose cost would otherwise be charged to the client; without it the whole workload counts.
+   */
+  client_cpu_s?: number;
 }
 
 export interface LatencyParams {
@@ -78,6 +84,17 @@ export interface SystemUnderTest {
    * Optional: the harness skips systems without it (the report shows "–").
    */
   queue?(params: QueueParams, progress: (messages_done: number) => void): Promise<ThroughputResult>;
+  /**
+   * Publish with one message per send() call and up to 2,000 calls unresolved per producer;
+   * resolves when every send was acknowledged. Optional, for systems with a per-message send API
+   * (the client libraries); the harness skips the others (the report shows "–").
+   */
+  publish_single?(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult>;
+  /**
+   * As drain, with the consumer handing messages to a per-message handler (eachMessage) instead of
+   * a per-batch one. Optional: the harness skips systems without it (the report shows "–").
+   */
+  drain_each?(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult>;
 }
 
 /** A system that cannot run here says why instead of being silently left out. */

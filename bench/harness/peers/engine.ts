@@ -213,13 +213,16 @@ export function check_params(params: PublishParams): void {
   if (!(params.time_limit_ms > 0)) throw new Error(`time_limit_ms must be positive, got ${params.time_limit_ms}`);
 }
 
+/** A throughput result; `client_cpu_s` when the workload measured the client's CPU over its timed part. */
 export function result(
   messages: number,
   payload_bytes: number,
   elapsed_ms: number,
   truncated: boolean,
+  client_cpu_s?: number,
 ): ThroughputResult {
   const out: ThroughputResult = { messages, bytes: messages * payload_bytes, elapsed_ms };
   if (truncated) out.truncated = true;
+  if (client_cpu_s !== undefined) out.client_cpu_s = client_cpu_s;
   return out;
 }

@@ -1,6 +1,9 @@
 // The workloads of every peer system (publish, publish_consume, drain, queue, latency), run
-// against any broker through its driver's PeerRun (adapter.ts). Every wait is bounded.
+// against any broker through its driver's PeerRun (adapter.ts). Every wait is bounded. drain and
+// queue publish their backlog in this process first, so they measure the client's CPU over their
+// timed part themselves (ThroughputResult.client_cpu_s).
 import { setTimeout as sleep } from 'node:timers/promises';
+import { client_cpu_seconds } from '../machine.ts';
 import type { LatencyParams, LatencyResult, PublishParams, QueueParams, ThroughputResult } from '../types.ts';
 import type { PeerQueueConsumer, PeerRun, QueuePeerRun, RunFactory } from './adapter.ts';
 import {
@@ -121,6 +124,7 @@ export async function run_drain(
         report.tick(consumed);
         if ((consumed & 255) === 0 || consumed >= filled.acked) signal.notify();
       };
+      const cpu_before = client_cpu_seconds();
       const started = performance.now();
       const deadline = started + params.time_limit_ms;
       for (let c = 0; c < consumers.length; c++) await consumers[c]!.subscribe(groups[c]!, on_message);
@@ -129,8 +133,10 @@ export async function run_drain(
         await signal.wait(Math.min(deadline - performance.now(), 5));
       }
       const elapsed = performance.now() - started;
+      const client_cpu_s = client_cpu_seconds() - cpu_before;
       report.final(consumed);
-      return result(consumed, params.payload_bytes, elapsed, filled.truncated || consumed < filled.acked);
+      const truncated = filled.truncated || consumed < filled.acked;
+      return result(consumed, params.payload_bytes, elapsed, truncated, client_cpu_s);
     } finally {
       await Promise.allSettled(consumers.map((consumer) => with_timeout(consumer.close(), 30_000, 'consumer close')));
     }
@@ -171,15 +177,21 @@ export async function run_queue(
       let acked = 0;
       let started = 0;
       let finished = 0;
+      // The client's CPU seconds at the first delivery and at the last acknowledgement.
+      let cpu_started = 0;
+      let cpu_finished = 0;
       const signal = new Signal();
       const on_delivery = () => {
-        if (started === 0) started = performance.now();
+        if (started !== 0) return;
+        started = performance.now();
+        cpu_started = client_cpu_seconds();
       };
       const on_acked = () => {
         acked++;
         report.tick(acked);
         if (acked === target) {
           finished = performance.now();
+          cpu_finished = client_cpu_seconds();
           signal.notify();
         } else if ((acked & 255) === 0) signal.notify();
       };
@@ -199,8 +211,9 @@ export async function run_queue(
       if (started === 0 && target > 0)
         throw new Error(`no message delivered to ${params.consumers} consumers within ${QUEUE_FIRST_MESSAGE_MS} ms`);
       const end = finished !== 0 ? finished : performance.now();
+      const client_cpu_s = (finished !== 0 ? cpu_finished : client_cpu_seconds()) - cpu_started;
       report.final(acked);
-      return result(acked, params.payload_bytes, end - started, filled.truncated || acked < target);
+      return result(acked, params.payload_bytes, end - started, filled.truncated || acked < target, client_cpu_s);
     } finally {
       await Promise.allSettled(
         consumers.map((consumer) => with_timeout(consumer.close(), 30_000, 'queue consumer close')),

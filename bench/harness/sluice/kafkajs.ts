@@ -2,7 +2,13 @@
 // kafkajs opens its producers and group consumer).
 import { performance } from 'node:perf_hooks';
 import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs';
-import { ClientLibrarySystem, type GroupConsumerHandle, type OnMessages } from './client_library.ts';
+import {
+  ClientLibrarySystem,
+  consumer_handlers,
+  type ConsumeMode,
+  type GroupConsumerHandle,
+  type OnMessages,
+} from './client_library.ts';
 import { GRACE_MS, within } from './system.ts';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
@@ -11,12 +17,13 @@ const KAFKAJS_VERSION = '2.2.4';
 
 /**
  * kafkajs 2.2.4: producers with acks -1 and the default partitioner, sends of 1,000 messages with
- * 8 outstanding; one group consumer counting messages with eachBatch.
+ * 4 outstanding (publish_single: one message per send, 2,000 unresolved); one group consumer
+ * counting messages with eachBatch (drain_each: eachMessage).
  */
 export class KafkajsSystem extends ClientLibrarySystem {
   readonly id = 'sluice-kafkajs-fsync';
   readonly label = 'Sluice (kafkajs)';
-  readonly client = `kafkajs ${KAFKAJS_VERSION}`;
+  readonly client = `kafkajs ${KAFKAJS_VERSION}, ${this.send_shape()}`;
 
   private kafka(client_id: string): Kafka {
     return new Kafka({
@@ -45,6 +52,7 @@ export class KafkajsSystem extends ClientLibrarySystem {
     expected: () => number,
     on_messages: OnMessages,
     time_limit_ms: number,
+    mode: ConsumeMode,
   ): Promise<GroupConsumerHandle> {
     const consumer: Consumer = this.kafka('bench-consumer').consumer({
       groupId: `bench-${this.id}-${++this.groups}`,
@@ -68,16 +76,7 @@ export class KafkajsSystem extends ClientLibrarySystem {
     );
     await within(consumer.connect(), GRACE_MS, 'kafkajs consumer connect');
     await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      eachBatch: async ({ batch }) => {
-        const received_at = performance.now();
-        on_messages(
-          batch.messages.map((message) => message.value),
-          received_at,
-        );
-        state.add(batch.messages.length);
-      },
-    });
+    await consumer.run(consumer_handlers(mode, on_messages, state.add));
     return {
       joined: within(joined, GRACE_MS, 'kafkajs consumer group join'),
       done: state.done,

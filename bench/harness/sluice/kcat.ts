@@ -1,10 +1,13 @@
 // Sluice with kcat (librdkafka) as the client: producers and consumers are kcat child processes
-// fed from and writing to files, so the payload never passes through this process. No latency
-// workload. Unavailable when the kcat binary is missing.
+// fed from and writing to files, so the payload never passes through this process. No latency,
+// publish_single or drain_each workload. Unavailable when the kcat binary is missing. The client's
+// CPU is this process's plus the kcat children's (counted once they exited and were reaped), over
+// the timed part only: writing the message files and the drain's backlog is setup.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { client_cpu_seconds } from '../machine.ts';
 import type { LatencyParams, LatencyResult, PublishParams, ThroughputResult, Unavailable } from '../types.ts';
 import { split } from './lean_client.ts';
 import { GRACE_MS, result, SluiceSystem, type SluiceSystemsOptions } from './system.ts';
@@ -173,7 +176,10 @@ export class KcatSystem extends SluiceSystem {
     ];
   }
 
-  /** Runs one kcat producer per file; resolves with the elapsed time and whether all ended by themselves. */
+  /**
+   * Runs one kcat producer per file; resolves with the elapsed time, the client's CPU over it (the
+   * producers are reaped by then) and whether all ended by themselves.
+   */
   private async produce(
     topic: string,
     params: PublishParams,
@@ -181,6 +187,7 @@ export class KcatSystem extends SluiceSystem {
     progress?: (messages_done: number) => void,
   ) {
     let polling: NodeJS.Timeout | undefined;
+    const cpu_before = client_cpu_seconds();
     const started = performance.now();
     const runs = files.map((file) => run_child(this.kcat, this.producer_args(topic, file)));
     if (progress) {
@@ -191,11 +198,12 @@ export class KcatSystem extends SluiceSystem {
     try {
       const ended = await Promise.all(runs.map((run) => wait_child(run, params.time_limit_ms)));
       const elapsed_ms = performance.now() - started;
+      const client_cpu_s = client_cpu_seconds() - cpu_before;
       for (const [i, run] of runs.entries()) {
         const { code, signal } = await run.exited;
         if (ended[i] && code !== 0) throw new Error(`kcat producer exited with ${code ?? signal}:\n${run.stderr()}`);
       }
-      return { elapsed_ms, truncated: ended.includes(false) };
+      return { elapsed_ms, client_cpu_s, truncated: ended.includes(false) };
     } finally {
       clearInterval(polling);
       await Promise.all(runs.map(stop_child));
@@ -211,7 +219,7 @@ export class KcatSystem extends SluiceSystem {
     if (!produced.truncated && stored !== params.messages)
       throw new Error(`kcat reported success but the topic holds ${stored} of ${params.messages} messages`);
     progress(stored);
-    return result(stored, params, produced.elapsed_ms, produced.truncated);
+    return result(stored, params, produced.elapsed_ms, produced.truncated, produced.client_cpu_s);
   }
 
   /**
@@ -242,6 +250,7 @@ export class KcatSystem extends SluiceSystem {
       path.join(this.workdir, `${this.id}-consumed-${process.pid}-${++this.files}.txt`),
       params.payload_bytes + 1,
     );
+    const cpu_before = client_cpu_seconds();
     const started = performance.now();
     const consumer = run_child(this.kcat, this.consumer_args(topic, params.messages, false), output.stdout_fd);
     const polling = setInterval(() => progress(output.count), 1_000);
@@ -264,9 +273,10 @@ export class KcatSystem extends SluiceSystem {
         if (code !== 0) throw new Error(`kcat consumer exited with ${code ?? signal}:\n${consumer.stderr()}`);
       }
       const elapsed_ms = performance.now() - started;
+      const client_cpu_s = client_cpu_seconds() - cpu_before;
       output.check(expected);
       progress(expected);
-      return result(expected, params, elapsed_ms, produced.truncated);
+      return result(expected, params, elapsed_ms, produced.truncated, client_cpu_s);
     } finally {
       clearInterval(polling);
       await stop_child(consumer);
@@ -290,16 +300,19 @@ export class KcatSystem extends SluiceSystem {
     );
     const polling = setInterval(() => progress(output.count), 1_000);
     try {
+      // The backlog's kcat producers were reaped before this, so only the consumer's CPU counts.
+      const cpu_before = client_cpu_seconds();
       const started = performance.now();
       const consumer = run_child(this.kcat, this.consumer_args(topic, stored, true), output.stdout_fd);
       const ended = await wait_child(consumer, params.time_limit_ms);
       const elapsed_ms = performance.now() - started;
+      const client_cpu_s = client_cpu_seconds() - cpu_before;
       const { code, signal } = await consumer.exited;
       if (ended && code !== 0) throw new Error(`kcat consumer exited with ${code ?? signal}:\n${consumer.stderr()}`);
       const count = output.count;
       if (ended) output.check(stored);
       progress(count);
-      return result(count, params, elapsed_ms, !ended);
+      return result(count, params, elapsed_ms, !ended, client_cpu_s);
     } finally {
       clearInterval(polling);
       output.close();

@@ -1,7 +1,9 @@
 // Sluice with the project's lean client (lean_client.ts: Produce v9, Fetch v12) under each of the
-// three durability policies: every workload but the queue.
+// three durability policies: every workload but queue, publish_single and drain_each (it has no
+// per-message send or per-message handler to measure).
 import { performance } from 'node:perf_hooks';
 import { decode_record_batch, encode_record_batch } from '../../../src/protocol/record_batch.ts';
+import { client_cpu_seconds } from '../machine.ts';
 import type { LatencyParams, LatencyResult, PublishParams, ThroughputResult } from '../types.ts';
 import { LATENCY_MAX_IN_FLIGHT, latency_samples, publish_at_fixed_rate } from './latency.ts';
 import {
@@ -141,6 +143,8 @@ export class LeanSystem extends SluiceSystem {
         `drain: only ${produced.acknowledged} of ${params.messages} messages published ` +
           `within ${params.time_limit_ms} ms`,
       );
+    // The backlog was written in this process: the client's CPU counts from here.
+    const cpu_before = client_cpu_seconds();
     const consumed = await consume({
       host: this.running.host,
       port: this.running.port,
@@ -150,7 +154,8 @@ export class LeanSystem extends SluiceSystem {
       time_limit_ms: params.time_limit_ms,
       progress,
     });
-    return result(consumed.received, params, consumed.elapsed_ms, consumed.truncated);
+    const client_cpu_s = client_cpu_seconds() - cpu_before;
+    return result(consumed.received, params, consumed.elapsed_ms, consumed.truncated, client_cpu_s);
   }
 
   private run(topic: string, params: PublishParams) {

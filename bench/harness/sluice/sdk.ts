@@ -3,8 +3,15 @@
 // share-group queue consumer.
 import { performance } from 'node:perf_hooks';
 import { Sluice, type QueueMessagePayload } from '../../../src/sdk/index.ts';
+import { client_cpu_seconds } from '../machine.ts';
 import type { QueueParams, ThroughputResult } from '../types.ts';
-import { ClientLibrarySystem, type GroupConsumerHandle, type OnMessages } from './client_library.ts';
+import {
+  ClientLibrarySystem,
+  consumer_handlers,
+  type ConsumeMode,
+  type GroupConsumerHandle,
+  type OnMessages,
+} from './client_library.ts';
 import { GRACE_MS, result, within } from './system.ts';
 
 /** Queue workload, SDK queue consumer: records acquired per ShareFetch, and handlers running at once per consumer. */
@@ -14,14 +21,15 @@ const QUEUE_CONCURRENCY = 16;
 /**
  * The project's SDK (src/sdk). Producer: its defaults (idempotent, acks -1, lingerMs 5,
  * batchBytes 1,000,000, maxInFlightRequests 5, a message-id header on every message), driven like
- * kafkajs: sends of 1,000 messages, 8 outstanding. Consumer: a group member with eachBatch and its
- * defaults except maxWaitTimeInMs 100 (as the kafkajs system). Queue: share-group members made with
+ * kafkajs: sends of 1,000 messages, 4 outstanding (publish_single: one message per send, 2,000
+ * unresolved). Consumer: a group member with eachBatch (drain_each: eachMessage) and its defaults
+ * except maxWaitTimeInMs 100 (as the kafkajs system). Queue: share-group members made with
  * queueConsumer (maxRecords 500), each running eachMessage with concurrency 16.
  */
 export class SdkSystem extends ClientLibrarySystem {
   readonly id = 'sluice-sdk-fsync';
   readonly label = 'Sluice (SDK)';
-  readonly client = 'Sluice SDK (src/sdk), producer defaults, 8 sends of 1,000 in flight';
+  readonly client = `Sluice SDK (src/sdk), producer defaults, ${this.send_shape()}`;
 
   private sluice(client_id: string): Sluice {
     return new Sluice({
@@ -46,6 +54,7 @@ export class SdkSystem extends ClientLibrarySystem {
     expected: () => number,
     on_messages: OnMessages,
     time_limit_ms: number,
+    mode: ConsumeMode,
   ): Promise<GroupConsumerHandle> {
     const consumer = this.sluice('bench-consumer').consumer({
       groupId: `bench-${this.id}-${++this.groups}`,
@@ -62,20 +71,7 @@ export class SdkSystem extends ClientLibrarySystem {
       await within(consumer.connect(), GRACE_MS, 'SDK consumer connect');
       await consumer.subscribe({ topic, fromBeginning: true });
       // run() resolves once the first assignment and its starting positions are in place.
-      await within(
-        consumer.run({
-          eachBatch: async ({ batch }) => {
-            const received_at = performance.now();
-            on_messages(
-              batch.messages.map((message) => message.value),
-              received_at,
-            );
-            state.add(batch.messages.length);
-          },
-        }),
-        GRACE_MS,
-        'SDK consumer group join',
-      );
+      await within(consumer.run(consumer_handlers(mode, on_messages, state.add)), GRACE_MS, 'SDK consumer group join');
       joined_at = performance.now();
     })();
     joined.catch(() => undefined);
@@ -94,7 +90,8 @@ export class SdkSystem extends ClientLibrarySystem {
    * for drain), then `params.consumers` members of a fresh share group each handle messages one by
    * one; a handler that resolves accepts its message (the SDK sends the acknowledgement with its
    * next ShareFetch). Timed from the first handler call to the handler call that makes the count
-   * reach the backlog; bounded by the time limit (then the result is truncated).
+   * reach the backlog, the client's CPU over the same span; bounded by the time limit (then the
+   * result is truncated).
    */
   async queue(params: QueueParams, progress: (messages_done: number) => void): Promise<ThroughputResult> {
     const topic = await this.new_topic(params.partitions);
@@ -118,6 +115,7 @@ export class SdkSystem extends ClientLibrarySystem {
       );
       await tally.wait(performance.now(), params.time_limit_ms);
       const end = tally.finished !== 0 ? tally.finished : performance.now();
+      const cpu_end = tally.finished !== 0 ? tally.cpu_finished : client_cpu_seconds();
       const count = tally.handled;
       progress(count);
       if (tally.started === 0)
@@ -128,7 +126,7 @@ export class SdkSystem extends ClientLibrarySystem {
         process.stderr.write(
           `${this.id} queue: ${tally.duplicates} redeliveries of already handled messages (not counted)\n`,
         );
-      return result(count, params, end - tally.started, count < expected);
+      return result(count, params, end - tally.started, count < expected, cpu_end - tally.cpu_started);
     } finally {
       await Promise.all(
         consumers.map((consumer) =>
@@ -148,6 +146,9 @@ class QueueTally {
   duplicates = 0;
   started = 0;
   finished = 0;
+  /** The client's CPU seconds (client_cpu_seconds) at `started` and at `finished`. */
+  cpu_started = 0;
+  cpu_finished = 0;
   private finish!: () => void;
   private readonly all_handled = new Promise<void>((resolve) => (this.finish = resolve));
   /**
@@ -166,7 +167,10 @@ class QueueTally {
 
   /** The queue consumers' handler: accepts every message (by resolving). */
   readonly each_message = async ({ partition, message }: QueueMessagePayload): Promise<void> => {
-    if (this.started === 0) this.started = performance.now();
+    if (this.started === 0) {
+      this.started = performance.now();
+      this.cpu_started = client_cpu_seconds();
+    }
     const offset = Number(message.offset);
     const marks = this.seen[partition];
     if (!marks || offset < 0 || offset >= marks.length || marks[offset] === 1) {
@@ -178,6 +182,7 @@ class QueueTally {
     if ((this.handled & 1023) === 0) this.progress(this.handled);
     if (this.handled === this.expected) {
       this.finished = performance.now();
+      this.cpu_finished = client_cpu_seconds();
       this.finish();
     }
   };

@@ -7,7 +7,9 @@
 // - ThroughputResult.bytes counts payload bytes (messages x payload_bytes), not wire bytes;
 // - latency: the value's first 8 bytes carry performance.now() at the publish call (little-endian
 //   float64); the consumer in the same process subtracts it from performance.now() at receipt;
-// - every wait is bounded by the workload's time limit plus a fixed grace period.
+// - every wait is bounded by the workload's time limit plus a fixed grace period;
+// - a workload with an untimed setup in this process (a backlog, kcat's message files) measures
+//   the client's CPU over its timed part itself (ThroughputResult.client_cpu_s).
 import type {
   DurabilityClass,
   LatencyParams,
@@ -30,7 +32,7 @@ export interface SluiceSystemsOptions {
   kcat_path?: string;
   /**
    * Messages per send() call of the client-library systems (kafkajs, SDK, @platformatic/kafka), and
-   * send() calls in flight per producer (default 1000 and 8).
+   * send() calls in flight per producer (default 1000 and 4).
    */
   client_send_messages?: number;
   client_sends_in_flight?: number;
@@ -112,13 +114,21 @@ export abstract class SluiceSystem implements SystemUnderTest {
   abstract drain(params: PublishParams, progress: (messages_done: number) => void): Promise<ThroughputResult>;
 }
 
+/** A throughput result; `client_cpu_s` when the caller measured the client's CPU over the timed part. */
 export function result(
   messages: number,
   params: PublishParams,
   elapsed_ms: number,
   truncated: boolean,
+  client_cpu_s?: number,
 ): ThroughputResult {
-  return { messages, bytes: messages * params.payload_bytes, elapsed_ms, ...(truncated ? { truncated } : {}) };
+  return {
+    messages,
+    bytes: messages * params.payload_bytes,
+    elapsed_ms,
+    ...(truncated ? { truncated } : {}),
+    ...(client_cpu_s !== undefined ? { client_cpu_s } : {}),
+  };
 }
 
 /** Resolves `promise`, or rejects after `ms` with a message naming `what`. */
