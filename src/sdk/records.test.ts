@@ -39,6 +39,27 @@ function control_batch(producer_id: number, abort: boolean, offset: number): Buf
   return with_base_offset(encode_record_batch(marker, { attributes: 0x30, producer_id, producer_epoch: 0 }), offset);
 }
 
+/**
+ * The consumer's next fetch is sent before a set is decoded, from its batch headers alone; keys and
+ * values are views of the fetched memory, and Buffers in every respect. `value` is 'v4', from an
+ * uncompressed batch of `set`.
+ */
+async function check_headers_and_views(set: Buffer, value: Buffer): Promise<void> {
+  for (const fetch_offset of [10, 12, 14, 15, 17]) {
+    assert.equal(
+      next_fetch_offset(set, fetch_offset),
+      (await decode_fetched(set, fetch_offset)).next_offset,
+      `from the headers, fetching at ${fetch_offset}`,
+    );
+  }
+  assert.equal(next_fetch_offset(set.subarray(0, 20), 10), 10, 'a set of one cut batch');
+  assert.equal(next_fetch_offset(null, 10), 10);
+  assert.equal(Object.getPrototypeOf(value), Buffer.prototype);
+  assert.ok(Buffer.isBuffer(value));
+  assert.deepStrictEqual(value, Buffer.from('v4'));
+  assert.equal(value.buffer, set.buffer, 'no copy');
+}
+
 test('record decoding: control batches, offsets below the fetch offset skipped, a cut batch left; codecs', async () => {
   const first = with_base_offset(gzip_batch(encode_record_batch([0, 1, 2, 3].map(record))), 10);
   const control = control_batch(7, false, 14);
@@ -55,22 +76,7 @@ test('record decoding: control batches, offsets below the fetch offset skipped, 
     ],
   );
   assert.equal(fetched.next_offset, 17, 'after the last whole batch; the cut one is fetched again');
-  // The consumer's next fetch is sent before the set is decoded, from the batch headers alone.
-  for (const fetch_offset of [10, 12, 14, 15, 17]) {
-    assert.equal(
-      next_fetch_offset(set, fetch_offset),
-      (await decode_fetched(set, fetch_offset)).next_offset,
-      `from the headers, fetching at ${fetch_offset}`,
-    );
-  }
-  assert.equal(next_fetch_offset(set.subarray(0, 20), 10), 10, 'a set of one cut batch');
-  assert.equal(next_fetch_offset(null, 10), 10);
-  // Keys and values are views of the fetched memory, and Buffers in every respect.
-  const value = fetched.messages[2]!.value!; // of an uncompressed batch
-  assert.equal(Object.getPrototypeOf(value), Buffer.prototype);
-  assert.ok(Buffer.isBuffer(value));
-  assert.deepStrictEqual(value, Buffer.from('v4'));
-  assert.equal(value.buffer, set.buffer, 'no copy');
+  await check_headers_and_views(set, fetched.messages[2]!.value!);
 
   // Only a control batch: no messages, the position moves past it.
   const only_control = await decode_fetched(control, 14);
