@@ -39,7 +39,7 @@ function view_class(): ViewClass {
 const BufferView = view_class();
 
 /** A Buffer over `length` bytes of `buffer`'s memory from `start` on (as subarray gives, at a third of the cost). */
-export function buffer_view(buffer: Buffer, start: number, length: number): Buffer {
+function buffer_view(buffer: Buffer, start: number, length: number): Buffer {
   return new BufferView(buffer.buffer, buffer.byteOffset + start, length);
 }
 

@@ -39,7 +39,20 @@ export interface BatchRecord {
   key: Buffer | null;
   value: Buffer | null;
   timestamp_ms: number;
-  headers?: RecordHeader[];
+  headers?: readonly RecordHeader[];
+  /** Followed by the batch's generated header (BatchOptions.generated_header). */
+  generated_header?: boolean;
+}
+
+/**
+ * A header the encoder writes itself, after their own headers, into the records that ask for it:
+ * the SDK's message-id, whose bytes are made in the batch rather than as a Buffer per message.
+ */
+export interface GeneratedHeader {
+  key: string;
+  value_bytes: number;
+  /** Writes the next value, `value_bytes` long, at `position`. */
+  write(buffer: Buffer, position: number): void;
 }
 
 export interface BatchOptions {
@@ -53,6 +66,8 @@ export interface BatchOptions {
    * computes it then (stamping a producer id and sequence, compressing).
    */
   crc?: boolean;
+  /** The header of records with `generated_header` set. */
+  generated_header?: GeneratedHeader;
 }
 
 function bytes_field_size(bytes: Buffer | null): number {
@@ -92,18 +107,28 @@ function write_text_field(buffer: Buffer, position: number, text: string): numbe
   return position + length;
 }
 
-function record_body_size(record: BatchRecord, timestamp_delta: number, offset_delta: number): number {
+function record_body_size(
+  record: BatchRecord,
+  timestamp_delta: number,
+  offset_delta: number,
+  generated: GeneratedHeader | undefined,
+): number {
   let size = 1 + varint_size(timestamp_delta) + varint_size(offset_delta);
   size += bytes_field_size(record.key) + bytes_field_size(record.value);
   const headers = record.headers;
   const count = headers?.length ?? 0;
-  size += varint_size(count);
   for (let h = 0; h < count; h++) {
     const header = headers![h]!;
     const key_bytes = header_key_bytes(header.key).length;
     size += varint_size(key_bytes) + key_bytes + bytes_field_size(header.value);
   }
-  return size;
+  if (record.generated_header) {
+    if (!generated) throw new RangeError('a record asks for a generated header and the batch has none');
+    const key_bytes = header_key_bytes(generated.key).length;
+    size += varint_size(key_bytes) + key_bytes + varint_size(generated.value_bytes) + generated.value_bytes;
+    return size + varint_size(count + 1);
+  }
+  return size + varint_size(count);
 }
 
 /** Encodes `records` as one uncompressed v2 batch with base offset 0 and a valid CRC32C. */
@@ -117,7 +142,7 @@ export function encode_record_batch(records: readonly BatchRecord[], options: Ba
   for (let i = 0; i < count; i++) {
     const record = records[i]!;
     if (record.timestamp_ms > max_timestamp) max_timestamp = record.timestamp_ms;
-    const body = record_body_size(record, record.timestamp_ms - base_timestamp, i);
+    const body = record_body_size(record, record.timestamp_ms - base_timestamp, i, options.generated_header);
     bodies[i] = body;
     size += varint_size(body) + body;
   }
@@ -126,7 +151,11 @@ export function encode_record_batch(records: readonly BatchRecord[], options: Ba
   const buffer = Buffer.allocUnsafeSlow(size);
   write_batch_header(buffer, size, count, base_timestamp, max_timestamp, options);
   let position = BATCH_HEADER_BYTES;
-  for (let i = 0; i < count; i++) position = write_record(buffer, position, records[i]!, bodies[i]!, base_timestamp, i);
+  const generated = options.generated_header;
+  for (let i = 0; i < count; i++) {
+    position = write_record(buffer, position, records[i]!, bodies[i]!, base_timestamp, i);
+    if (records[i]!.generated_header) position = write_generated_header(buffer, position, generated!);
+  }
   if (position !== size) throw new Error(`record batch encoding wrote ${position} of ${size} bytes`);
   if (options.crc !== false) buffer.writeUInt32BE(crc32c(buffer.subarray(OFFSET_ATTRIBUTES)), OFFSET_CRC);
   return buffer;
@@ -171,13 +200,20 @@ function write_record(
   position = write_bytes_field(buffer, position, record.value);
   const headers = record.headers;
   const count = headers?.length ?? 0;
-  position = write_varint(buffer, position, count);
+  position = write_varint(buffer, position, record.generated_header ? count + 1 : count);
   for (let h = 0; h < count; h++) {
     const header = headers![h]!;
     position = write_text_field(buffer, position, header.key);
     position = write_bytes_field(buffer, position, header.value);
   }
   return position;
+}
+
+function write_generated_header(buffer: Buffer, position: number, generated: GeneratedHeader): number {
+  position = write_text_field(buffer, position, generated.key);
+  position = write_varint(buffer, position, generated.value_bytes);
+  generated.write(buffer, position);
+  return position + generated.value_bytes;
 }
 
 export interface DecodedRecord extends BatchRecord {

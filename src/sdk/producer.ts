@@ -11,7 +11,6 @@
 //   producer_idempotence.ts  producer id and epoch, sequence numbers, new epochs after a gap
 //   producer_shared.ts       the resolved settings, the lifecycle status and the retry policy
 //   producer_types.ts        the public types, re-exported here
-import { randomFillSync } from 'node:crypto';
 import type { Cluster, TopicInfo } from './cluster.ts';
 import { KafkaProtocolError, SluiceError } from './errors.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
@@ -42,7 +41,7 @@ import {
   type PartitionState,
 } from './producer_accumulator.ts';
 import { Sender } from './producer_sender.ts';
-import { buffer_view } from '../format/record_reader.ts';
+import { MESSAGE_ID_HEADER, MessageIds } from './message_ids.ts';
 
 export type { CompressionType } from '../protocol/compression.ts';
 export { CompressionCodes, CompressionTypes } from '../protocol/compression.ts';
@@ -61,6 +60,7 @@ export type {
 /** Estimated bytes of a record beyond its key, value and headers (varints, attributes). */
 const RECORD_OVERHEAD_BYTES = 21;
 const NO_HEADERS: ReadonlyArray<[string, never]> = [];
+const NO_RECORD_HEADERS: readonly RecordHeader[] = Object.freeze([]);
 
 function to_bytes(value: Buffer | string | null | undefined): Buffer | null {
   if (value === null || value === undefined) return null;
@@ -104,46 +104,6 @@ function delay_headers(message: Message): ReadonlyArray<[string, Buffer]> {
   return out;
 }
 
-/** How many message ids share one slab of memory. */
-const MESSAGE_IDS_PER_SLAB = 1024;
-const MESSAGE_ID_BYTES = 36;
-const UUID_RANDOM_BYTES = 16;
-const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
-
-/**
- * Random (version 4) UUIDs, as randomUUID() writes them, as the bytes of the `message-id` header:
- * formatted from one randomFillSync per 1,024 ids into a shared slab, where a string and a Buffer
- * per message cost half a microsecond. A slab lives until the batches holding its ids are encoded.
- */
-class MessageIds {
-  private slab = Buffer.allocUnsafeSlow(0);
-  private readonly random = Buffer.allocUnsafeSlow(MESSAGE_IDS_PER_SLAB * UUID_RANDOM_BYTES);
-  private used = MESSAGE_IDS_PER_SLAB;
-
-  next(): Buffer {
-    if (this.used === MESSAGE_IDS_PER_SLAB) {
-      this.slab = Buffer.allocUnsafeSlow(MESSAGE_IDS_PER_SLAB * MESSAGE_ID_BYTES);
-      randomFillSync(this.random);
-      this.used = 0;
-    }
-    const index = this.used++;
-    const random = this.random;
-    const slab = this.slab;
-    const r = index * UUID_RANDOM_BYTES;
-    random[r + 6] = (random[r + 6]! & 0x0f) | 0x40; // version 4
-    random[r + 8] = (random[r + 8]! & 0x3f) | 0x80; // variant 10
-    const start = index * MESSAGE_ID_BYTES;
-    let at = start;
-    for (let b = 0; b < UUID_RANDOM_BYTES; b++) {
-      if (b === 4 || b === 6 || b === 8 || b === 10) slab[at++] = 0x2d; // '-'
-      const byte = random[r + b]!;
-      slab[at++] = HEX_DIGITS[byte >> 4]!;
-      slab[at++] = HEX_DIGITS[byte & 0x0f]!;
-    }
-    return buffer_view(slab, start, MESSAGE_ID_BYTES);
-  }
-}
-
 /** A message whose timestamp is already a string (or absent): the partitioner can see it as it is. */
 function has_text_timestamp(message: Message): message is Message & { timestamp?: string } {
   return typeof message.timestamp !== 'number';
@@ -163,7 +123,7 @@ export class Producer {
   private readonly message_ids = new MessageIds();
   private readonly outstanding = new Set<SendOp>();
   private readonly forget = (settled: SendOp) => this.outstanding.delete(settled);
-  private readonly seal_if_slot_free = (state: PartitionState) => this.accumulator.seal_if_slot_free(state);
+  private readonly seal_if_idle = (state: PartitionState) => this.accumulator.seal_if_idle(state);
   private admission: Promise<void> = Promise.resolve();
   /** Sends on the admission chain, not yet admitted: later sends queue behind them. */
   private admissions_waiting = 0;
@@ -176,7 +136,9 @@ export class Producer {
     this.settings = settings;
     this.retry = new ProducerRetry(settings.retry, this.status);
     this.idempotence = new Idempotence(settings.idempotent, cluster, this.retry);
-    this.accumulator = new Accumulator(settings, this.idempotence, () => this.sender.schedule_drain());
+    this.accumulator = new Accumulator(settings, this.idempotence, this.message_ids, () =>
+      this.sender.schedule_drain(),
+    );
     this.sender = new Sender(cluster, settings, this.status, this.retry, this.accumulator, this.idempotence);
   }
 
@@ -257,27 +219,24 @@ export class Producer {
     }
     const key = to_bytes(message.key);
     const value = to_bytes(message.value);
-    const headers: RecordHeader[] = [];
+    let headers: RecordHeader[] | null = null;
     let has_id = false;
     let bytes = RECORD_OVERHEAD_BYTES + (key?.length ?? 0) + (value?.length ?? 0);
     for (const [name, raw] of message.headers ? Object.entries(message.headers) : NO_HEADERS) {
       if (raw === undefined) continue;
       for (const item of Array.isArray(raw) ? raw : [raw]) {
         const header_value = to_bytes(item);
-        headers.push({ key: name, value: header_value });
+        (headers ??= []).push({ key: name, value: header_value });
         bytes += Buffer.byteLength(name) + (header_value?.length ?? 0) + 2;
       }
-      if (name === 'message-id') has_id = true;
+      if (name === MESSAGE_ID_HEADER) has_id = true;
     }
     for (const [name, value] of delay_headers(message)) {
-      headers.push({ key: name, value });
+      (headers ??= []).push({ key: name, value });
       bytes += name.length + value.length + 2;
     }
-    if (!has_id) {
-      const id = this.message_ids.next();
-      headers.push({ key: 'message-id', value: id });
-      bytes += 10 + id.length + 2;
-    }
+    // Without an id of its own, the encoder writes one into the batch (message_ids.ts).
+    if (!has_id) bytes += MESSAGE_ID_HEADER.length + this.message_ids.value_bytes + 2;
     let timestamp_ms = now;
     if (message.timestamp !== undefined && message.timestamp !== null) {
       timestamp_ms = Number(message.timestamp);
@@ -289,7 +248,16 @@ export class Producer {
     const source: PartitionerMessage = has_text_timestamp(message)
       ? message
       : { ...message, timestamp: String(message.timestamp) };
-    return { key, value, timestamp_ms, headers, source, bytes, state: null };
+    return {
+      key,
+      value,
+      timestamp_ms,
+      headers: headers ?? NO_RECORD_HEADERS,
+      generated_header: !has_id,
+      source,
+      bytes,
+      state: null,
+    };
   }
 
   private submit(
@@ -407,7 +375,7 @@ export class Producer {
         this.accumulator.append(state, message, admission);
       }
     }
-    op.each_partition(this.seal_if_slot_free);
+    op.each_partition(this.seal_if_idle);
     this.sender.schedule_drain();
   }
 

@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { BufferFullError, SluiceError } from './errors.ts';
 import { BATCH_HEADER_BYTES } from '../format/batch_layout.ts';
-import { encode_record_batch, type BatchRecord } from '../protocol/record_batch.ts';
+import { encode_record_batch, type BatchRecord, type GeneratedHeader } from '../protocol/record_batch.ts';
 import { compress_record_batch, type CompressionName } from '../protocol/compression.ts';
 import type { PartitionerMessage } from './partitioner.ts';
 import type { RecordMetadata } from './producer_types.ts';
@@ -101,7 +101,7 @@ export class SendOp {
 
 let batch_counter = 0;
 
-/** A batch this big is sealed when a send fills it (see seal_if_slot_free): Kafka's batch.size default. */
+/** A batch this big is sealed when a send fills it (see seal_if_idle): Kafka's batch.size default. */
 const SEAL_AT_ADMISSION_BYTES = 16 * 1024;
 
 /** A batch of one partition: open (taking messages), queued (sealed), in flight, or awaiting a retry. */
@@ -198,25 +198,23 @@ export class Accumulator {
   constructor(
     private readonly settings: ProducerSettings,
     private readonly idempotence: Idempotence,
+    /** The message-id header of messages without one, written as their batch is encoded. */
+    private readonly message_ids: GeneratedHeader,
     private readonly ready: () => void,
   ) {}
 
-  /** Batches of a partition in flight at most: several need sequence numbers, lest a retry overtake a later one. */
-  get partition_in_flight_max(): number {
-    return this.idempotence.enabled ? this.settings.max_in_flight : 1;
-  }
-
   /**
    * Without lingerMs, an open batch of at least SEAL_AT_ADMISSION_BYTES is sealed as the send that
-   * filled it is admitted, while the partition has a request slot free: the broker then works on
-   * one send while the next is admitted. (Sends admitted in one turn of the event loop would
-   * otherwise go, and be acknowledged, as one request, and the producer and the broker would take
-   * turns.) Smaller batches, and all while every slot is taken, wait for the sender's drain.
+   * filled it is admitted if nothing of the partition is in flight or queued: the broker then works
+   * on that send while the next ones are admitted, and those go together in the next request.
+   * (Sends admitted in one turn of the event loop would otherwise go, and be acknowledged, as one
+   * request, with the producer and the broker taking turns. Sealing every send while a request
+   * slot is free measured slower: more requests, more fsyncs for the broker.)
    */
-  seal_if_slot_free(state: PartitionState): void {
+  seal_if_idle(state: PartitionState): void {
     const open = state.open;
     if (this.settings.linger_ms !== 0 || open === null || open.bytes < SEAL_AT_ADMISSION_BYTES) return;
-    if (state.queue.length + state.in_flight.length < this.partition_in_flight_max) this.seal(state);
+    if (state.queue.length === 0 && state.in_flight.length === 0) this.seal(state);
   }
 
   /** A send waits for buffer space: batches then go out without lingering. */
@@ -335,7 +333,7 @@ export class Accumulator {
     try {
       // Compression and the idempotent stamp (producer id, sequence) compute the CRC again.
       const crc = batch.compression === 'none' && !this.idempotence.enabled;
-      raw = encode_record_batch(batch.records, { crc });
+      raw = encode_record_batch(batch.records, { crc, generated_header: this.message_ids });
     } catch (error) {
       const message = `cannot encode a batch for ${state.topic}-${state.partition}: ${String(error)}`;
       return this.abandon(state, [batch], new SluiceError(message, false, { cause: error }));

@@ -105,7 +105,8 @@ export class Sender {
   }
 
   private get partition_in_flight_max(): number {
-    return this.accumulator.partition_in_flight_max;
+    // Without sequence numbers a retry could overtake a later batch: one at a time.
+    return this.idempotence.enabled ? this.settings.max_in_flight : 1;
   }
 
   /** The leader of the partition from cached metadata, or null (metadata is then requested). */
