@@ -98,10 +98,27 @@ export const DefaultPartitioner: CreatePartitioner = () => {
     if (message.key !== null && message.key !== undefined) return partition_for_key(message.key, count);
     const next = ((counters.get(topic) ?? randomInt(0x7fffffff)) + 1) & 0x7fffffff;
     counters.set(topic, next);
-    const available = partitionMetadata.filter((p) => p.leader >= 0);
-    if (available.length > 0) return available[next % available.length]!.partitionId;
-    return next % count;
+    return nth_available(partitionMetadata, next) ?? next % count;
   };
 };
+
+/**
+ * The partition id of the `n`-th (modulo their count) partition with a leader, or null when none
+ * has one. Counted without a filtered copy: this runs for every message without a key.
+ */
+function nth_available(partitions: PartitionMetadata[], n: number): number | null {
+  let available = 0;
+  for (let i = 0; i < partitions.length; i++) if (partitions[i]!.leader >= 0) available++;
+  if (available === 0) return null;
+  if (available === partitions.length) return partitions[n % available]!.partitionId;
+  let skip = n % available;
+  for (let i = 0; i < partitions.length; i++) {
+    const partition = partitions[i]!;
+    if (partition.leader < 0) continue;
+    if (skip === 0) return partition.partitionId;
+    skip--;
+  }
+  return null;
+}
 
 export const Partitioners = { DefaultPartitioner } as const;

@@ -351,10 +351,12 @@ export class Producer {
 
   /** Each message's partition, from the partitioner; `infos` are the topics' metadata in order. */
   private place(admission: Admission, infos: TopicInfo[]): void {
-    admission.topics.forEach(({ topic, messages }, t) => {
+    const partitioner = this.settings.partitioner;
+    for (let t = 0; t < admission.topics.length; t++) {
+      const { topic, messages } = admission.topics[t]!;
       const metadata = this.metadata_of(infos[t]!);
       for (const message of messages) {
-        const partition = this.settings.partitioner({ topic, partitionMetadata: metadata, message: message.source });
+        const partition = partitioner({ topic, partitionMetadata: metadata, message: message.source });
         if (!Number.isInteger(partition) || partition < 0 || partition >= metadata.length) {
           throw new SluiceError(
             `partition ${partition} of topic ${topic} does not exist (the topic has ${metadata.length})`,
@@ -363,7 +365,7 @@ export class Producer {
         }
         message.state = this.accumulator.partition_state(topic, partition);
       }
-    });
+    }
   }
 
   private append_all(admission: Admission): void {
