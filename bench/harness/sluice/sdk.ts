@@ -1,8 +1,9 @@
-// Sluice with the project's SDK (src/sdk) as the client: the client-library workloads
+// Sluice with the project's SDK (the package's compiled build) as the client: the client-library workloads
 // (client_library.ts) through its producer and group consumer, and the queue workload through its
 // share-group queue consumer.
 import { performance } from 'node:perf_hooks';
-import { Sluice, type QueueMessagePayload } from '../../../src/sdk/index.ts';
+// The SDK as its users get it: the package's compiled output (npm run bench builds it first).
+import { Sluice, type QueueMessagePayload } from 'sluice';
 import { client_cpu_seconds } from '../machine.ts';
 import type { QueueParams, ThroughputResult } from '../types.ts';
 import {
@@ -19,7 +20,7 @@ const QUEUE_MAX_RECORDS = 500;
 const QUEUE_CONCURRENCY = 16;
 
 /**
- * The project's SDK (src/sdk). Producer: its defaults (idempotent, acks -1, lingerMs 5,
+ * The project's SDK (compiled, from the package). Producer: its defaults (idempotent, acks -1, lingerMs 0,
  * batchBytes 1,000,000, maxInFlightRequests 5, a message-id header on every message), driven like
  * kafkajs: sends of 1,000 messages, 4 outstanding (publish_single: one message per send, 2,000
  * unresolved). Consumer: a group member with eachBatch (drain_each: eachMessage) and its defaults
@@ -29,7 +30,7 @@ const QUEUE_CONCURRENCY = 16;
 export class SdkSystem extends ClientLibrarySystem {
   readonly id = 'sluice-sdk-fsync';
   readonly label = 'Sluice (SDK)';
-  readonly client = `Sluice SDK (src/sdk), producer defaults, ${this.send_shape()}`;
+  readonly client = `Sluice SDK (compiled package), producer defaults, ${this.send_shape()}`;
 
   private sluice(client_id: string): Sluice {
     return new Sluice({
