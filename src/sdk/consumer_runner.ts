@@ -104,24 +104,15 @@ export class Runner {
     high_watermark: string,
   ): Promise<void> {
     const run = this.ctx.run_config!;
-    if (run.eachMessage) return this.process_messages(run, state, epoch, messages, next_offset);
+    // The whole loop runs in the handler context, entered once, not per message (an entry costs as
+    // much as a small handler).
+    if (run.eachMessage) {
+      return this.ctx.in_handler.run(true, () => this.each_message(run, state, epoch, messages, next_offset));
+    }
     return this.process_batch(run, state, epoch, messages, next_offset, high_watermark);
   }
 
-  /**
-   * eachMessage over one partition's messages. The whole loop runs in the handler context (entered
-   * once, not per message: each entry costs as much as a small handler).
-   */
-  private process_messages(
-    run: ResolvedRunConfig,
-    state: PartitionState,
-    epoch: number,
-    messages: KafkaMessage[],
-    next_offset: number,
-  ): Promise<void> {
-    return this.ctx.in_handler.run(true, () => this.each_message(run, state, epoch, messages, next_offset));
-  }
-
+  /** eachMessage over one partition's messages, one at a time. */
   private async each_message(
     run: ResolvedRunConfig,
     state: PartitionState,
