@@ -83,7 +83,14 @@ export class ProducePath {
 
   async produce(topic: string, partition: number, records: Buffer, acks: -1 | 0 | 1): Promise<ProduceResult> {
     if (topic === DELAYED_TOPIC) return this.accept_forwarded_delays(records);
+    // A topic just created elsewhere may not have reached this broker's view yet: it catches up
+    // once before refusing. Named leader a moment before serving (a new topic, a failover), it
+    // waits rather than refuses, so a client's first batches are neither refused nor, when it
+    // retries them, reordered.
+    if (!this.deps.topics.has(topic, partition)) await this.deps.placement.catch_up();
     this.deps.topics.check(topic, partition); // an unknown topic or partition is refused as such first
+    const pending = this.deps.placement.leadership_pending(topic, partition);
+    if (pending) await pending;
     const log = this.deps.placement.leader_log(topic, partition, acks === -1);
     const local_ack = acks !== -1;
     const header = read_header(records);

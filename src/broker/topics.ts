@@ -93,10 +93,15 @@ export class TopicManager {
     return [...this.by_name.values()];
   }
 
+  /** Whether the topic exists and has the partition. */
+  has(topic: string, partition: number): boolean {
+    const record = this.by_name.get(topic);
+    return record !== undefined && Number.isInteger(partition) && partition >= 0 && partition < record.partitions;
+  }
+
   /** Throws unknown_topic_or_partition unless the topic exists and has the partition. */
   check(topic: string, partition: number): void {
-    const record = this.by_name.get(topic);
-    if (!record || !Number.isInteger(partition) || partition < 0 || partition >= record.partitions) {
+    if (!this.has(topic, partition)) {
       throw new BrokerError('unknown_topic_or_partition', `unknown topic or partition ${topic}-${partition}`);
     }
   }

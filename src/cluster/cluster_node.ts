@@ -197,6 +197,11 @@ export class ClusterNode {
     return this.refreshing;
   }
 
+  /** Reads and applies the view now (or waits for the round under way and the one after it). */
+  catch_up(): Promise<void> {
+    return this.refresh();
+  }
+
   /** Resolves once the view satisfies `ready` (after a refresh), or fails after VIEW_WAIT_MS. */
   async wait_for_view(ready: (view: ClusterView) => boolean, what: string): Promise<void> {
     this.request_refresh();

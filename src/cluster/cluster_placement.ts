@@ -16,6 +16,11 @@ import type { EtcdStore } from './etcd_store.ts';
 import { type ClusterView, assign_replicas, partition_key } from './model.ts';
 
 const DIRECTORY_ID_FILE = 'directory-id';
+/**
+ * How long a produce waits for this broker to take up a leadership the cluster view already gives
+ * it (opening the log, recording the epoch: milliseconds), before it is refused as not the leader.
+ */
+const LEADERSHIP_WAIT_MS = 5_000;
 
 export interface ClusterPlacementParts {
   node_id: number;
@@ -166,7 +171,20 @@ export class ClusterPlacement implements Placement {
   partition_info(topic: string, partition: number): PartitionInfo {
     const state = this.node?.partition_state(topic, partition);
     if (!state) return { leader: -1, leader_epoch: -1, replicas: [], isr: [] };
-    return { leader: state.leader, leader_epoch: state.leader_epoch, replicas: state.replicas, isr: state.isr };
+    // Named leader here but not serving yet: no leader, as a client must not send to it yet.
+    const leader = this.node!.replicas.leadership_pending(topic, partition, state) ? -1 : state.leader;
+    return { leader, leader_epoch: state.leader_epoch, replicas: state.replicas, isr: state.isr };
+  }
+
+  async catch_up(): Promise<void> {
+    await this.node?.catch_up();
+  }
+
+  leadership_pending(topic: string, partition: number): Promise<void> | null {
+    const node = this.node;
+    if (!node || !node.replicas.leadership_pending(topic, partition, node.partition_state(topic, partition)))
+      return null;
+    return node.replicas.when_leading(topic, partition, LEADERSHIP_WAIT_MS);
   }
 
   partition_reassignment(topic: string, partition: number): PartitionReassignment | null {
@@ -197,6 +215,12 @@ export class ClusterPlacement implements Placement {
   read_log(topic: string, partition: number): PartitionLog {
     const replica = this.node?.replicas.get(topic, partition);
     if (!replica || replica.role !== 'leader' || !this.node!.membership.valid) {
+      if (this.node?.replicas.leadership_pending(topic, partition, this.node.partition_state(topic, partition))) {
+        throw new BrokerError(
+          'leader_not_available',
+          `broker ${this.parts.node_id} is taking up ${topic}-${partition}`,
+        );
+      }
       throw new BrokerError(
         'not_leader_or_follower',
         `broker ${this.parts.node_id} is not the leader of ${topic}-${partition}`,

@@ -9,7 +9,7 @@ import type { Clock, Logger } from '../core/clock.ts';
 import { BrokerError } from '../core/errors.ts';
 import type { EtcdStore } from './etcd_store.ts';
 import type { Membership } from './membership.ts';
-import { type ClusterView, type PartitionState } from './model.ts';
+import { partition_key, type ClusterView, type PartitionState } from './model.ts';
 import { LeaderState } from './leader_state.ts';
 import { invariant, rethrow_invariant } from '../core/invariants.ts';
 import { type Replica, type ReplicaHost, type ReplicaSettings, type Role } from './replica.ts';
@@ -20,6 +20,8 @@ export class ReplicaManager {
   private readonly fetchers = new Map<number, FollowerFetcher>();
   private view: ClusterView | null = null;
   private isr_timer: NodeJS.Timeout | null = null;
+  /** Requests waiting for this broker to take up a partition's leadership (see when_leading). */
+  private readonly leading_waiters = new Map<string, Set<() => void>>();
 
   constructor(
     readonly node_id: number,
@@ -45,6 +47,50 @@ export class ReplicaManager {
 
   list(): Replica[] {
     return [...this.replicas.values()];
+  }
+
+  /**
+   * `state` (the cluster view) names this broker the partition's leader and it has not taken up
+   * the role yet: the view reaches every broker's watch before the leader has opened the log and
+   * recorded the epoch. Until it has, the partition has no leader that serves it.
+   */
+  leadership_pending(topic: string, partition: number, state: PartitionState | undefined): boolean {
+    if (!state || state.leader !== this.node_id || !this.membership.valid) return false;
+    const replica = this.get(topic, partition);
+    return !replica || replica.role !== 'leader' || replica.epoch < state.leader_epoch;
+  }
+
+  /**
+   * Resolves once the partition's leadership is no longer pending here (taken up, or given to
+   * another broker by a later view), or after `timeout_ms`; the caller then asks again.
+   */
+  when_leading(topic: string, partition: number, timeout_ms: number): Promise<void> {
+    const name = `${topic}-${partition}`;
+    return new Promise<void>((resolve) => {
+      let waiters = this.leading_waiters.get(name);
+      if (!waiters) this.leading_waiters.set(name, (waiters = new Set()));
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        if (waiters.size === 0 && this.leading_waiters.get(name) === waiters) this.leading_waiters.delete(name);
+        resolve();
+      };
+      const timer = setTimeout(done, timeout_ms);
+      waiters.add(done);
+    });
+  }
+
+  /** Wakes the requests waiting for a partition whose leadership is no longer pending. */
+  private settle_leading_waiters(): void {
+    const view = this.view;
+    if (this.leading_waiters.size === 0 || !view) return;
+    for (const [name, waiters] of [...this.leading_waiters]) {
+      const replica = this.replicas.get(name);
+      if (!replica) continue; // not opened yet (the view being applied opens it), or gone: the timeout wakes them
+      const state = view.partitions.get(partition_key(replica.topic, replica.partition))?.value;
+      if (this.leadership_pending(replica.topic, replica.partition, state)) continue;
+      for (const wake of [...waiters]) wake();
+    }
   }
 
   // ---------------------------------------------------------------- following the view
@@ -93,6 +139,7 @@ export class ReplicaManager {
       if (view.topics.has(replica.topic)) await this.host.drop_log(replica.log);
     }
     for (const [leader_id, fetcher] of this.fetchers) fetcher.set_address(view.brokers.get(leader_id) ?? null);
+    this.settle_leading_waiters();
   }
 
   private async apply_role(replica: Replica): Promise<void> {
@@ -146,6 +193,7 @@ export class ReplicaManager {
     );
     this.update_high_watermark(replica);
     this.host.on_role(replica);
+    this.settle_leading_waiters();
   }
 
   private become_follower(replica: Replica): void {

@@ -81,6 +81,18 @@ export interface Placement {
   leader_of(topic: string, partition: number): number;
 
   // ---------------------------------------------------------------- the data
+  /**
+   * Brings this broker's view of topics and partitions up to date with the metadata store (a
+   * cluster member reads it once, concurrent calls sharing the read; a single node's view is the
+   * store). For a request naming a topic this broker does not know yet.
+   */
+  catch_up(): Promise<void>;
+  /**
+   * While this broker is named the partition's leader and is still taking up the role: a promise
+   * to wait on before leader_log (bounded; it may still refuse then). Null when there is nothing to
+   * wait for, the usual case.
+   */
+  leadership_pending(topic: string, partition: number): Promise<void> | null;
   /** The log produces append to (this broker must lead); acks=all checks min.insync.replicas. */
   leader_log(topic: string, partition: number, acks_all: boolean): PartitionLog;
   /** The log consumers read from (this broker must lead). */

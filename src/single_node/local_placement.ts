@@ -129,6 +129,14 @@ export class LocalPlacement implements Placement {
     return log;
   }
 
+  /** A single node's view is its metadata store: nothing to catch up with. */
+  async catch_up(): Promise<void> {}
+
+  /** A single node leads every partition from the moment it exists. */
+  leadership_pending(): null {
+    return null;
+  }
+
   leader_log(topic: string, partition: number): PartitionLog {
     return this.log(topic, partition);
   }
