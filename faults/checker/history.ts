@@ -1,0 +1,105 @@
+// The history a fault run records and the checker reads: every client operation with its
+// outcome, what consumers and the replicas' logs held, and the groups' committed offsets. Plain
+// data (JSON lines in a run's results folder), so a failed run can be checked again later.
+
+/** How a client call ended: acknowledged, refused, or not known (a timeout, a lost connection). */
+export type Outcome = 'ok' | 'fail' | 'unknown';
+
+/** One produce of one record, as the client saw it. */
+export interface WriteOp {
+  kind: 'write';
+  /** The client process (one producer) that made the call. */
+  process: string;
+  topic: string;
+  partition: number;
+  key: string | null;
+  /** Unique per write in a run: what makes a record recognisable when read back. */
+  value: string;
+  outcome: Outcome;
+  /** The offset the acknowledgement named (ok only). */
+  offset?: number;
+  /** Milliseconds since the run began: when the call was made and when it returned. */
+  invoked_ms: number;
+  completed_ms: number;
+}
+
+/** A record seen at an offset, by a consumer or in a replica's log at the end of the run. */
+export interface ReadOp {
+  kind: 'read';
+  /** A consumer's process name, or `replica-<node id>` for a log read back from disk. */
+  reader: string;
+  topic: string;
+  partition: number;
+  offset: number;
+  key: string | null;
+  value: string;
+  at_ms: number;
+}
+
+/** A consumer group's offset commit that was acknowledged, in the order the acknowledgements came. */
+export interface CommitOp {
+  kind: 'commit';
+  group: string;
+  topic: string;
+  partition: number;
+  offset: number;
+  at_ms: number;
+}
+
+/** A queue (share group) message handed to a consumer's handler and accepted by it. */
+export interface AcceptOp {
+  kind: 'accept';
+  group: string;
+  topic: string;
+  partition: number;
+  offset: number;
+  value: string;
+  at_ms: number;
+}
+
+/** A delayed message, as produced (acknowledged) and as delivered. */
+export interface DelayedWriteOp {
+  kind: 'delayed_write';
+  topic: string;
+  value: string;
+  /** When it may be delivered, milliseconds since the run began. */
+  deliver_at_ms: number;
+  outcome: Outcome;
+}
+
+export interface DelayedReadOp {
+  kind: 'delayed_read';
+  topic: string;
+  value: string;
+  at_ms: number;
+}
+
+/** Where a replica's log of a partition ended: its records are ReadOps with `replica-<id>`. */
+export interface ReplicaEndOp {
+  kind: 'replica_end';
+  node_id: number;
+  topic: string;
+  partition: number;
+  high_watermark: number;
+}
+
+export type HistoryOp = WriteOp | ReadOp | CommitOp | AcceptOp | DelayedWriteOp | DelayedReadOp | ReplicaEndOp;
+
+/** The bounds docs/guarantees.md gives, which the checker holds the run to. */
+export interface CheckBounds {
+  /** Times one queue message may be accepted (at-least-once redeliveries after faults). */
+  queue_accepts_max: number;
+  /** How early a delayed message may arrive (the broker's timer granularity and clock skew). */
+  delayed_early_ms: number;
+  /** Whether writes come from idempotent producers: then no record may be stored twice. */
+  idempotent_writes: boolean;
+}
+
+export const DEFAULT_BOUNDS: CheckBounds = { queue_accepts_max: 2, delayed_early_ms: 50, idempotent_writes: true };
+
+/** One broken property, with the operations that show it. */
+export interface Failure {
+  property: string;
+  detail: string;
+  ops: HistoryOp[];
+}

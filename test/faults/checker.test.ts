@@ -1,0 +1,123 @@
+// The fault suite's checker on hand-made histories: a clean one passes, and each planted fault
+// fails it with the property it breaks — a lost write, a duplicate, an offset with two values, a
+// reordering, a committed offset going back, a queue message lost or accepted too often, a
+// delayed message early or lost, replicas that differ below the high watermark.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { check_history, describe_failures } from '../../faults/checker/check.ts';
+import type { HistoryOp, ReadOp, WriteOp } from '../../faults/checker/history.ts';
+
+function write(value: string, offset: number, extra: Partial<WriteOp> = {}): WriteOp {
+  return {
+    kind: 'write',
+    process: 'p1',
+    topic: 't',
+    partition: 0,
+    key: 'k',
+    value,
+    outcome: 'ok',
+    offset,
+    invoked_ms: offset * 10,
+    completed_ms: offset * 10 + 5,
+    ...extra,
+  };
+}
+
+function read(value: string, offset: number, reader = 'c1', key: string | null = 'k'): ReadOp {
+  return { kind: 'read', reader, topic: 't', partition: 0, offset, key, value, at_ms: 1000 + offset };
+}
+
+/** Three writes, read back by a consumer and found on two replicas. */
+function clean(): HistoryOp[] {
+  const values = ['a', 'b', 'c'];
+  return [
+    ...values.map((v, i) => write(v, i)),
+    ...values.map((v, i) => read(v, i)),
+    ...values.flatMap((v, i) => [read(v, i, 'replica-1'), read(v, i, 'replica-2')]),
+    { kind: 'replica_end', node_id: 1, topic: 't', partition: 0, high_watermark: 3 },
+    { kind: 'replica_end', node_id: 2, topic: 't', partition: 0, high_watermark: 3 },
+    { kind: 'commit', group: 'g', topic: 't', partition: 0, offset: 2, at_ms: 500 },
+    { kind: 'commit', group: 'g', topic: 't', partition: 0, offset: 3, at_ms: 600 },
+  ];
+}
+
+/** The properties a history breaks. */
+const broken = (ops: HistoryOp[]) => [...new Set(check_history(ops).failures.map((f) => f.property))];
+
+test('a clean history passes; an unknown or failed write need not be read back', () => {
+  const ops = [...clean(), write('lost-but-unknown', 9, { outcome: 'unknown', offset: undefined })];
+  ops.push(write('refused', 10, { outcome: 'fail', offset: undefined }));
+  const result = check_history(ops);
+  assert.deepEqual(result.failures, []);
+  assert.equal(result.valid, true);
+  assert.equal(result.counts.write_ok, 3);
+  assert.match(describe_failures(result, 7, 'npm run faults --'), /^checker: valid/);
+});
+
+test('planted faults: a lost write, a duplicate, an offset with two values, a reordering', () => {
+  const lost = clean().filter((op) => !(op.kind === 'read' && op.value === 'b'));
+  assert.ok(broken(lost).includes('acknowledged write lost'));
+
+  const duplicate = [...clean(), read('a', 3), read('a', 3, 'replica-1'), read('a', 3, 'replica-2')];
+  assert.deepEqual(broken(duplicate), ['record stored twice']);
+  assert.deepEqual(
+    check_history(duplicate, { queue_accepts_max: 2, delayed_early_ms: 50, idempotent_writes: false }).failures,
+    [],
+  );
+
+  const two_values = [...clean(), read('x', 1, 'c2')];
+  assert.ok(broken(two_values).includes('one offset, two records'));
+
+  // b was written after a was acknowledged, yet stored before it.
+  const reordered: HistoryOp[] = [
+    write('a', 1),
+    write('b', 0, { invoked_ms: 20, completed_ms: 25 }),
+    read('b', 0),
+    read('a', 1),
+  ];
+  assert.deepEqual(broken(reordered), ['per-key order']);
+  // Concurrent writes (the second made before the first was acknowledged) may land either way.
+  const concurrent: HistoryOp[] = [
+    write('a', 1),
+    write('b', 0, { invoked_ms: 12, completed_ms: 25 }),
+    read('b', 0),
+    read('a', 1),
+  ];
+  assert.deepEqual(broken(concurrent), []);
+});
+
+test('planted faults: replicas differ, a committed offset goes back', () => {
+  const diverged = clean().filter((op) => !(op.kind === 'read' && op.reader === 'replica-2' && op.offset === 2));
+  assert.deepEqual(broken(diverged), ['replicas differ below the high watermark']);
+
+  const backwards: HistoryOp[] = [
+    ...clean(),
+    { kind: 'commit', group: 'g', topic: 't', partition: 0, offset: 1, at_ms: 700 },
+  ];
+  assert.deepEqual(broken(backwards), ['committed offset went back']);
+});
+
+test('planted faults: a queue message lost or accepted too often; a delayed message early or lost', () => {
+  const accept = (offset: number, value: string, at_ms = 900 + offset) =>
+    ({ kind: 'accept', group: 'q', topic: 't', partition: 0, offset, value, at_ms }) as const;
+  const all_accepted = [...clean(), accept(0, 'a'), accept(1, 'b'), accept(2, 'c'), accept(2, 'c', 950)];
+  assert.deepEqual(broken(all_accepted), []);
+  assert.deepEqual(broken([...clean(), accept(0, 'a'), accept(2, 'c')]), ['queue message lost']);
+  const thrice = [...all_accepted, accept(1, 'b', 960), accept(1, 'b', 970)];
+  assert.deepEqual(broken(thrice), ['queue message accepted too often']);
+
+  const delayed = (value: string, deliver_at_ms: number) =>
+    ({ kind: 'delayed_write', topic: 'd', value, deliver_at_ms, outcome: 'ok' }) as const;
+  const delivered = (value: string, at_ms: number) => ({ kind: 'delayed_read', topic: 'd', value, at_ms }) as const;
+  assert.deepEqual(broken([delayed('x', 1000), delivered('x', 990)]), []);
+  assert.deepEqual(broken([delayed('x', 1000), delivered('x', 900)]), ['delayed message early']);
+  assert.deepEqual(broken([delayed('x', 1000)]), ['delayed message lost']);
+});
+
+test('a failed check names the operations involved and the seed that reproduces the run', () => {
+  const lost = clean().filter((op) => !(op.kind === 'read' && op.value === 'c'));
+  const text = describe_failures(check_history(lost), 42, 'npm run faults --');
+  assert.match(text, /rerun with: npm run faults -- --seed 42/);
+  assert.match(text, /acknowledged write lost: c acknowledged at t\/0@2/);
+  assert.match(text, /"value":"c"/);
+});
