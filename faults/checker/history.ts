@@ -95,7 +95,12 @@ export interface CheckBounds {
   idempotent_writes: boolean;
 }
 
-export const DEFAULT_BOUNDS: CheckBounds = { queue_accepts_max: 2, delayed_early_ms: 50, idempotent_writes: true };
+/**
+ * docs/guarantees.md: queue delivery is at least once, each delivery raising the record's delivery
+ * count, and a record reaching the delivery limit (`deliveryCountLimit`, 5) is dead-lettered, so
+ * a handler may accept one record at most 5 times.
+ */
+export const DEFAULT_BOUNDS: CheckBounds = { queue_accepts_max: 5, delayed_early_ms: 50, idempotent_writes: true };
 
 /** One broken property, with the operations that show it. */
 export interface Failure {
