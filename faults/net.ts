@@ -1,0 +1,210 @@
+// The fault suite's network: one Linux network namespace per test host (each broker, each etcd
+// member, the clients), joined by veth pairs to one bridge, each host with its own address. A
+// partition is real packet loss — an nftables rule in each host dropping every packet it sends to
+// the hosts cut off from it — not a proxy the code knows about. Delay and loss use tc's netem
+// where the kernel has it. Everything made here is named after the lab and removed by destroy(),
+// also when a run fails, and by sweep() when an earlier run could not. Needs root, iproute2 (`ip`,
+// `tc`) and nftables (`nft`).
+import { execFile, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** Every name this suite gives a namespace or link starts so: sweep() removes what is left. */
+const PREFIX = 'slf';
+/** Hosts of one lab at most (addresses .1 to .200 of its /24). */
+const HOSTS_MAX = 200;
+
+export interface Host {
+  name: string;
+  namespace: string;
+  address: string;
+  /** The host's end of its veth pair, inside its namespace. */
+  device: string;
+}
+
+async function ip(...args: string[]): Promise<void> {
+  await run('ip', args);
+}
+
+async function in_namespace(namespace: string, command: string, ...args: string[]): Promise<void> {
+  await run('ip', ['netns', 'exec', namespace, command, ...args]);
+}
+
+/** Why the network faults cannot run here, or null: they need root, iproute2 and nftables. */
+export async function network_missing(): Promise<string | null> {
+  if (process.getuid?.() !== 0) return 'network namespaces need root';
+  for (const [command, flag, what] of [
+    ['ip', '-V', 'iproute2 (ip)'],
+    ['tc', '-V', 'iproute2 (tc)'],
+    ['nft', '--version', 'nftables (nft)'],
+  ] as const) {
+    try {
+      await run(command, [flag]);
+    } catch {
+      return `${what} is not installed`;
+    }
+  }
+  return null;
+}
+
+/** Why delay and loss cannot be added here, or null: they need the kernel's netem queueing discipline. */
+export async function netem_missing(): Promise<string | null> {
+  const probe = `${PREFIX}-probe-${process.pid}`;
+  await ip('netns', 'add', probe);
+  try {
+    await in_namespace(probe, 'tc', 'qdisc', 'add', 'dev', 'lo', 'root', 'netem', 'delay', '1ms');
+    return null;
+  } catch (error) {
+    return `the kernel has no netem (tc: ${String((error as { stderr?: string }).stderr ?? error).trim()})`;
+  } finally {
+    await ip('netns', 'del', probe).catch(() => undefined);
+  }
+}
+
+/** Removes every namespace and bridge an earlier run of the suite left behind. */
+export async function sweep(): Promise<void> {
+  const { stdout } = await run('ip', ['netns', 'list']);
+  for (const line of stdout.split('\n')) {
+    const name = line.split(' ')[0];
+    if (name?.startsWith(`${PREFIX}-`)) await ip('netns', 'del', name).catch(() => undefined);
+  }
+  const links = await run('ip', ['-o', 'link', 'show', 'type', 'bridge']);
+  for (const match of links.stdout.matchAll(/^\d+: ([^:@]+)/gm)) {
+    if (match[1]!.startsWith(`${PREFIX}br`)) await ip('link', 'del', match[1]!).catch(() => undefined);
+  }
+}
+
+export class NetworkLab {
+  readonly hosts = new Map<string, Host>();
+  private readonly bridge: string;
+  private destroyed = false;
+
+  /** `lab` (0–254) makes the names and the 10.77.<lab>.0/24 addresses of this lab its own. */
+  private constructor(private readonly lab: number) {
+    this.bridge = `${PREFIX}br${lab}`;
+  }
+
+  static async create(lab: number, names: readonly string[]): Promise<NetworkLab> {
+    if (names.length > HOSTS_MAX) throw new RangeError(`at most ${HOSTS_MAX} hosts`);
+    const net = new NetworkLab(lab);
+    try {
+      await ip('link', 'add', net.bridge, 'type', 'bridge');
+      await ip('link', 'set', net.bridge, 'up');
+      for (const [i, name] of names.entries()) await net.add_host(name, i + 1);
+    } catch (error) {
+      await net.destroy();
+      throw error;
+    }
+    return net;
+  }
+
+  private async add_host(name: string, index: number): Promise<void> {
+    const namespace = `${PREFIX}-${this.lab}-${name}`;
+    const outer = `${PREFIX}${this.lab}h${index}`;
+    const device = `${outer}p`;
+    const address = `10.77.${this.lab}.${index}`;
+    await ip('netns', 'add', namespace);
+    this.hosts.set(name, { name, namespace, address, device });
+    await ip('link', 'add', outer, 'type', 'veth', 'peer', 'name', device);
+    await ip('link', 'set', device, 'netns', namespace);
+    await ip('link', 'set', outer, 'master', this.bridge, 'up');
+    await ip('-n', namespace, 'addr', 'add', `${address}/24`, 'dev', device);
+    await ip('-n', namespace, 'link', 'set', device, 'up');
+    await ip('-n', namespace, 'link', 'set', 'lo', 'up');
+  }
+
+  host(name: string): Host {
+    const host = this.hosts.get(name);
+    if (!host) throw new Error(`no host ${name} in this lab`);
+    return host;
+  }
+
+  /** Starts `command` inside the host's namespace (it sees only the host's address and loopback). */
+  spawn(name: string, command: string, args: readonly string[], options: SpawnOptions = {}): ChildProcess {
+    return spawn('ip', ['netns', 'exec', this.host(name).namespace, command, ...args], options);
+  }
+
+  /**
+   * Cuts the network between every two hosts in different groups (hosts in no group keep talking
+   * to everyone): each host drops what it sends to the others' addresses.
+   */
+  async partition(groups: readonly (readonly string[])[]): Promise<void> {
+    const group_of = new Map<string, number>();
+    groups.forEach((group, g) => group.forEach((name) => group_of.set(name, g)));
+    for (const name of this.hosts.keys()) {
+      const g = group_of.get(name);
+      const others = g === undefined ? [] : [...group_of].filter(([, h]) => h !== g).map(([other]) => other);
+      await this.drop_to(name, others);
+    }
+  }
+
+  /** Ends every partition and every delay. */
+  async heal(): Promise<void> {
+    for (const host of this.hosts.values()) {
+      await this.drop_to(host.name, []);
+      await in_namespace(host.namespace, 'tc', 'qdisc', 'del', 'dev', host.device, 'root').catch(() => undefined);
+    }
+  }
+
+  /** Adds delay (with jitter) and loss to everything a host sends (needs netem: netem_missing()). */
+  async shape(name: string, delay_ms: number, jitter_ms = 0, loss_percent = 0): Promise<void> {
+    const { namespace, device } = this.host(name);
+    await in_namespace(namespace, 'tc', 'qdisc', 'del', 'dev', device, 'root').catch(() => undefined);
+    await in_namespace(
+      namespace,
+      'tc',
+      'qdisc',
+      'add',
+      'dev',
+      device,
+      'root',
+      'netem',
+      'delay',
+      `${delay_ms}ms`,
+      `${jitter_ms}ms`,
+      'loss',
+      `${loss_percent}%`,
+    );
+  }
+
+  /** The host's own nftables table: dropping what it sends to `others` (none: the table goes). */
+  private async drop_to(name: string, others: readonly string[]): Promise<void> {
+    const { namespace } = this.host(name);
+    await in_namespace(namespace, 'nft', 'delete', 'table', 'inet', PREFIX).catch(() => undefined);
+    if (others.length === 0) return;
+    const addresses = others.map((other) => this.host(other).address).join(', ');
+    await in_namespace(namespace, 'nft', 'add', 'table', 'inet', PREFIX);
+    await in_namespace(
+      namespace,
+      'nft',
+      'add',
+      'chain',
+      'inet',
+      PREFIX,
+      'out',
+      '{ type filter hook output priority 0; policy accept; }',
+    );
+    await in_namespace(
+      namespace,
+      'nft',
+      'add',
+      'rule',
+      'inet',
+      PREFIX,
+      'out',
+      'ip',
+      'daddr',
+      `{ ${addresses} }`,
+      'drop',
+    );
+  }
+
+  /** Removes the lab's namespaces (and with them the veth pairs) and its bridge; safe to call twice. */
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    for (const host of this.hosts.values()) await ip('netns', 'del', host.namespace).catch(() => undefined);
+    await ip('link', 'del', this.bridge).catch(() => undefined);
+  }
+}
