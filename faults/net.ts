@@ -80,9 +80,13 @@ export class NetworkLab {
   private readonly bridge: string;
   private destroyed = false;
 
+  /** The harness's address on the lab's network (the bridge's, outside every namespace). */
+  readonly harness_address: string;
+
   /** `lab` (0–254) makes the names and the 10.77.<lab>.0/24 addresses of this lab its own. */
   private constructor(private readonly lab: number) {
     this.bridge = `${PREFIX}br${lab}`;
+    this.harness_address = `10.77.${lab}.254`;
   }
 
   static async create(lab: number, names: readonly string[]): Promise<NetworkLab> {
@@ -90,6 +94,8 @@ export class NetworkLab {
     const net = new NetworkLab(lab);
     try {
       await ip('link', 'add', net.bridge, 'type', 'bridge');
+      // The bridge's own address is where the harness and its clients reach the hosts from.
+      await ip('addr', 'add', `${net.harness_address}/24`, 'dev', net.bridge);
       await ip('link', 'set', net.bridge, 'up');
       for (const [i, name] of names.entries()) await net.add_host(name, i + 1);
     } catch (error) {

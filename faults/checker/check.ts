@@ -36,10 +36,11 @@ export function check_history(ops: readonly HistoryOp[], bounds: CheckBounds = D
   const delayed_writes: DelayedWriteOp[] = of_kind(ops, 'delayed_write');
   const delayed_reads: DelayedReadOp[] = of_kind(ops, 'delayed_read');
   const ends: ReplicaEndOp[] = of_kind(ops, 'replica_end');
+  const resent = new Set<string>();
   const failures = [
     ...lost_writes(writes, offsets),
     ...offset_conflicts(offsets),
-    ...duplicates(offsets, bounds),
+    ...duplicates(offsets, writes, bounds, resent),
     ...key_order(writes),
     ...replicas_diverge(ends, offsets),
     ...commits_backwards(commits),
@@ -49,6 +50,8 @@ export function check_history(ops: readonly HistoryOp[], bounds: CheckBounds = D
   const counts: Record<string, number> = {};
   for (const op of ops) counts[op.kind] = (counts[op.kind] ?? 0) + 1;
   for (const write of writes) counts[`write_${write.outcome}`] = (counts[`write_${write.outcome}`] ?? 0) + 1;
+  // Records of unknown writes the client sent again as new ones: not the broker's doing, but shown.
+  if (resent.size > 0) counts.stored_twice_after_unknown_write = resent.size;
   return { valid: failures.length === 0, failures, counts };
 }
 

@@ -66,22 +66,38 @@ export function offset_conflicts(offsets: OffsetMap): Failure[] {
   return failures;
 }
 
-/** With idempotent producers, no written value is stored at two offsets. */
-export function duplicates(offsets: OffsetMap, bounds: CheckBounds): Failure[] {
+/**
+ * With idempotent producers, no written value is stored at two offsets. A value whose write ended
+ * unknown (refused after the client's retries, or not answered in time) is only counted in
+ * `resent`: a client may send such a record again as a new write, with a new sequence number
+ * (kafkajs does, after a request timeout), which no broker can tell from a new message.
+ */
+export function duplicates(
+  offsets: OffsetMap,
+  writes: readonly WriteOp[],
+  bounds: CheckBounds,
+  resent: Set<string>,
+): Failure[] {
   if (!bounds.idempotent_writes) return [];
+  const unknown = new Set(writes.filter((w) => w.outcome === 'unknown').map((w) => w.value));
   const failures: Failure[] = [];
   for (const [partition, by_offset] of offsets.partitions()) {
     const where = new Map<string, ReadOp>();
     for (const [offset, reads] of [...by_offset].sort((a, b) => a[0] - b[0])) {
       const read = reads[0]!;
       const first = where.get(read.value);
-      if (first && first.offset !== offset) {
+      if (!first || first.offset === offset) {
+        where.set(read.value, read);
+        continue;
+      }
+      if (unknown.has(read.value)) resent.add(read.value);
+      else {
         failures.push({
           property: 'record stored twice',
           detail: `${read.value} at ${partition}@${first.offset} and @${offset}`,
           ops: [first, read],
         });
-      } else where.set(read.value, read);
+      }
     }
   }
   return failures;

@@ -62,6 +62,12 @@ test('planted faults: a lost write, a duplicate, an offset with two values, a re
   assert.deepEqual(broken(duplicate), ['record stored twice']);
   assert.deepEqual(check_history(duplicate, { ...DEFAULT_BOUNDS, idempotent_writes: false }).failures, []);
 
+  // A write that ended unknown may come back as a new one (a client resend): counted, not failed.
+  const resent = [...clean(), write('d', 3, { outcome: 'unknown', offset: undefined }), read('d', 3), read('d', 4)];
+  const resent_result = check_history(resent);
+  assert.deepEqual(resent_result.failures, []);
+  assert.equal(resent_result.counts.stored_twice_after_unknown_write, 1);
+
   const two_values = [...clean(), read('x', 1, 'c2')];
   assert.ok(broken(two_values).includes('one offset, two records'));
 

@@ -1,0 +1,134 @@
+// The fault suite's produce workload: kafkajs idempotent producers (acks=all) writing unique values
+// to a replicated topic while faults happen, every send recorded with its outcome; and at the end
+// the whole topic read back by a fresh consumer, every record recorded as a read.
+import { Kafka, logLevel, type Producer } from 'kafkajs';
+import type { HistoryOp, ReadOp, WriteOp } from './checker/history.ts';
+
+export const TOPIC = 'faults';
+export const PARTITIONS = 3;
+const KEYS = 8;
+/** A send not answered within this long is recorded as unknown (it may still be stored). */
+const SEND_TIMEOUT_MS = 10_000;
+
+process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
+
+export function lab_kafka(bootstrap: string[], client_id: string): Kafka {
+  return new Kafka({
+    clientId: client_id,
+    brokers: bootstrap,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 1000,
+    requestTimeout: 5000,
+    retry: { initialRetryTime: 100, maxRetryTime: 1000, retries: 10 },
+  });
+}
+
+export async function create_topic(kafka: Kafka): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({
+      topics: [
+        {
+          topic: TOPIC,
+          numPartitions: PARTITIONS,
+          replicationFactor: 3,
+          configEntries: [{ name: 'min.insync.replicas', value: '2' }],
+        },
+      ],
+      waitForLeaders: true,
+    });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Writes until `until()` is false, one send at a time, recording each in `history`. */
+export async function produce_loop(
+  kafka: Kafka,
+  process_name: string,
+  started_ms: number,
+  until: () => boolean,
+  history: HistoryOp[],
+): Promise<void> {
+  const producer: Producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  let n = 0;
+  try {
+    while (until()) {
+      const value = `${process_name}-${n}`;
+      const key = `k${n % KEYS}`;
+      n++;
+      const invoked_ms = Date.now() - started_ms;
+      const op: WriteOp = {
+        kind: 'write',
+        process: process_name,
+        topic: TOPIC,
+        partition: -1,
+        key,
+        value,
+        outcome: 'unknown',
+        invoked_ms,
+        completed_ms: 0,
+      };
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const sent = producer.send({ topic: TOPIC, acks: -1, messages: [{ key, value }] });
+        const timeout = new Promise<never>(
+          (_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), SEND_TIMEOUT_MS)),
+        );
+        const [meta] = await Promise.race([sent, timeout]);
+        op.outcome = 'ok';
+        op.partition = meta!.partition;
+        op.offset = Number(meta!.baseOffset);
+      } catch {
+        op.outcome = 'unknown'; // refused after retries or timed out: it may still have been stored
+      } finally {
+        clearTimeout(timer);
+        op.completed_ms = Date.now() - started_ms;
+        history.push(op);
+      }
+    }
+  } finally {
+    await producer.disconnect().catch(() => undefined);
+  }
+}
+
+/** Reads every partition of the topic from the start to its high watermark, as reads by `reader`. */
+export async function read_all(kafka: Kafka, reader: string, started_ms: number): Promise<ReadOp[]> {
+  const admin = kafka.admin();
+  await admin.connect();
+  const ends = await admin.fetchTopicOffsets(TOPIC);
+  await admin.disconnect();
+  const wanted = new Map(ends.map((e) => [e.partition, Number(e.high)]));
+  const reads: ReadOp[] = [];
+  const consumer = kafka.consumer({ groupId: `faults-check-${Date.now()}` });
+  await consumer.connect();
+  await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
+  const done = new Promise<void>((resolve) => {
+    const check = () => {
+      if ([...wanted.values()].every((high) => high === 0)) resolve();
+    };
+    check();
+    void consumer.run({
+      eachMessage: async ({ partition, message }) => {
+        const offset = Number(message.offset);
+        reads.push({
+          kind: 'read',
+          reader,
+          topic: TOPIC,
+          partition,
+          offset,
+          key: message.key?.toString() ?? null,
+          value: message.value!.toString(),
+          at_ms: Date.now() - started_ms,
+        });
+        if (offset + 1 >= (wanted.get(partition) ?? 0)) wanted.set(partition, 0);
+        check();
+      },
+    });
+  });
+  await done;
+  await consumer.disconnect();
+  return reads;
+}
