@@ -76,6 +76,35 @@ test('idempotent producers across restarts: duplicates get their first offset; g
   }
 });
 
+test('reused_sequence_with_other_records_is_refused: such a batch is not acknowledged as a duplicate', async () => {
+  // Found by the fault suite: kafkajs, after a request timeout, gave the sequence numbers of the
+  // timed-out send to the next one, which was then answered as a duplicate of the first, with
+  // its offset, and never stored.
+  const data_dir = temp_dir('reused-seq');
+  try {
+    const broker = await open_core({ data_dir, node_id: 1 });
+    await broker.topics.create('t', 1);
+    const pid = await broker.allocate_producer_id();
+    const batch = (value: string, timestamp_ms: number) =>
+      encode_record_batch([{ key: Buffer.from('k'), value: Buffer.from(value), timestamp_ms }], {
+        producer_id: pid,
+        producer_epoch: 0,
+        base_sequence: 0,
+      });
+    assert.equal((await broker.partitions.produce('t', 0, batch('first', 1000), -1)).base_offset, 0);
+    await assert.rejects(
+      broker.partitions.produce('t', 0, batch('second', 1000), -1),
+      (e: unknown) => e instanceof BrokerError && e.kind === 'out_of_order_sequence' && /reused/.test(e.message),
+    );
+    // A true retry, stamped anew, is still a duplicate.
+    assert.equal((await broker.partitions.produce('t', 0, batch('first', 2000), -1)).base_offset, 0);
+    assert.equal(broker.topic_index.local_log('t', 0)!.high_watermark, 1);
+    await broker.close();
+  } finally {
+    fs.rmSync(data_dir, { recursive: true, force: true });
+  }
+});
+
 test('producer ids are unique across restarts', async () => {
   const data_dir = temp_dir('pids');
   try {

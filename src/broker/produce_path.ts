@@ -28,6 +28,7 @@ import { DELAYED_TOPIC, DelayedDelivery, type DelayedSettings } from './delayed/
 import { delayed_records, may_carry_delay, type DelayedRecords } from './delayed/delay_headers.ts';
 import { overflow_limits, type OverflowGuard } from './overflow.ts';
 import { last_sequence_of, type BatchEntry } from './producer_state.ts';
+import { matches_stored } from './duplicate_check.ts';
 import type { ProducerStates } from './producer_states.ts';
 import type { TopicManager } from './topics.ts';
 
@@ -143,7 +144,7 @@ export class ProducePath {
       header.base_sequence,
       header.last_sequence,
     );
-    if (duplicate) return this.answer_duplicate(log, duplicate, local_ack);
+    if (duplicate) return this.answer_duplicate(log, duplicate, records, local_ack);
     const base_offset = log.next_offset;
     const appended = log.append(records, { checked: true, local_ack });
     if (log.next_offset === base_offset) return result_of(await appended); // refused before any offset was assigned
@@ -171,10 +172,22 @@ export class ProducePath {
    * append settled — and, under acks=all in a cluster, once the ISR holds it: the original may have
    * been written by an earlier leader, or by this broker in an earlier leadership.
    */
-  private async answer_duplicate(log: PartitionLog, duplicate: BatchEntry, local_ack: boolean): Promise<ProduceResult> {
+  private async answer_duplicate(
+    log: PartitionLog,
+    duplicate: BatchEntry,
+    records: Buffer,
+    local_ack: boolean,
+  ): Promise<ProduceResult> {
     await duplicate.settled.catch((error: unknown) => {
       if (!(error instanceof BrokerError)) throw error;
     });
+    if (!(await matches_stored(log, duplicate.base_offset, records))) {
+      throw new BrokerError(
+        'out_of_order_sequence',
+        `sequence ${duplicate.first_sequence}..${duplicate.last_sequence} was already written with other records ` +
+          `(offset ${duplicate.base_offset}): a sequence number was reused`,
+      );
+    }
     const answer = {
       base_offset: duplicate.base_offset,
       log_append_time_ms: -1,
