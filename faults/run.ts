@@ -11,6 +11,7 @@ import type { HistoryOp } from './checker/history.ts';
 import { LEASE_TTL_MS, LabCluster, etcd_missing } from './lab_cluster.ts';
 import { network_missing, sweep } from './net.ts';
 import { create_topic, lab_kafka, produce_loop, read_all } from './workload.ts';
+import { random_from } from '../bench/seeded_random.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const LAB = 100;
@@ -22,18 +23,6 @@ const FAULT_MS = { kill: 2000, pause: LEASE_TTL_MS + 1500, partition: 4000 } as 
 const GAP_MS = 1500;
 
 type Fault = keyof typeof FAULT_MS;
-
-/** A small seeded generator (mulberry32), so a seed reproduces the schedule. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -91,7 +80,7 @@ async function main(): Promise<number> {
     const writing = Array.from({ length: PRODUCERS }, (_, i) =>
       produce_loop(kafka, `p${i}`, started_ms, () => Date.now() < end_ms, history),
     );
-    const next = random(seed);
+    const next = random_from(seed);
     const kinds = Object.keys(FAULT_MS) as Fault[];
     while (Date.now() < end_ms) {
       await sleep(GAP_MS);

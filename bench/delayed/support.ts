@@ -105,17 +105,7 @@ export function number_in(value: Buffer | null): number {
   return at === 0 ? -1 : n;
 }
 
-/** A small seeded generator, so runs draw the same delays. */
-export function random_from(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { random_from } from '../seeded_random.ts';
 
 /** Brokers and directories to clean up whatever happens. */
 export const live_brokers = new Set<{ stop(): Promise<unknown>; kill(): Promise<unknown> }>();

@@ -1,0 +1,12 @@
+// A small seeded generator (mulberry32), so a seed reproduces a run's draws: the delayed-delivery
+// benchmark's delays, the fault suite's schedule.
+export function random_from(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
