@@ -4,7 +4,7 @@
 // paused (SIGSTOP) and resumed (SIGCONT); the lab cuts their network.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { NetworkLab } from './net.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -15,9 +15,26 @@ const ETCD_PORT = 2379;
 const READY_TIMEOUT_MS = 30_000;
 /** The brokers' lease: a pause longer than this costs the paused broker its leaderships. */
 export const LEASE_TTL_MS = 2000;
+/** Each broker's data directory is a tmpfs of this size, so one disk can be filled on its own. */
+const DISK_BYTES = 256 * 1024 * 1024;
+/** libfaketime, which the clock faults run the brokers under (Debian package faketime). */
+const FAKETIME_LIBRARY = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1'].find((f) => fs.existsSync(f));
+
+export function faketime_missing(): string | null {
+  return FAKETIME_LIBRARY ? null : 'libfaketime is not installed (Debian package faketime)';
+}
 
 export function etcd_missing(): string | null {
   return ETCD_BINARY ? null : 'etcd is not installed (Debian package etcd-server)';
+}
+
+/** Unmounts brokers' data disks a run that died left behind (their mount points end in disk/node<id>). */
+export function sweep_disks(): void {
+  for (const line of fs.readFileSync('/proc/mounts', 'utf8').split('\n')) {
+    const [source, mount_point] = line.split(' ');
+    if (source === 'tmpfs' && mount_point && /\/disk\/node\d+$/.test(mount_point))
+      execFileSync('umount', ['-l', mount_point]);
+  }
 }
 
 export interface LabBroker {
@@ -26,6 +43,10 @@ export interface LabBroker {
   address: string;
   child: ChildProcess | null;
   paused: boolean;
+  /** Its data directory: a tmpfs of its own. */
+  data_dir: string;
+  /** What libfaketime reads as the broker's wall clock offset ("+0", "-30", "+0 x1.5"). */
+  clock_file: string;
 }
 
 /** Waits until `child` printed `pattern` (in its log file), or fails. */
@@ -69,19 +90,25 @@ export class LabCluster {
     const lab = await NetworkLab.create(lab_number, names);
     const cluster = new LabCluster(lab, dir);
     try {
-      fs.mkdirSync(path.join(dir, 'data'), { recursive: true });
       fs.writeFileSync(
         path.join(dir, 'config.json'),
         JSON.stringify({ cluster: { leaseTtlMs: LEASE_TTL_MS, replicationFactor: Math.min(3, count) } }),
       );
       await cluster.start_etcd();
       for (let id = 1; id <= count; id++) {
+        const data_dir = path.join(dir, 'disk', `node${id}`);
+        fs.mkdirSync(data_dir, { recursive: true });
+        execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK_BYTES}`, 'tmpfs', data_dir]);
+        const clock_file = path.join(dir, `clock-b${id}`);
+        fs.writeFileSync(clock_file, '+0\n');
         cluster.brokers.set(id, {
           node_id: id,
           host: `b${id}`,
           address: lab.host(`b${id}`).address,
           child: null,
           paused: false,
+          data_dir,
+          clock_file,
         });
         await cluster.start_broker(id);
       }
@@ -115,11 +142,16 @@ export class LabCluster {
   /** Starts (or restarts, as itself) broker `node_id`. */
   async start_broker(node_id: number): Promise<void> {
     const broker = this.brokers.get(node_id)!;
+    if (broker.child && broker.child.exitCode === null) return; // two faults healed: already back
     const etcd = `http://${this.lab.host('etcd').address}:${ETCD_PORT}`;
-    const args = [SLUICE_BIN, 'start', '--data', path.join(this.dir, 'data', `node${node_id}`)];
+    const args = [SLUICE_BIN, 'start', '--data', broker.data_dir];
     args.push('--kafka', `${broker.address}:${KAFKA_PORT}`, '--http', 'off', '--log-level', 'info');
     args.push('--etcd', etcd, '--node-id', String(node_id), '--config', path.join(this.dir, 'config.json'));
-    const child = this.lab.spawn(broker.host, process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
+    const child = this.lab.spawn(broker.host, process.execPath, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ROOT,
+      env: { ...process.env, ...clock_environment(broker.clock_file) },
+    });
     broker.child = child;
     broker.paused = false;
     await ready(child, this.log(broker.host), /ready kafka=/, `broker ${node_id}`);
@@ -158,16 +190,44 @@ export class LabCluster {
     }
   }
 
-  async stop(): Promise<void> {
+  /** Every broker killed (resumed first), etcd left running. */
+  async stop_brokers(): Promise<void> {
     for (const broker of this.brokers.values()) {
       this.resume(broker.node_id);
       await this.kill(broker.node_id).catch(() => undefined);
     }
+  }
+
+  async stop(): Promise<void> {
+    await this.stop_brokers();
     if (this.etcd && this.etcd.exitCode === null) {
       const exited = new Promise((resolve) => this.etcd!.once('exit', resolve));
       this.etcd.kill('SIGKILL');
       await exited;
     }
     await this.lab.destroy();
+    // The data directories outlive the run in the results folder, for a look at what went wrong.
+    for (const broker of this.brokers.values()) {
+      const kept = path.join(this.dir, 'data', `node${broker.node_id}`);
+      fs.cpSync(broker.data_dir, kept, { recursive: true });
+      execFileSync('umount', [broker.data_dir]);
+    }
+    fs.rmSync(path.join(this.dir, 'disk'), { recursive: true, force: true });
   }
+}
+
+/**
+ * The broker's wall clock is what `clock_file` says, read again every second; its monotonic
+ * clock stays the machine's, as it does when NTP steps a real clock (drift is faked on the wall
+ * clock alone).
+ */
+function clock_environment(clock_file: string): Record<string, string> {
+  if (!FAKETIME_LIBRARY) return {};
+  return {
+    LD_PRELOAD: FAKETIME_LIBRARY,
+    FAKETIME_TIMESTAMP_FILE: clock_file,
+    FAKETIME_CACHE_DURATION: '1',
+    FAKETIME_DONT_FAKE_MONOTONIC: '1',
+    NO_FAKE_STAT: '1',
+  };
 }

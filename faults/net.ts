@@ -69,9 +69,10 @@ export async function sweep(): Promise<void> {
     const name = line.split(' ')[0];
     if (name?.startsWith(`${PREFIX}-`)) await ip('netns', 'del', name).catch(() => undefined);
   }
-  const links = await run('ip', ['-o', 'link', 'show', 'type', 'bridge']);
+  // Bridges, and veth ends whose namespace the kernel had not freed yet when it was deleted.
+  const links = await run('ip', ['-o', 'link', 'show']);
   for (const match of links.stdout.matchAll(/^\d+: ([^:@]+)/gm)) {
-    if (match[1]!.startsWith(`${PREFIX}br`)) await ip('link', 'del', match[1]!).catch(() => undefined);
+    if (match[1]!.startsWith(PREFIX)) await ip('link', 'del', match[1]!).catch(() => undefined);
   }
 }
 
@@ -136,13 +137,26 @@ export class NetworkLab {
    * to everyone): each host drops what it sends to the others' addresses.
    */
   async partition(groups: readonly (readonly string[])[]): Promise<void> {
-    const group_of = new Map<string, number>();
-    groups.forEach((group, g) => group.forEach((name) => group_of.set(name, g)));
-    for (const name of this.hosts.keys()) {
-      const g = group_of.get(name);
-      const others = g === undefined ? [] : [...group_of].filter(([, h]) => h !== g).map(([other]) => other);
-      await this.drop_to(name, others);
+    const pairs: [string, string][] = [];
+    groups.forEach((group, g) =>
+      groups.slice(g + 1).forEach((other) => group.forEach((a) => other.forEach((b) => pairs.push([a, b])))),
+    );
+    await this.cut(pairs);
+  }
+
+  /**
+   * Cuts exactly the links named (both ways) and restores every other one; unlike partition() the
+   * cut need not be transitive (a bridge: a and b cut apart, both still reaching c).
+   */
+  async cut(pairs: readonly (readonly [string, string])[]): Promise<void> {
+    const dropped = new Map<string, Set<string>>([...this.hosts.keys()].map((name) => [name, new Set<string>()]));
+    for (const [a, b] of pairs) {
+      this.host(a);
+      this.host(b);
+      dropped.get(a)!.add(b);
+      dropped.get(b)!.add(a);
     }
+    for (const [name, others] of dropped) await this.drop_to(name, [...others]);
   }
 
   /** Ends every partition and every delay. */
@@ -210,7 +224,11 @@ export class NetworkLab {
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
-    for (const host of this.hosts.values()) await ip('netns', 'del', host.namespace).catch(() => undefined);
+    for (const host of this.hosts.values()) {
+      // The veth pair first: a namespace lingers in the kernel while it still has sockets closing.
+      await ip('-n', host.namespace, 'link', 'del', host.device).catch(() => undefined);
+      await ip('netns', 'del', host.namespace).catch(() => undefined);
+    }
     await ip('link', 'del', this.bridge).catch(() => undefined);
   }
 }

@@ -1,65 +1,126 @@
-// `npm run faults -- --minutes N --seed S`: a 3-broker cluster in the network lab, idempotent
-// producers writing while a seeded schedule injects one fault after another (a broker killed and
-// restarted, paused past its lease, or cut off from the others and etcd), then everything healed,
-// the topic read back and the history checked. Broker logs, the history and the verdict are kept
-// in the results folder; the exit code is 1 when the checker finds a failure.
+// `npm run faults -- --minutes N --seed S [--faults a,b]`: a 3-broker cluster in the network lab,
+// idempotent producers writing while a seeded schedule injects one fault after another, sometimes
+// two of different kinds at once (faults/nemesis.ts), then everything healed, the topic read back
+// by a consumer and from every replica's files, and the history checked. Broker logs, the history
+// and the verdict are kept in the results folder; the exit code is 1 when the checker finds a
+// failure.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { check_history, describe_failures } from './checker/check.ts';
 import type { HistoryOp } from './checker/history.ts';
-import { LEASE_TTL_MS, LabCluster, etcd_missing } from './lab_cluster.ts';
+import { LEASE_TTL_MS, LabCluster, etcd_missing, faketime_missing, sweep_disks } from './lab_cluster.ts';
+import { type Injected, type Nemesis, type Random, nemeses } from './nemesis.ts';
 import { network_missing, sweep } from './net.ts';
-import { create_topic, lab_kafka, produce_loop, read_all } from './workload.ts';
+import { replica_history } from './replicas.ts';
+import { PARTITIONS, TOPIC, create_topic, lab_kafka, produce_loop, read_all } from './workload.ts';
 import { random_from } from '../bench/seeded_random.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const LAB = 100;
 const BROKERS = 3;
 const PRODUCERS = 3;
-/** A fault lasts this long (a pause: past the lease, so the broker loses its leaderships). */
-const FAULT_MS = { kill: 2000, pause: LEASE_TTL_MS + 1500, partition: 4000 } as const;
 /** Quiet time between faults. */
 const GAP_MS = 1500;
-
-type Fault = keyof typeof FAULT_MS;
+/** How often a fault comes with a second one of another kind at the same time. */
+const MIXED_SHARE = 0.3;
+const ISR_TIMEOUT_MS = 60_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** One fault on one broker, held for its time, then undone. */
-async function inject(cluster: LabCluster, fault: Fault, node_id: number, log: (line: string) => void): Promise<void> {
-  const host = `b${node_id}`;
-  log(`${fault} broker ${node_id}`);
-  if (fault === 'kill') {
-    await cluster.kill(node_id);
-    await sleep(FAULT_MS.kill);
-    await cluster.start_broker(node_id);
-  } else if (fault === 'pause') {
-    cluster.pause(node_id);
-    await sleep(FAULT_MS.pause);
-    cluster.resume(node_id);
-  } else {
-    const others = ['etcd', ...[...cluster.brokers.values()].map((b) => b.host).filter((h) => h !== host)];
-    await cluster.lab.partition([[host], others]);
-    await sleep(FAULT_MS.partition);
-    await cluster.lab.heal();
+/** A fault's family: two faults at once are always of different families. */
+const family = (nemesis: Nemesis) =>
+  ['isolate', 'split', 'bridge', 'etcd_cut'].includes(nemesis.name) ? 'network' : nemesis.name;
+
+/** One fault (sometimes two at once, seeded), held for its time, then undone. */
+async function inject(cluster: LabCluster, kinds: Nemesis[], next: Random, log: (line: string) => void) {
+  const first = kinds[Math.floor(next() * kinds.length)]!;
+  const others = kinds.filter((k) => family(k) !== family(first));
+  const chosen =
+    next() < MIXED_SHARE && others.length > 0 ? [first, others[Math.floor(next() * others.length)]!] : [first];
+  const injected: Injected[] = [];
+  try {
+    for (const nemesis of chosen) {
+      const fault = await nemesis.start(cluster, next);
+      injected.push(fault);
+      log(`${nemesis.name}: ${fault.what}`);
+    }
+    await sleep(Math.max(...chosen.map((n) => n.hold_ms)));
+  } finally {
+    // The network first: a broker restarted while cut off from etcd exits at once (as it should).
+    const order = chosen
+      .map((n, i) => [family(n) === 'network' ? 0 : 1, injected[i]] as const)
+      .sort((a, b) => a[0] - b[0]);
+    for (const [, fault] of order) await fault?.heal();
+    log(`healed ${chosen.map((n) => n.name).join(' + ')}`);
   }
-  log(`healed ${fault} of broker ${node_id}`);
+  return chosen.map((n) => n.name);
 }
 
-async function main(): Promise<number> {
+/** Waits until every partition of the topic has all brokers in its ISR again. */
+async function wait_for_full_isr(kafka: ReturnType<typeof lab_kafka>): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const deadline_ms = Date.now() + ISR_TIMEOUT_MS;
+    for (;;) {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [TOPIC] }).catch(() => ({ topics: [] }));
+      const partitions = topics[0]?.partitions ?? [];
+      if (partitions.length === PARTITIONS && partitions.every((p) => p.isr.length === BROKERS)) return;
+      if (Date.now() > deadline_ms) throw new Error(`ISR not whole after ${ISR_TIMEOUT_MS} ms`);
+      await sleep(500);
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+async function high_watermarks(kafka: ReturnType<typeof lab_kafka>): Promise<Map<number, number>> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return new Map((await admin.fetchTopicOffsets(TOPIC)).map((o) => [o.partition, Number(o.high)]));
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+function parse_options() {
   const { values } = parseArgs({
-    options: { minutes: { type: 'string', default: '1' }, seed: { type: 'string' }, out: { type: 'string' } },
+    options: {
+      minutes: { type: 'string', default: '1' },
+      seed: { type: 'string' },
+      out: { type: 'string' },
+      faults: { type: 'string' },
+    },
   });
   const minutes = Number(values.minutes);
   const seed = values.seed !== undefined ? Number(values.seed) : Math.floor(Math.random() * 2 ** 31);
+  const all = nemeses(LEASE_TTL_MS);
+  const names = values.faults?.split(',') ?? all.map((n) => n.name);
+  const kinds = names.map((name) => {
+    const found = all.find((n) => n.name === name);
+    if (!found) throw new Error(`unknown fault ${name}; known: ${all.map((n) => n.name).join(', ')}`);
+    return found;
+  });
   if (!(minutes > 0) || !Number.isInteger(seed))
-    throw new Error('usage: npm run faults -- [--minutes N] [--seed S] [--out DIR]');
-  const missing = (await network_missing()) ?? etcd_missing();
-  if (missing) throw new Error(`the fault suite cannot run here: ${missing}`);
-  const dir = path.resolve(
+    throw new Error('usage: npm run faults -- [--minutes N] [--seed S] [--faults a,b] [--out DIR]');
+  const out = path.resolve(
     values.out ?? path.join(ROOT, 'faults-results', new Date().toISOString().replace(/[:.]/g, '-')),
   );
+  return {
+    minutes,
+    seed,
+    kinds,
+    out,
+    replay: `npm run faults -- --minutes ${minutes}${values.faults ? ` --faults ${values.faults}` : ''}`,
+  };
+}
+
+async function main(): Promise<number> {
+  const { minutes, seed, kinds, out: dir, replay } = parse_options();
+  const missing = (await network_missing()) ?? etcd_missing() ?? faketime_missing();
+  if (missing) throw new Error(`the fault suite cannot run here: ${missing}`);
   fs.mkdirSync(dir, { recursive: true });
   const journal = fs.createWriteStream(path.join(dir, 'run.log'));
   const started_ms = Date.now();
@@ -68,8 +129,9 @@ async function main(): Promise<number> {
     journal.write(`${text}\n`);
     process.stderr.write(`${text}\n`);
   };
-  log(`seed ${seed}, ${minutes} min, results in ${dir}`);
+  log(`seed ${seed}, ${minutes} min, faults ${kinds.map((k) => k.name).join(',')}, results in ${dir}`);
   await sweep();
+  sweep_disks();
   const cluster = await LabCluster.start(LAB, BROKERS, dir);
   const history: HistoryOp[] = [];
   const faults: Record<string, number> = {};
@@ -81,24 +143,26 @@ async function main(): Promise<number> {
       produce_loop(kafka, `p${i}`, started_ms, () => Date.now() < end_ms, history),
     );
     const next = random_from(seed);
-    const kinds = Object.keys(FAULT_MS) as Fault[];
     while (Date.now() < end_ms) {
       await sleep(GAP_MS);
-      const fault = kinds[Math.floor(next() * kinds.length)]!;
-      const node_id = 1 + Math.floor(next() * BROKERS);
-      await inject(cluster, fault, node_id, log);
-      faults[fault] = (faults[fault] ?? 0) + 1;
+      for (const name of await inject(cluster, kinds, next, log)) faults[name] = (faults[name] ?? 0) + 1;
     }
     await Promise.all(writing);
     log('restoring the cluster, reading the topic back');
     await cluster.restore();
+    await wait_for_full_isr(kafka);
     history.push(...(await read_all(kafka, 'final-reader', started_ms)));
+    const ends = await high_watermarks(kafka);
+    await sleep(1000); // followers learn the last high watermark on their next fetch
+    await cluster.stop_brokers();
+    const dirs = new Map([...cluster.brokers.values()].map((b) => [b.node_id, b.data_dir]));
+    history.push(...replica_history(dirs, TOPIC, ends, Date.now() - started_ms));
   } finally {
     fs.writeFileSync(path.join(dir, 'history.jsonl'), history.map((op) => JSON.stringify(op)).join('\n') + '\n');
     await cluster.stop();
   }
   const result = check_history(history);
-  const verdict = describe_failures(result, seed, `npm run faults -- --minutes ${minutes}`);
+  const verdict = describe_failures(result, seed, replay);
   log(`faults injected: ${JSON.stringify(faults)}`);
   log(verdict);
   fs.writeFileSync(path.join(dir, 'verdict.json'), JSON.stringify({ seed, minutes, faults, ...result }, null, 1));

@@ -171,6 +171,12 @@ export class Broker implements Core, CoreInternals {
         this.producer_states.forget(log.name);
         if (this.storage.partition(log.name) === log) await this.storage.delete_partition(log.name);
       },
+      recovery_cuts: () =>
+        this.storage.partition_names().flatMap((name) => {
+          const cut = this.storage.partition(name)?.recovery_cut;
+          const dash = name.lastIndexOf('-');
+          return cut ? [{ topic: name.slice(0, dash), partition: Number(name.slice(dash + 1)), ...cut }] : [];
+        }),
     };
   }
 

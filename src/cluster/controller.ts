@@ -10,6 +10,7 @@ import type { Clock, Logger } from '../core/clock.ts';
 import type { EtcdStore } from './etcd_store.ts';
 import type { Membership } from './membership.ts';
 import type { ClusterView, PartitionState } from './model.ts';
+import { elect_eligible, min_insync_of, with_isr } from './eligible_replicas.ts';
 import { rethrow_invariant } from '../core/invariants.ts';
 
 export const UNCLEAN_ELECTION_CONFIG = 'unclean.leader.election.enable';
@@ -82,8 +83,9 @@ export class Controller {
     for (const [key, { value: state, mod_revision }] of view.partitions) {
       const slash = key.lastIndexOf('/');
       const topic = key.slice(0, slash);
-      const unclean = view.topics.get(topic)?.value.configs[UNCLEAN_ELECTION_CONFIG] === 'true';
-      const next = next_partition_state(state, live, unclean);
+      const configs = view.topics.get(topic)?.value.configs;
+      const unclean = configs?.[UNCLEAN_ELECTION_CONFIG] === 'true';
+      const next = next_partition_state(state, live, unclean, min_insync_of(configs));
       if (!next) continue;
       const written = await this.store.update_partition(
         topic,
@@ -170,15 +172,17 @@ export class Controller {
 
 /**
  * What the controller changes in one partition given the live brokers, or null for nothing. The
- * ISR never becomes empty: when its last member dies it stays listed, so the partition waits for
- * that replica (the only one certain to have every acknowledged record) instead of losing data.
+ * ISR does not become empty when its last member dies: it stays listed, and the partition waits for
+ * it (a replica certain to have every acknowledged record) unless an eligible replica (one that left
+ * the ISR below min.insync.replicas, src/cluster/eligible_replicas.ts) is live to lead instead.
  */
 export function next_partition_state(
   state: PartitionState,
   live: Set<number>,
   unclean: boolean,
+  min_isr = 1,
 ): PartitionState | null {
-  const elected = next_leadership(state, live, unclean);
+  const elected = next_leadership(state, live, unclean, min_isr);
   return finish_reassignment(elected ?? state, live) ?? elected;
 }
 
@@ -221,19 +225,29 @@ function finish_reassignment(state: PartitionState, live: Set<number>): Partitio
   return { ...rest, replicas: [...target], isr, leader, leader_epoch: state.leader_epoch + 1 };
 }
 
-function next_leadership(state: PartitionState, live: Set<number>, unclean: boolean): PartitionState | null {
+function next_leadership(
+  state: PartitionState,
+  live: Set<number>,
+  unclean: boolean,
+  min_isr: number,
+): PartitionState | null {
   const live_isr = state.isr.filter((id) => live.has(id));
   if (state.leader >= 0 && live.has(state.leader)) {
     if (live_isr.length === state.isr.length) return null;
-    return { ...state, isr: live_isr };
+    return with_isr(state, live_isr, min_isr);
   }
   const candidates = state.replicas.filter((id) => live_isr.includes(id));
   if (candidates.length > 0) {
-    return { ...state, leader: candidates[0]!, leader_epoch: state.leader_epoch + 1, isr: live_isr };
+    return { ...with_isr(state, live_isr, min_isr), leader: candidates[0]!, leader_epoch: state.leader_epoch + 1 };
   }
+  const eligible = elect_eligible(state, live, min_isr);
+  if (eligible) return eligible;
   if (unclean) {
     const any = state.replicas.find((id) => live.has(id));
-    if (any !== undefined) return { ...state, leader: any, leader_epoch: state.leader_epoch + 1, isr: [any] };
+    if (any !== undefined) {
+      const { elr: _dropped, ...rest } = state;
+      return { ...rest, leader: any, leader_epoch: state.leader_epoch + 1, isr: [any] };
+    }
   }
   if (state.leader === -1) return null;
   return { ...state, leader: -1, leader_epoch: state.leader_epoch + 1 };

@@ -18,6 +18,11 @@ export interface PartitionState {
   /** Raised by every leader change; fences a deposed leader's requests and writes. */
   leader_epoch: number;
   isr: number[];
+  /**
+   * Eligible replicas: out of the ISR, yet holding every acknowledged record, because they left it
+   * when it was below min.insync.replicas (src/cluster/eligible_replicas.ts). Absent when none.
+   */
+  elr?: number[];
   replicas: number[];
   /**
    * A reassignment in progress: the replica set wanted. Meanwhile `replicas` holds the old and the

@@ -52,4 +52,6 @@ export interface ReplicaHost {
   on_truncated(log: PartitionLog, end: number): void;
   /** Deletes a local replica this broker no longer holds. */
   drop_log(log: PartitionLog): Promise<void>;
+  /** The local logs that recovery cut short when the broker started (a torn, cut or corrupt tail). */
+  recovery_cuts(): { topic: string; partition: number; offset: number; why: string }[];
 }

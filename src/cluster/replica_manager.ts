@@ -6,6 +6,7 @@
 import type { PeerDialer } from './peer_dialer.ts';
 import type { PartitionLog } from '../storage/index.ts';
 import type { Clock, Logger } from '../core/clock.ts';
+import { with_isr } from './eligible_replicas.ts';
 import { BrokerError } from '../core/errors.ts';
 import type { EtcdStore } from './etcd_store.ts';
 import type { Membership } from './membership.ts';
@@ -384,7 +385,7 @@ export class ReplicaManager {
   private async write_isr(replica: Replica, isr: number[], why: string): Promise<void> {
     const leader = replica.leader!;
     leader.isr_change_pending = true;
-    const next: PartitionState = { ...replica.state, isr };
+    const next = with_isr(replica.state, isr, this.host.min_insync_replicas(replica.topic));
     let written = false;
     try {
       written =

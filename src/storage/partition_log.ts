@@ -156,6 +156,11 @@ export class PartitionLog implements FlushTarget {
     return this.files.active;
   }
 
+  /** Where recovery at open cut the log short (a torn, cut or corrupt tail): records may be lost. */
+  get recovery_cut(): { offset: number; why: string } | null {
+    return this.files.recovery_cut;
+  }
+
   /**
    * Validates the record batches in `records` (one or more, back to back), assigns their offsets,
    * stamps them in place and queues them for writing. Resolves when the durability policy holds.

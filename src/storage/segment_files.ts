@@ -14,6 +14,8 @@ import { find_offset_by_time, load_saved_indexes, read_segment, save_indexes, sc
 export class SegmentFiles {
   /** Never empty once loaded; the last one is the active segment (it takes appends). */
   readonly list: Segment[] = [];
+  /** Where recovery cut this log short (a torn, cut or corrupt tail), if it did. */
+  recovery_cut: { offset: number; why: string } | null = null;
 
   constructor(
     private readonly ctx: LogContext,
@@ -115,6 +117,7 @@ export class SegmentFiles {
         'truncating log tail that failed recovery checks',
       );
       await handles.with_handle(segment.log_path, (fd) => io.ftruncate(fd, stop.position));
+      this.recovery_cut = { offset: segment.end_offset, why: stop.why };
     }
     if (file_exists) await handles.with_handle(segment.log_path, (fd) => io.fdatasync(fd));
     return stop !== null;

@@ -14,6 +14,7 @@ if (missing && process.env.CI === 'true') throw new Error(`the network lab canno
 /** Lab number of this test file: its own names and addresses. */
 const LAB = 201;
 const PORT = 7700;
+const SERVER = `require('net').createServer((s) => s.end()).listen(${PORT}, '0.0.0.0', () => console.log('listening'))`;
 
 /** Connects from host `from` to `address`:PORT with a time limit; 'ok', or the error code. */
 function connect(
@@ -41,7 +42,7 @@ function connect(
 }
 
 test(
-  'network lab: hosts talk by address; a partition cuts them apart; heal and delay work; nothing is left',
+  'network lab: hosts talk by address; partitions and bridges cut them apart; heal and delay work; nothing is left',
   {
     skip: missing ?? false,
     timeout: 60_000,
@@ -49,14 +50,7 @@ test(
   async (t) => {
     await sweep();
     const lab = await NetworkLab.create(LAB, ['a', 'b', 'c']);
-    const server = lab.spawn(
-      'b',
-      process.execPath,
-      ['-e', `require('net').createServer((s) => s.end()).listen(${PORT}, '0.0.0.0', () => console.log('listening'))`],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
+    const server = lab.spawn('b', process.execPath, ['-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise<void>((resolve) => server.stdout!.once('data', () => resolve()));
       const b = lab.host('b').address;
@@ -73,6 +67,20 @@ test(
 
       await lab.heal();
       assert.equal((await connect(lab, 'a', b, 2000)).result, 'ok', 'healed');
+
+      // A bridge: a and b cut apart, both still reaching c (c's server answers on the same port).
+      const c = lab.host('c').address;
+      const c_server = lab.spawn('c', process.execPath, ['-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise<void>((resolve) => c_server.stdout!.once('data', () => resolve()));
+      try {
+        await lab.cut([['a', 'b']]);
+        assert.equal((await connect(lab, 'a', b, 1000)).result, 'timeout', 'a cannot reach b across the cut');
+        assert.equal((await connect(lab, 'a', c, 2000)).result, 'ok', 'a still reaches c, the bridge');
+        assert.equal((await connect(lab, 'c', b, 2000)).result, 'ok', 'and c reaches b');
+        await lab.heal();
+      } finally {
+        c_server.kill();
+      }
 
       const no_netem = await netem_missing();
       if (no_netem) t.diagnostic(`delay and loss not checked: ${no_netem}`);
