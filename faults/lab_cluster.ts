@@ -15,6 +15,8 @@ const ETCD_PORT = 2379;
 const READY_TIMEOUT_MS = 30_000;
 /** The brokers' lease: a pause longer than this costs the paused broker its leaderships. */
 export const LEASE_TTL_MS = 2000;
+/** Leadership goes back to preferred replicas this often: more leader changes to test. */
+const REBALANCE_INTERVAL_MS = 5000;
 /** Each broker's data directory is a tmpfs of this size, so one disk can be filled on its own. */
 const DISK_BYTES = 256 * 1024 * 1024;
 /** libfaketime, which the clock faults run the brokers under (Debian package faketime). */
@@ -92,7 +94,13 @@ export class LabCluster {
     try {
       fs.writeFileSync(
         path.join(dir, 'config.json'),
-        JSON.stringify({ cluster: { leaseTtlMs: LEASE_TTL_MS, replicationFactor: Math.min(3, count) } }),
+        JSON.stringify({
+          cluster: {
+            leaseTtlMs: LEASE_TTL_MS,
+            replicationFactor: Math.min(3, count),
+            leaderRebalanceIntervalMs: REBALANCE_INTERVAL_MS,
+          },
+        }),
       );
       await cluster.start_etcd();
       for (let id = 1; id <= count; id++) {

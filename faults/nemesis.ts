@@ -10,6 +10,8 @@ import { TOPIC } from './workload.ts';
 export interface Injected {
   /** What was done, for the run's log. */
   what: string;
+  /** For network faults: the links cut (host names, both ways). */
+  links?: (readonly [string, string])[];
   heal(): Promise<void>;
 }
 
@@ -55,7 +57,14 @@ const pause = (lease_ttl_ms: number): Nemesis => ({
 
 // ------------------------------------------------------------------------------ network
 
-const heal_network = (cluster: LabCluster) => () => cluster.lab.heal();
+/** Every link between two groups. */
+const across = (a: readonly string[], b: readonly string[]) => a.flatMap((x) => b.map((y) => [x, y] as const));
+
+/** Cuts `links` (the lab drops their packets both ways) until healed. */
+async function cut(cluster: LabCluster, what: string, links: (readonly [string, string])[]): Promise<Injected> {
+  await cluster.lab.cut(links);
+  return { what, links, heal: () => cluster.lab.heal() };
+}
 
 /** One broker cut off from the other brokers and etcd. */
 const isolate: Nemesis = {
@@ -63,9 +72,7 @@ const isolate: Nemesis = {
   hold_ms: 4000,
   async start(cluster, next) {
     const host = pick(hosts(cluster), next);
-    const others = ['etcd', ...hosts(cluster).filter((h) => h !== host)];
-    await cluster.lab.partition([[host], others]);
-    return { what: `isolate ${host}`, heal: heal_network(cluster) };
+    return cut(cluster, `isolate ${host}`, across([host], ['etcd', ...hosts(cluster).filter((h) => h !== host)]));
   },
 };
 
@@ -75,9 +82,8 @@ const split: Nemesis = {
   hold_ms: 4000,
   async start(cluster, next) {
     const [minority, ...majority] = shuffled(hosts(cluster), next);
-    const groups = next() < 0.5 ? [[minority!, 'etcd'], majority] : [[minority!], [...majority, 'etcd']];
-    await cluster.lab.partition(groups);
-    return { what: `split ${groups.map((g) => g.join('+')).join(' | ')}`, heal: heal_network(cluster) };
+    const [a, b] = next() < 0.5 ? [[minority!, 'etcd'], majority] : [[minority!], [...majority, 'etcd']];
+    return cut(cluster, `split ${a!.join('+')} | ${b!.join('+')}`, across(a!, b!));
   },
 };
 
@@ -87,8 +93,7 @@ const bridge: Nemesis = {
   hold_ms: 4000,
   async start(cluster, next) {
     const [a, b, via] = shuffled(hosts(cluster), next);
-    await cluster.lab.cut([[a!, b!]]);
-    return { what: `bridge ${a} | ${b} through ${via}`, heal: heal_network(cluster) };
+    return cut(cluster, `bridge ${a} | ${b} through ${via}`, [[a!, b!]]);
   },
 };
 
@@ -97,9 +102,8 @@ const etcd_cut: Nemesis = {
   name: 'etcd_cut',
   hold_ms: 4000,
   async start(cluster, next) {
-    const cut = shuffled(hosts(cluster), next).slice(0, next() < 0.5 ? 1 : 2);
-    await cluster.lab.cut(cut.map((host) => [host, 'etcd'] as const));
-    return { what: `etcd cut from ${cut.join(', ')}`, heal: heal_network(cluster) };
+    const chosen = shuffled(hosts(cluster), next).slice(0, next() < 0.5 ? 1 : 2);
+    return cut(cluster, `etcd cut from ${chosen.join(', ')}`, across(chosen, ['etcd']));
   },
 };
 
@@ -231,7 +235,7 @@ export function truncate_tail(data_dir: string, next: Random): string {
 
 /**
  * What a power cut takes when the page cache had not reached the disk: the newest segment of
- * every partition on the node loses up to 64 KiB of its tail. Sluice acknowledges only fsynced
+ * every partition on the node loses 1 byte to 64 KiB of its tail. Sluice acknowledges only fsynced
  * writes, so this is more than a real cut could take; the cluster still holds other copies.
  */
 export function lose_unflushed(data_dir: string, next: Random): string {
@@ -240,7 +244,7 @@ export function lose_unflushed(data_dir: string, next: Random): string {
     const file = files.at(-1);
     if (!file) continue;
     const bytes = fs.statSync(file).size;
-    const kept = Math.max(0, bytes - Math.floor(next() * 64 * 1024));
+    const kept = Math.max(0, bytes - 1 - Math.floor(next() * 64 * 1024));
     fs.truncateSync(file, kept);
     cuts.push(`${path.basename(path.dirname(file))} −${bytes - kept}`);
   }

@@ -13,7 +13,15 @@ import { LEASE_TTL_MS, LabCluster, etcd_missing, faketime_missing, sweep_disks }
 import { type Injected, type Nemesis, type Random, nemeses } from './nemesis.ts';
 import { network_missing, sweep } from './net.ts';
 import { replica_history } from './replicas.ts';
-import { PARTITIONS, TOPIC, create_topic, lab_kafka, produce_loop, read_all } from './workload.ts';
+import {
+  TOPIC,
+  create_topic,
+  high_watermarks,
+  lab_kafka,
+  produce_loop,
+  read_all,
+  wait_for_full_isr,
+} from './workload.ts';
 import { random_from } from '../bench/seeded_random.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -24,7 +32,6 @@ const PRODUCERS = 3;
 const GAP_MS = 1500;
 /** How often a fault comes with a second one of another kind at the same time. */
 const MIXED_SHARE = 0.3;
-const ISR_TIMEOUT_MS = 60_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -55,34 +62,6 @@ async function inject(cluster: LabCluster, kinds: Nemesis[], next: Random, log: 
     log(`healed ${chosen.map((n) => n.name).join(' + ')}`);
   }
   return chosen.map((n) => n.name);
-}
-
-/** Waits until every partition of the topic has all brokers in its ISR again. */
-async function wait_for_full_isr(kafka: ReturnType<typeof lab_kafka>): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const deadline_ms = Date.now() + ISR_TIMEOUT_MS;
-    for (;;) {
-      const { topics } = await admin.fetchTopicMetadata({ topics: [TOPIC] }).catch(() => ({ topics: [] }));
-      const partitions = topics[0]?.partitions ?? [];
-      if (partitions.length === PARTITIONS && partitions.every((p) => p.isr.length === BROKERS)) return;
-      if (Date.now() > deadline_ms) throw new Error(`ISR not whole after ${ISR_TIMEOUT_MS} ms`);
-      await sleep(500);
-    }
-  } finally {
-    await admin.disconnect();
-  }
-}
-
-async function high_watermarks(kafka: ReturnType<typeof lab_kafka>): Promise<Map<number, number>> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    return new Map((await admin.fetchTopicOffsets(TOPIC)).map((o) => [o.partition, Number(o.high)]));
-  } finally {
-    await admin.disconnect();
-  }
 }
 
 function parse_options() {
@@ -150,7 +129,7 @@ async function main(): Promise<number> {
     await Promise.all(writing);
     log('restoring the cluster, reading the topic back');
     await cluster.restore();
-    await wait_for_full_isr(kafka);
+    await wait_for_full_isr(kafka, BROKERS);
     history.push(...(await read_all(kafka, 'final-reader', started_ms)));
     const ends = await high_watermarks(kafka);
     await sleep(1000); // followers learn the last high watermark on their next fetch

@@ -9,6 +9,9 @@ export const PARTITIONS = 3;
 const KEYS = 8;
 /** A send not answered within this long is recorded as unknown (it may still be stored). */
 const SEND_TIMEOUT_MS = 10_000;
+const ISR_TIMEOUT_MS = 60_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
@@ -131,4 +134,33 @@ export async function read_all(kafka: Kafka, reader: string, started_ms: number)
   await done;
   await consumer.disconnect();
   return reads;
+}
+
+/** Waits until every partition of the topic has all brokers in its ISR again. */
+export async function wait_for_full_isr(kafka: Kafka, brokers: number): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const deadline_ms = Date.now() + ISR_TIMEOUT_MS;
+    for (;;) {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [TOPIC] }).catch(() => ({ topics: [] }));
+      const partitions = topics[0]?.partitions ?? [];
+      if (partitions.length === PARTITIONS && partitions.every((p) => p.isr.length === brokers)) return;
+      if (Date.now() > deadline_ms) throw new Error(`ISR not whole after ${ISR_TIMEOUT_MS} ms`);
+      await sleep(500);
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Each partition's high watermark. */
+export async function high_watermarks(kafka: Kafka): Promise<Map<number, number>> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return new Map((await admin.fetchTopicOffsets(TOPIC)).map((o) => [o.partition, Number(o.high)]));
+  } finally {
+    await admin.disconnect();
+  }
 }

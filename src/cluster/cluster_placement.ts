@@ -4,7 +4,7 @@
 // The controller, once elected here, also creates the broker's internal topics as soon as enough
 // brokers are live to replicate them.
 import path from 'node:path';
-import type { Clock, Logger } from '../core/clock.ts';
+import { MONOTONIC_CLOCK, type Clock, type Logger } from '../core/clock.ts';
 import { BrokerError } from '../core/errors.ts';
 import { new_uuid } from '../core/metadata_store.ts';
 import type { PartitionReader } from '../core/partition_reader.ts';
@@ -69,7 +69,8 @@ export class ClusterPlacement implements Placement {
       registration,
       this.cluster_host(),
       parts.logger,
-      parts.clock,
+      // Leases, lags and deadlines are durations: a wall clock stepped back must not stretch a lease.
+      MONOTONIC_CLOCK,
     );
   }
 

@@ -5,6 +5,12 @@ export interface Clock {
 
 export const SYSTEM_CLOCK: Clock = { now_ms: () => Date.now() };
 
+/**
+ * Milliseconds that only move forward at the machine's pace, whatever the wall clock does (NTP
+ * steps, a clock set by hand): what leases and timeouts are measured with.
+ */
+export const MONOTONIC_CLOCK: Clock = { now_ms: () => performance.now() };
+
 export class ManualClock implements Clock {
   constructor(public current_ms: number = 1_700_000_000_000) {}
   now_ms(): number {

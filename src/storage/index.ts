@@ -18,6 +18,6 @@ export * from './errors.ts';
 export type { FileIO, Fd, FileStat, OpenMode } from './file_io.ts';
 export { NodeFileIO } from './node_file_io.ts';
 export { SimFileIO, SimulatedCrash, type SimFault } from './sim_file_io.ts';
-export { ManualClock, SYSTEM_CLOCK, SILENT_LOGGER, type Clock, type Logger } from './clock.ts';
+export { ManualClock, MONOTONIC_CLOCK, SYSTEM_CLOCK, SILENT_LOGGER, type Clock, type Logger } from './clock.ts';
 export { check_batch, type BatchCheckLimits } from './batch.ts';
 export { read_whole_file, replace_file_atomically } from './file_util.ts';

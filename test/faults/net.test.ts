@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { NetworkLab, netem_missing, network_missing, sweep } from '../../faults/net.ts';
+import { connect_from } from '../support/lab_probe.ts';
 
 const missing = await network_missing();
 if (missing && process.env.CI === 'true') throw new Error(`the network lab cannot run under CI: ${missing}`);
@@ -15,31 +16,6 @@ if (missing && process.env.CI === 'true') throw new Error(`the network lab canno
 const LAB = 201;
 const PORT = 7700;
 const SERVER = `require('net').createServer((s) => s.end()).listen(${PORT}, '0.0.0.0', () => console.log('listening'))`;
-
-/** Connects from host `from` to `address`:PORT with a time limit; 'ok', or the error code. */
-function connect(
-  lab: NetworkLab,
-  from: string,
-  address: string,
-  timeout_ms: number,
-): Promise<{ result: string; ms: number }> {
-  const script =
-    `const s = require('net').connect(${PORT}, '${address}');` +
-    `const t = Date.now(); s.setTimeout(${timeout_ms});` +
-    `s.on('connect', () => { console.log('ok ' + (Date.now() - t)); process.exit(0); });` +
-    `s.on('timeout', () => { console.log('timeout ' + (Date.now() - t)); process.exit(0); });` +
-    `s.on('error', (e) => { console.log(e.code + ' ' + (Date.now() - t)); process.exit(0); });`;
-  return new Promise((resolve, reject) => {
-    const child = lab.spawn(from, process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.on('error', reject);
-    child.on('exit', () => {
-      const [result, ms] = out.trim().split(' ');
-      resolve({ result: result ?? 'no output', ms: Number(ms) });
-    });
-  });
-}
 
 test(
   'network lab: hosts talk by address; partitions and bridges cut them apart; heal and delay work; nothing is left',
@@ -54,19 +30,23 @@ test(
     try {
       await new Promise<void>((resolve) => server.stdout!.once('data', () => resolve()));
       const b = lab.host('b').address;
-      assert.equal((await connect(lab, 'a', b, 2000)).result, 'ok');
+      assert.equal((await connect_from(lab, 'a', b, PORT, 2000)).result, 'ok');
       assert.equal(
-        (await connect(lab, 'a', '127.0.0.1', 500)).result,
+        (await connect_from(lab, 'a', '127.0.0.1', PORT, 500)).result,
         'ECONNREFUSED',
         "b's server is not on a's loopback",
       );
 
       await lab.partition([['a'], ['b', 'c']]);
-      assert.equal((await connect(lab, 'a', b, 1000)).result, 'timeout', 'a cannot reach b across the partition');
-      assert.equal((await connect(lab, 'c', b, 2000)).result, 'ok', "c, on b's side, still can");
+      assert.equal(
+        (await connect_from(lab, 'a', b, PORT, 1000)).result,
+        'timeout',
+        'a cannot reach b across the partition',
+      );
+      assert.equal((await connect_from(lab, 'c', b, PORT, 2000)).result, 'ok', "c, on b's side, still can");
 
       await lab.heal();
-      assert.equal((await connect(lab, 'a', b, 2000)).result, 'ok', 'healed');
+      assert.equal((await connect_from(lab, 'a', b, PORT, 2000)).result, 'ok', 'healed');
 
       // A bridge: a and b cut apart, both still reaching c (c's server answers on the same port).
       const c = lab.host('c').address;
@@ -74,9 +54,13 @@ test(
       await new Promise<void>((resolve) => c_server.stdout!.once('data', () => resolve()));
       try {
         await lab.cut([['a', 'b']]);
-        assert.equal((await connect(lab, 'a', b, 1000)).result, 'timeout', 'a cannot reach b across the cut');
-        assert.equal((await connect(lab, 'a', c, 2000)).result, 'ok', 'a still reaches c, the bridge');
-        assert.equal((await connect(lab, 'c', b, 2000)).result, 'ok', 'and c reaches b');
+        assert.equal(
+          (await connect_from(lab, 'a', b, PORT, 1000)).result,
+          'timeout',
+          'a cannot reach b across the cut',
+        );
+        assert.equal((await connect_from(lab, 'a', c, PORT, 2000)).result, 'ok', 'a still reaches c, the bridge');
+        assert.equal((await connect_from(lab, 'c', b, PORT, 2000)).result, 'ok', 'and c reaches b');
         await lab.heal();
       } finally {
         c_server.kill();
@@ -86,7 +70,7 @@ test(
       if (no_netem) t.diagnostic(`delay and loss not checked: ${no_netem}`);
       else {
         await lab.shape('a', 300);
-        const delayed = await connect(lab, 'a', b, 3000);
+        const delayed = await connect_from(lab, 'a', b, PORT, 3000);
         assert.equal(delayed.result, 'ok');
         assert.ok(delayed.ms >= 250, `connect took ${delayed.ms} ms with 300 ms of delay on a`);
       }
