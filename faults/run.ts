@@ -12,6 +12,7 @@ import type { HistoryOp } from './checker/history.ts';
 import { LEASE_TTL_MS, LabCluster, etcd_missing, faketime_missing, sweep_disks } from './lab_cluster.ts';
 import { type Injected, type Nemesis, type Random, nemeses } from './nemesis.ts';
 import { network_missing, sweep } from './net.ts';
+import { group_member } from './group_workload.ts';
 import { replica_history } from './replicas.ts';
 import {
   TOPIC,
@@ -28,6 +29,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const LAB = 100;
 const BROKERS = 3;
 const PRODUCERS = 3;
+const GROUP_MEMBERS = 2;
 /** Quiet time between faults. */
 const GAP_MS = 1500;
 /** How often a fault comes with a second one of another kind at the same time. */
@@ -121,12 +123,16 @@ async function main(): Promise<number> {
     const writing = Array.from({ length: PRODUCERS }, (_, i) =>
       produce_loop(kafka, `p${i}`, started_ms, () => Date.now() < end_ms, history),
     );
+    const lifetimes = random_from(seed + 1);
+    const consuming = Array.from({ length: GROUP_MEMBERS }, (_, i) =>
+      group_member(kafka, `member-${i}`, started_ms, () => Date.now() < end_ms, lifetimes, history),
+    );
     const next = random_from(seed);
     while (Date.now() < end_ms) {
       await sleep(GAP_MS);
       for (const name of await inject(cluster, kinds, next, log)) faults[name] = (faults[name] ?? 0) + 1;
     }
-    await Promise.all(writing);
+    await Promise.all([...writing, ...consuming]);
     log('restoring the cluster, reading the topic back');
     await cluster.restore();
     await wait_for_full_isr(kafka, BROKERS);

@@ -126,6 +126,18 @@ export class EtcdStore {
     return text === null ? null : (JSON.parse(text) as BrokerRegistration);
   }
 
+  /** A broker's registration and the lease it is held by, or null when it is not registered. */
+  async broker_lease(node_id: number): Promise<{ registration: BrokerRegistration; lease_id: string } | null> {
+    const kv = (await this.ns.get(`brokers/${node_id}`).exec()).kvs[0];
+    if (!kv) return null;
+    return { registration: JSON.parse(kv.value.toString('utf8')) as BrokerRegistration, lease_id: kv.lease };
+  }
+
+  /** Ends a lease now: etcd deletes the keys it holds. */
+  async revoke_lease(lease_id: string): Promise<void> {
+    await this.client.leaseClient.leaseRevoke({ ID: lease_id });
+  }
+
   /** Becomes controller when there is none; returns the controller epoch, or null. */
   async campaign(node_id: number, lease_id: string): Promise<string | null> {
     const result = await this.ns

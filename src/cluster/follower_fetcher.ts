@@ -41,6 +41,8 @@ export class FollowerFetcher {
     private readonly logger: Logger,
     private readonly request_refresh: () => void,
     private readonly dial: PeerDialer,
+    /** The leader's port refused a connection: it may have died (src/cluster/dead_peers.ts). */
+    private readonly on_refused: (leader_id: number) => void,
   ) {}
 
   set_address(address: BrokerRegistration | null): void {
@@ -80,6 +82,7 @@ export class FollowerFetcher {
           if (!this.closed)
             this.logger.info({ leader: this.leader_id, error: String(error) }, 'replica fetch failed; retrying');
           this.drop_connection();
+          if ((error as NodeJS.ErrnoException).code === 'ECONNREFUSED') this.on_refused(this.leader_id);
           await sleep(RETRY_BACKOFF_MS);
         }
       }

@@ -6,6 +6,7 @@
 import type { PeerDialer } from './peer_dialer.ts';
 import type { PartitionLog } from '../storage/index.ts';
 import type { Clock, Logger } from '../core/clock.ts';
+import { DeadPeers } from './dead_peers.ts';
 import { with_isr } from './eligible_replicas.ts';
 import { BrokerError } from '../core/errors.ts';
 import type { EtcdStore } from './etcd_store.ts';
@@ -23,6 +24,7 @@ export class ReplicaManager {
   private isr_timer: NodeJS.Timeout | null = null;
   /** Requests waiting for this broker to take up a partition's leadership (see when_leading). */
   private readonly leading_waiters = new Map<string, Set<() => void>>();
+  private readonly dead_peers: DeadPeers;
 
   constructor(
     readonly node_id: number,
@@ -35,6 +37,7 @@ export class ReplicaManager {
     private readonly dial: PeerDialer,
     private readonly clock: Clock,
   ) {
+    this.dead_peers = new DeadPeers(node_id, store, logger, () => clock.now_ms());
     this.isr_timer = setInterval(
       () => this.shrink_isrs(),
       Math.max(100, Math.floor(settings.replica_lag_time_max_ms / 4)),
@@ -240,6 +243,7 @@ export class ReplicaManager {
         this.logger,
         () => this.request_refresh(),
         this.dial,
+        (peer) => this.dead_peers.suspect(peer),
       );
       fetcher.set_address(this.view?.brokers.get(leader_id) ?? null);
       this.fetchers.set(leader_id, fetcher);

@@ -99,13 +99,32 @@ async function led_by(node_id: number): Promise<number> {
 const log_of = (host: string) => fs.readFileSync(path.join(dir, `${host}.log`), 'utf8');
 const port_of = (host: string) => (host === 'etcd' ? ETCD_PORT : KAFKA_PORT);
 
-test('kill: the broker is gone (its port refuses) until healed', { skip: missing ?? false }, async () => {
-  const fault = await nemesis('kill').start(cluster, first);
-  const address = cluster.brokers.get(1)!.address;
-  assert.equal((await connect_from(cluster.lab, 'b2', address, KAFKA_PORT, 2000)).result, 'ECONNREFUSED');
-  await fault.heal();
-  assert.equal((await connect_from(cluster.lab, 'b2', address, KAFKA_PORT, 2000)).result, 'ok');
-});
+test(
+  'kill: the broker is gone (its port refuses) until healed; its partitions fail over before its lease ends',
+  { skip: missing ?? false, timeout: 60_000 },
+  async () => {
+    await wait_for_full_isr(kafka, 3);
+    const led = await led_by(1);
+    const killed_ms = Date.now();
+    const fault = await nemesis('kill').start(cluster, first);
+    const address = cluster.brokers.get(1)!.address;
+    assert.equal((await connect_from(cluster.lab, 'b2', address, KAFKA_PORT, 2000)).result, 'ECONNREFUSED');
+    const admin = kafka.admin();
+    await admin.connect();
+    let leader = 1;
+    while (leader === 1 && Date.now() - killed_ms < 10_000) {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [TOPIC] }).catch(() => ({ topics: [] }));
+      leader = topics[0]?.partitions.find((p) => p.partitionId === led)?.leader ?? 1;
+      if (leader === 1) await sleep(50);
+    }
+    await admin.disconnect();
+    const failover_ms = Date.now() - killed_ms;
+    // A follower's refused fetch gets the dead broker's lease revoked (src/cluster/dead_peers.ts).
+    assert.ok(failover_ms < LEASE_TTL_MS, `a new leader after ${failover_ms} ms; the lease is ${LEASE_TTL_MS} ms`);
+    await fault.heal();
+    assert.equal((await connect_from(cluster.lab, 'b2', address, KAFKA_PORT, 2000)).result, 'ok');
+  },
+);
 
 test('pause: the broker process is stopped until healed', { skip: missing ?? false }, async () => {
   const fault = await nemesis('pause').start(cluster, first);

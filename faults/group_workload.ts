@@ -1,0 +1,68 @@
+// The fault suite's consumer-group workload: kafkajs consumers in one group read the topic while
+// faults happen, committing offsets as they go; each member leaves and joins again now and then
+// (a rebalance each time, as deployments do), after a seeded lifetime. Every record a member is
+// handed is recorded as a read (so no offset may show two records to any reader), and every
+// commit the broker acknowledged as a commit (so no committed offset may go back).
+import type { Kafka } from 'kafkajs';
+import type { HistoryOp } from './checker/history.ts';
+import { TOPIC } from './workload.ts';
+
+export const GROUP = 'faults-group';
+/** A member stays between these many milliseconds before it leaves and joins again. */
+const LIFETIME_MS = { min: 10_000, max: 30_000 } as const;
+const AUTO_COMMIT_INTERVAL_MS = 500;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One member of the group, joining again after each lifetime until `until()` is false. */
+export async function group_member(
+  kafka: Kafka,
+  member: string,
+  started_ms: number,
+  until: () => boolean,
+  next: () => number,
+  history: HistoryOp[],
+): Promise<void> {
+  const at = () => Date.now() - started_ms;
+  while (until()) {
+    const consumer = kafka.consumer({ groupId: GROUP, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+    consumer.on(consumer.events.COMMIT_OFFSETS, ({ payload }) => {
+      for (const topic of payload.topics)
+        for (const { partition, offset } of topic.partitions)
+          history.push({
+            kind: 'commit',
+            group: GROUP,
+            topic: topic.topic,
+            partition,
+            offset: Number(offset),
+            at_ms: at(),
+          });
+    });
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
+      await consumer.run({
+        autoCommitInterval: AUTO_COMMIT_INTERVAL_MS,
+        eachMessage: async ({ partition, message }) => {
+          history.push({
+            kind: 'read',
+            reader: member,
+            topic: TOPIC,
+            partition,
+            offset: Number(message.offset),
+            key: message.key?.toString() ?? null,
+            value: message.value?.toString() ?? '',
+            at_ms: at(),
+          });
+        },
+      });
+      const lifetime_ms = LIFETIME_MS.min + next() * (LIFETIME_MS.max - LIFETIME_MS.min);
+      for (const end_ms = Date.now() + lifetime_ms; Date.now() < end_ms && until();) await sleep(200);
+    } catch {
+      // a member that could not join (the coordinator moving) tries again after a pause
+      await sleep(1000);
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
+    }
+  }
+}
