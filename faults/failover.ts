@@ -121,9 +121,8 @@ async function main(): Promise<void> {
           async () => load.acks.find((t) => t > killed_ms) ?? null,
         );
         gaps_ms.push(Math.round(resumed_ms - killed_ms));
-        process.stderr.write(
-          `kill ${kill + 1}/${kills}: broker ${leader}, writes resumed after ${gaps_ms.at(-1)} ms (killed at ${killed_at})\n`,
-        );
+        const resumed = `writes resumed after ${gaps_ms.at(-1)} ms (killed at ${killed_at})`;
+        process.stderr.write(`kill ${kill + 1}/${kills}: broker ${leader}, ${resumed}\n`);
         await cluster.start_broker(leader);
       }
     } finally {
@@ -141,9 +140,8 @@ async function main(): Promise<void> {
     gaps_ms,
   };
   fs.writeFileSync(path.join(dir, 'failover.json'), JSON.stringify(summary, null, 1));
-  process.stdout.write(
-    `failover over ${summary.kills} kills: p50 ${summary.p50_ms} ms, p99 ${summary.p99_ms} ms, max ${summary.max_ms} ms (${dir})\n`,
-  );
+  const { kills: count, p50_ms, p99_ms, max_ms } = summary;
+  process.stdout.write(`failover over ${count} kills: p50 ${p50_ms} ms, p99 ${p99_ms} ms, max ${max_ms} ms (${dir})\n`);
 }
 
 main().then(
