@@ -13,6 +13,7 @@ import { LEASE_TTL_MS, LabCluster, etcd_missing, faketime_missing, sweep_disks }
 import { type Injected, type Nemesis, type Random, nemeses } from './nemesis.ts';
 import { network_missing, sweep } from './net.ts';
 import { group_member } from './group_workload.ts';
+import { queue_members } from './queue_workload.ts';
 import { replica_history } from './replicas.ts';
 import {
   TOPIC,
@@ -123,6 +124,7 @@ async function main(): Promise<number> {
     const writing = Array.from({ length: PRODUCERS }, (_, i) =>
       produce_loop(kafka, `p${i}`, started_ms, () => Date.now() < end_ms, history),
     );
+    const queue = queue_members(cluster.bootstrap, started_ms, history);
     const lifetimes = random_from(seed + 1);
     const consuming = Array.from({ length: GROUP_MEMBERS }, (_, i) =>
       group_member(kafka, `member-${i}`, started_ms, () => Date.now() < end_ms, lifetimes, history),
@@ -136,6 +138,8 @@ async function main(): Promise<number> {
     log('restoring the cluster, reading the topic back');
     await cluster.restore();
     await wait_for_full_isr(kafka, BROKERS);
+    const unaccepted = await queue.drain();
+    if (unaccepted > 0) log(`queue: ${unaccepted} acknowledged writes never accepted`);
     history.push(...(await read_all(kafka, 'final-reader', started_ms)));
     const ends = await high_watermarks(kafka);
     await sleep(1000); // followers learn the last high watermark on their next fetch

@@ -27,6 +27,7 @@ const FAMILIES: Record<string, 'counter' | 'gauge' | 'histogram'> = {
   sluice_delayed_pending: 'gauge',
   sluice_fsync_duration_seconds: 'histogram',
   sluice_connections: 'gauge',
+  sluice_partitions_cut_at_recovery: 'gauge',
   nodejs_eventloop_lag_seconds: 'gauge',
   process_resident_memory_bytes: 'gauge',
 };
@@ -239,6 +240,32 @@ test('two brokers in one process keep separate metrics', async () => {
     assert.equal(value(families, 'sluice_connections'), 0);
   } finally {
     await other.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a log whose tail recovery cut at start is counted', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-metrics-cut-'));
+  const options = { data_dir: dir, kafka: { host: '127.0.0.1', port: 0 }, http: { host: '127.0.0.1', port: 0 } };
+  let broker = await start_broker(options);
+  try {
+    const client = new Kafka({
+      brokers: [`127.0.0.1:${broker.kafka_address.port}`],
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 10, initialRetryTime: 100 },
+    });
+    const writer = client.producer();
+    await writer.connect();
+    await writer.send({ topic: 'cut', messages: [{ value: 'kept' }] });
+    await writer.disconnect();
+    await broker.close();
+    // A torn write's leftovers after the last whole batch.
+    fs.appendFileSync(path.join(dir, 'cut-0', '00000000000000000000.log'), Buffer.alloc(30, 7));
+    broker = await start_broker(options);
+    const families = await parse(`http://127.0.0.1:${broker.http_address!.port}/metrics`);
+    assert.equal(value(families, 'sluice_partitions_cut_at_recovery'), 1);
+  } finally {
+    await broker.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });

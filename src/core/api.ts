@@ -123,6 +123,8 @@ export interface PartitionsApi {
   local_state(topic: string, partition: number): LocalPartitionState | null;
   /** Local partitions taken offline by a failed write or fsync. */
   offline(): string[];
+  /** Local partitions whose tail recovery cut at start (torn, cut short or corrupt on disk). */
+  cut_at_recovery(): string[];
   allocate_producer_id(): Promise<number>;
 }
 

@@ -55,6 +55,8 @@ export function partitions_api(broker: CoreInternals): PartitionsApi {
         if (broker.storage.partition(name)?.is_offline) offline.push(name);
       return offline;
     },
+    cut_at_recovery: () =>
+      broker.storage.partition_names().filter((name) => broker.storage.partition(name)?.recovery_cut),
     allocate_producer_id: () => broker.allocate_producer_id(),
   };
 }

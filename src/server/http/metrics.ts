@@ -147,6 +147,14 @@ function broker_metrics({ registers, core }: MetricContext, connections: () => n
     },
   });
   new Gauge({
+    name: 'sluice_partitions_cut_at_recovery',
+    help: 'Local logs whose tail recovery cut at start (torn, cut short or corrupt); each left its ISR to catch up',
+    registers,
+    collect() {
+      this.set(core.partitions.cut_at_recovery().length);
+    },
+  });
+  new Gauge({
     name: 'sluice_partitions_offline',
     help: 'Partitions taken offline by a failed write or fsync',
     registers,
