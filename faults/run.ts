@@ -12,6 +12,7 @@ import type { HistoryOp } from './checker/history.ts';
 import { LEASE_TTL_MS, LabCluster, etcd_missing, faketime_missing, sweep_disks } from './lab_cluster.ts';
 import { type Injected, type Nemesis, type Random, nemeses } from './nemesis.ts';
 import { network_missing, sweep } from './net.ts';
+import { Sluice } from '../src/sdk/index.ts';
 import { group_member } from './group_workload.ts';
 import { queue_members } from './queue_workload.ts';
 import { replica_history } from './replicas.ts';
@@ -115,6 +116,9 @@ async function main(): Promise<number> {
   await sweep();
   sweep_disks();
   const cluster = await LabCluster.start(LAB, BROKERS, dir);
+  // Interrupted (Ctrl-C, a timeout): the namespaces, mounts and processes go all the same.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => void cluster.stop().finally(() => process.exit(130)));
   const history: HistoryOp[] = [];
   const faults: Record<string, number> = {};
   try {
@@ -125,9 +129,10 @@ async function main(): Promise<number> {
       produce_loop(kafka, `p${i}`, started_ms, () => Date.now() < end_ms, history),
     );
     const queue = queue_members(cluster.bootstrap, started_ms, history);
+    const sdk = new Sluice({ brokers: cluster.bootstrap, clientId: 'faults-group' });
     const lifetimes = random_from(seed + 1);
     const consuming = Array.from({ length: GROUP_MEMBERS }, (_, i) =>
-      group_member(kafka, `member-${i}`, started_ms, () => Date.now() < end_ms, lifetimes, history),
+      group_member(sdk, `member-${i}`, started_ms, () => Date.now() < end_ms, lifetimes, history),
     );
     const next = random_from(seed);
     while (Date.now() < end_ms) {

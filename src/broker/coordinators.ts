@@ -5,6 +5,7 @@
 // not_coordinator (or not_leader_or_follower for delayed delivery), which clients act on.
 import type { Clock, Logger } from '../core/clock.ts';
 import { BrokerError } from '../core/errors.ts';
+import { rethrow_invariant } from '../core/invariants.ts';
 import type { PartitionReader } from '../core/partition_reader.ts';
 import type { ReplicaRole } from '../core/placement.ts';
 import type { GroupConfigs } from '../core/types.ts';
@@ -45,6 +46,9 @@ interface Hosts {
 type Kind = keyof Hosts;
 
 /** Which coordinator follows which internal partition (partition 0 of each). */
+/** Wait before starting a coordinator again after its load failed. */
+const ACTIVATE_RETRY_MS = 1000;
+
 const COORDINATED: Record<string, Kind> = {
   [OFFSETS_TOPIC]: 'group',
   [SHARE_STATE_TOPIC]: 'share',
@@ -66,15 +70,28 @@ export class Coordinators {
     return role === 'leader' ? this.activate(kind, log) : this.deactivate(kind);
   }
 
+  /**
+   * Starts a coordinator on the log it now leads. Loading may fail (a full disk refuses the state
+   * it writes on taking over): the broker stays up and tries again while it still leads the log.
+   */
   private async activate(kind: Kind, log: PartitionLog): Promise<void> {
     const generation = ++this.generation[kind];
+    const current = () => generation === this.generation[kind] && !this.closed;
     await this.deactivate(kind, generation);
-    const host = await this.build(kind, log);
-    if (generation !== this.generation[kind] || this.closed) {
-      await close_host(host);
-      return;
+    for (;;) {
+      try {
+        const host = await this.build(kind, log);
+        if (current()) this.install(kind, host);
+        else await close_host(host);
+        return;
+      } catch (error) {
+        rethrow_invariant(error);
+        if (!current()) return;
+        this.deps.logger.warn({ kind, error: String(error) }, 'coordinator could not start here; trying again');
+        await new Promise((resolve) => setTimeout(resolve, ACTIVATE_RETRY_MS));
+        if (!current()) return;
+      }
     }
-    this.install(kind, host);
   }
 
   private async build(kind: Kind, log: PartitionLog): Promise<NonNullable<Hosts[Kind]>> {

@@ -2,7 +2,7 @@
 // become, and its replicas. The view of the cluster is re-read from etcd after every change (a
 // watch) and at a steady interval, and applied in order: topics to the broker core, then replica
 // roles, then the controller's round.
-import { disown } from './eligible_replicas.ts';
+import { disown_replica } from './disown_replica.ts';
 import { peer_dialer } from './peer_dialer.ts';
 import type { SaslOptions } from '../protocol/sasl/client_login.ts';
 import type { PartitionLog } from '../storage/index.ts';
@@ -141,7 +141,9 @@ export class ClusterNode {
       leader_rebalance_interval_ms: options.leader_rebalance_interval_ms ?? defaults.leader_rebalance_interval_ms,
       inter_broker_sasl: options.inter_broker_sasl ?? null,
     };
-    await disown_cut_replicas(store, registration.node_id, host.recovery_cuts(), logger);
+    // Logs recovery cut short may miss acknowledged records: they follow until caught up.
+    for (const { topic, partition, ...cut } of host.recovery_cuts())
+      await disown_replica(store, registration.node_id, topic, partition, logger, { recovery_cut: cut });
     const membership = new Membership(store, registration, resolved.lease_ttl_ms, logger, clock);
     await membership.join();
     const replicas = { ...REPLICA_SETTINGS_DEFAULT, ...options.replicas };
@@ -381,39 +383,4 @@ function hash_start(name: string, brokers: number): number {
 /** A new partition's state: led by its first replica, every replica in sync. */
 function new_partition_state(replicas: number[]): PartitionState {
   return { leader: replicas[0]!, leader_epoch: 0, isr: [...replicas], replicas: [...replicas] };
-}
-
-/** CAS conflicts tolerated per partition before the broker gives up starting. */
-const DISOWN_ATTEMPTS_MAX = 20;
-
-/**
- * Before this broker registers, the replicas whose logs recovery cut short leave the ISR (and
- * their leadership), so a replica that holds every acknowledged record leads and these catch up
- * by fetching (src/cluster/eligible_replicas.ts, disown).
- */
-async function disown_cut_replicas(
-  store: EtcdStore,
-  node_id: number,
-  cuts: readonly { topic: string; partition: number; offset: number; why: string }[],
-  logger: Logger,
-): Promise<void> {
-  for (const cut of cuts) {
-    for (let attempt = 0; ; attempt++) {
-      if (attempt === DISOWN_ATTEMPTS_MAX) throw new Error(`could not update ${cut.topic}/${cut.partition} in etcd`);
-      const entry = (await store.read_view()).partitions.get(partition_key(cut.topic, cut.partition));
-      const next = entry ? disown(entry.value, node_id) : null;
-      if (!entry || !next) {
-        if (entry?.value.isr.includes(node_id))
-          logger.warn({ ...cut }, 'log cut short at recovery; no other replica can lead');
-        break;
-      }
-      if (await store.update_partition(cut.topic, cut.partition, next, entry.mod_revision)) {
-        logger.warn(
-          { ...cut, isr: next.isr, elr: next.elr ?? [], leader: next.leader },
-          'log cut short at recovery: left the ISR until it has caught up from the leader',
-        );
-        break;
-      }
-    }
-  }
 }

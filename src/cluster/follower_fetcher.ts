@@ -210,6 +210,10 @@ export class FollowerFetcher {
   private async truncate(connection: Connection, replica: Replica): Promise<void> {
     await replica.truncating; // one begun under an earlier leader
     const { log } = replica;
+    if (replica.refetch_from !== null && replica.role === 'follower') {
+      await this.cut(replica, replica.refetch_from); // a corrupt batch: fetched again from the leader
+      replica.refetch_from = null;
+    }
     const fetch_epoch = replica.epoch;
     const current = () => replica.role === 'follower' && replica.epoch === fetch_epoch;
     const epoch = log.epochs.latest_epoch;

@@ -25,6 +25,8 @@ export interface Replica {
    * epoch is assigned at, and no append lands past, an end that is about to move.
    */
   truncating: Promise<void> | null;
+  /** A read met a corrupt batch at this offset: the copy is cut there and fetched again. */
+  refetch_from: number | null;
 }
 
 export interface ReplicaSettings {

@@ -7,6 +7,7 @@ import type { PeerDialer } from './peer_dialer.ts';
 import type { PartitionLog } from '../storage/index.ts';
 import type { Clock, Logger } from '../core/clock.ts';
 import { DeadPeers } from './dead_peers.ts';
+import { disown_replica } from './disown_replica.ts';
 import { with_isr } from './eligible_replicas.ts';
 import { BrokerError } from '../core/errors.ts';
 import type { EtcdStore } from './etcd_store.ts';
@@ -127,13 +128,23 @@ export class ReplicaManager {
           leader: null,
           needs_truncation: false,
           truncating: null,
+          refetch_from: null,
         };
+        log.on_corrupt = (offset) => this.repair(replica!, offset);
         this.replicas.set(name, replica);
       }
       replica.state = state;
       replica.mod_revision = mod_revision;
       if (replica.leader) replica.leader.isr_change_pending = false;
-      await this.apply_role(replica);
+      // One replica that cannot take up its role (a full disk refusing its leader epoch) does not
+      // hold up the others; it tries again on the next view.
+      await this.apply_role(replica).catch((error: unknown) => {
+        rethrow_invariant(error);
+        this.logger.warn(
+          { partition: replica!.name, error: String(error) },
+          'could not take up the role; trying again',
+        );
+      });
     }
     for (const replica of [...this.replicas.values()]) {
       if (seen.has(replica.name)) continue;
@@ -163,6 +174,26 @@ export class ReplicaManager {
     } else if (replica.role !== 'none') {
       this.step_down(replica);
     }
+  }
+
+  /**
+   * A read of the local copy met a corrupt batch at `offset`: the broker gives up its place in the
+   * ISR (and its leadership) in etcd, and once it follows a replica that leads, its fetcher cuts
+   * the copy there and fetches the rest again. With no other replica to lead, it keeps leading and
+   * the batch stays unreadable rather than lost, until a leader change makes it a follower.
+   */
+  private repair(replica: Replica, offset: number): void {
+    if (replica.refetch_from !== null) return; // under way
+    replica.refetch_from = offset;
+    void disown_replica(this.store, this.node_id, replica.topic, replica.partition, this.logger, { corrupt_at: offset })
+      .then(() => {
+        replica.needs_truncation = true;
+        this.request_refresh();
+      })
+      .catch((error: unknown) => {
+        replica.refetch_from = null;
+        this.logger.warn({ partition: replica.name, error: String(error) }, 'could not give up a damaged copy');
+      });
   }
 
   /** The lease was lost: lead nothing, follow nothing, until registered again. */

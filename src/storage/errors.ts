@@ -66,7 +66,9 @@ export class MessageTooLargeError extends StorageError {
 export class CorruptDataError extends StorageError {
   readonly partition: string;
   readonly position: number;
-  constructor(partition: string, segment_base_offset: number, position: number, detail: string) {
+  /** The first offset not known good: the corrupt batch's, or the end of the last whole one before it. */
+  readonly offset: number;
+  constructor(partition: string, segment_base_offset: number, position: number, offset: number, detail: string) {
     super(
       'corrupt_data',
       `corrupt data in ${partition} segment ${segment_base_offset} at byte ${position}: ${detail}`,
@@ -74,6 +76,7 @@ export class CorruptDataError extends StorageError {
     );
     this.partition = partition;
     this.position = position;
+    this.offset = offset;
   }
 }
 

@@ -83,10 +83,7 @@ export class PartitionLog implements FlushTarget {
   leader_epoch = 0;
   /** First offset of each leader epoch in this log (replication compares these after failover). */
   readonly epochs: LeaderEpochCache;
-  /**
-   * Set by replication on a leader: an append resolves only once this resolves too (the in-sync
-   * replicas have the batch). Appends with `local_ack` skip it.
-   */
+  /** Set by replication on a leader: appends (but `local_ack` ones) resolve once this does too. */
   ack_gate: ((result: AppendResult) => Promise<AppendResult>) | null = null;
   private replica_only_ = false;
 
@@ -154,6 +151,11 @@ export class PartitionLog implements FlushTarget {
 
   get active(): Segment {
     return this.files.active;
+  }
+
+  /** Told where a read met corrupt data (replication refetches from there); the read still fails. */
+  set on_corrupt(listener: ((offset: number) => void) | null) {
+    this.files.on_corrupt = listener;
   }
 
   /** Where recovery at open cut the log short (a torn, cut or corrupt tail): records may be lost. */
@@ -516,10 +518,7 @@ export class PartitionLog implements FlushTarget {
     };
   }
 
-  /**
-   * The first offset whose record timestamp is >= `timestamp_ms`, below the high watermark; null
-   * when no such record exists. Exact for uncompressed batches, batch-granular for compressed ones.
-   */
+  /** The first offset below the high watermark with a timestamp >= `timestamp_ms` (batch-granular if compressed). */
   async offset_for_timestamp(timestamp_ms: number): Promise<{ offset: number; timestamp_ms: number } | null> {
     if (this.state === 'offline') throw new PartitionOfflineError(this.name, this.offline_reason);
     const offset = await this.files.offset_for_timestamp(timestamp_ms, this.log_start_offset, this.high_watermark);

@@ -5,7 +5,7 @@
 // holds the files.
 import path from 'node:path';
 import type { LogContext } from './log_context.ts';
-import { assert, os_error_code, rethrow_assertion } from './errors.ts';
+import { CorruptDataError, assert, os_error_code, rethrow_assertion } from './errors.ts';
 import { write_all } from './file_util.ts';
 import type { Fd } from './file_io.ts';
 import { Segment } from './segment.ts';
@@ -16,6 +16,8 @@ export class SegmentFiles {
   readonly list: Segment[] = [];
   /** Where recovery cut this log short (a torn, cut or corrupt tail), if it did. */
   recovery_cut: { offset: number; why: string } | null = null;
+  /** Told the offset where a read met corrupt data. */
+  on_corrupt: ((offset: number) => void) | null = null;
 
   constructor(
     private readonly ctx: LogContext,
@@ -160,6 +162,9 @@ export class SegmentFiles {
         offset_limit: limit,
         verify_crc: this.ctx.storage.verify_reads,
         partition: this.name,
+      }).catch((error: unknown) => {
+        if (error instanceof CorruptDataError) this.on_corrupt?.(error.offset);
+        throw error;
       });
       if (batches.length > 0 || segment.end_offset >= limit) return batches;
     }

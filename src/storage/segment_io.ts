@@ -156,6 +156,8 @@ export async function read_segment(
   assert(index !== null, () => `reading segment ${segment.base_offset} without its index`);
   const entry = index.floor(offset - segment.base_offset);
   let position = entry < 0 ? 0 : index.position_at(entry);
+  // Where the batch at `position` starts: what a repair truncates to when it is not readable.
+  let boundary_offset = segment.base_offset + (entry < 0 ? 0 : index.relative_offset_at(entry));
   const end = segment.size_bytes;
   const out: Buffer[] = [];
   let bytes = 0;
@@ -164,7 +166,7 @@ export async function read_segment(
     Math.max(READ_CHUNK_BYTES_MIN, limits.bytes_max + index_interval_bytes),
   );
   const corrupt = (at: number, detail: string) =>
-    new CorruptDataError(limits.partition, segment.base_offset, at, detail);
+    new CorruptDataError(limits.partition, segment.base_offset, at, boundary_offset, detail);
   await handles.with_handle(segment.log_path, async (fd) => {
     while (position < end) {
       const chunk = await read_at(io, fd, Math.min(chunk_bytes, end - position), position);
@@ -178,6 +180,7 @@ export async function read_segment(
         const last_offset = base_offset + batch_last_offset_delta(chunk, at);
         if (last_offset < offset) {
           at += size;
+          boundary_offset = last_offset + 1;
           continue;
         }
         if (last_offset >= limits.offset_limit) return;
@@ -186,6 +189,7 @@ export async function read_segment(
         out.push(chunk.subarray(at, at + size));
         bytes += size;
         at += size;
+        boundary_offset = last_offset + 1;
       }
       if (at === 0) {
         if (chunk.length < BATCH_LOG_OVERHEAD_BYTES) throw corrupt(position, 'file ends inside a batch header');

@@ -18,6 +18,7 @@ import { TOPIC, create_topic, lab_kafka, wait_for_full_isr } from '../../faults/
 import { Connection } from '../../src/protocol/kafka/client_connection.ts';
 import { PRODUCE } from '../../src/protocol/kafka/messages/00_produce.ts';
 import { encode_record_batch } from '../../src/protocol/record_batch.ts';
+import { Sluice } from '../../src/sdk/index.ts';
 import { connect_from } from '../support/lab_probe.ts';
 
 const missing = (await network_missing()) ?? etcd_missing() ?? faketime_missing();
@@ -210,6 +211,39 @@ test(
       if (code !== 0) await sleep(250);
     }
     assert.equal(code, 0, 'writes resume once space is back');
+  },
+);
+
+test(
+  'full disk on the only live broker: it stays up, retrying the roles and coordinators it cannot take up yet',
+  { skip: missing ?? false, timeout: 90_000 },
+  async () => {
+    await wait_for_full_isr(kafka, 3);
+    // Share-group state to load on taking over: a queue consumer accepts a few records.
+    const sluice = new Sluice({ brokers: cluster.bootstrap, clientId: 'nemesis-queue' });
+    const queue = sluice.queueConsumer({ groupId: 'nemesis-queue' });
+    await queue.subscribe({ topics: [TOPIC] });
+    let accepted = 0;
+    await queue.run({ eachMessage: async () => void accepted++ });
+    while (accepted < 5) await sleep(100);
+    await queue.disconnect();
+
+    const b1 = cluster.brokers.get(1)!;
+    const log_before = log_of('b1').length;
+    const fault = await nemesis('full_disk').start(cluster, first);
+    try {
+      // Broker 1 alone, its disk full: it must take over every partition and coordinator.
+      await cluster.kill(2);
+      await cluster.kill(3);
+      await sleep(LEASE_TTL_MS + 5000);
+      assert.equal(b1.child?.exitCode, null, 'broker 1 stopped on a full disk');
+      assert.match(log_of('b1').slice(log_before), /coordinator could not start here|could not take up the role/);
+    } finally {
+      await fault.heal();
+      await cluster.start_broker(2);
+      await cluster.start_broker(3);
+    }
+    await wait_for_full_isr(kafka, 3);
   },
 );
 
