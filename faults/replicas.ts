@@ -57,7 +57,7 @@ export function replica_history(
   const ops: (ReadOp | ReplicaEndOp)[] = [];
   for (const [node_id, data_dir] of data_dirs) {
     for (const [partition, high_watermark] of high_watermarks) {
-      ops.push(...replica_records(data_dir, node_id, topic, partition, at_ms));
+      for (const op of replica_records(data_dir, node_id, topic, partition, at_ms)) ops.push(op);
       ops.push({ kind: 'replica_end', node_id, topic, partition, high_watermark });
     }
   }

@@ -145,12 +145,12 @@ async function main(): Promise<number> {
     await wait_for_full_isr(kafka, BROKERS);
     const unaccepted = await queue.drain();
     if (unaccepted > 0) log(`queue: ${unaccepted} acknowledged writes never accepted`);
-    history.push(...(await read_all(kafka, 'final-reader', started_ms)));
+    for (const op of await read_all(kafka, 'final-reader', started_ms)) history.push(op); // too many to spread
     const ends = await high_watermarks(kafka);
     await sleep(1000); // followers learn the last high watermark on their next fetch
     await cluster.stop_brokers();
     const dirs = new Map([...cluster.brokers.values()].map((b) => [b.node_id, b.data_dir]));
-    history.push(...replica_history(dirs, TOPIC, ends, Date.now() - started_ms));
+    for (const op of replica_history(dirs, TOPIC, ends, Date.now() - started_ms)) history.push(op);
   } finally {
     fs.writeFileSync(path.join(dir, 'history.jsonl'), history.map((op) => JSON.stringify(op)).join('\n') + '\n');
     await cluster.stop();
