@@ -5,6 +5,7 @@
 // and the gap is the time from the kill to the first acknowledgement after it. The killed broker
 // is restarted and the ISR made whole before the next kill. Prints p50, p99 and max, and writes
 // every gap to failover.json in the results folder.
+import { setTimeout as sleep } from 'node:timers/promises';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -18,8 +19,6 @@ const LAB = 101;
 const TOPIC = 'failover';
 const RESUME_TIMEOUT_MS = 30_000;
 const ISR_TIMEOUT_MS = 60_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function partition_zero(kafka: Kafka): Promise<{ leader: number; isr: number[] }> {
   const admin = kafka.admin();

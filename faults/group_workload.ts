@@ -7,6 +7,7 @@
 // Not kafkajs 2.2.4 here: a consumer of it disconnected while its fetchers were being recreated
 // for a changed broker list (both routine under faults) leaves fetchers looping on an empty
 // fetch without ever yielding, which starved the harness's event loop and stopped the run.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Sluice } from '../src/sdk/index.ts';
 import type { HistoryOp } from './checker/history.ts';
 import { TOPIC } from './workload.ts';
@@ -15,8 +16,6 @@ export const GROUP = 'faults-group';
 /** A member stays between these many milliseconds before it leaves and joins again. */
 const LIFETIME_MS = { min: 10_000, max: 30_000 } as const;
 const AUTO_COMMIT_INTERVAL_MS = 500;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What the SDK's COMMIT_OFFSETS event carries: the OffsetCommit the broker acknowledged. */
 interface CommitPayload {

@@ -3,6 +3,7 @@
 // acceptance is recorded, so the checker holds the run to at-least-once delivery of every
 // acknowledged write and to the delivery limit. At the end the members run until every
 // acknowledged write was accepted (or a time limit), then leave.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Sluice } from '../src/sdk/index.ts';
 import type { AcceptOp, HistoryOp } from './checker/history.ts';
 import { TOPIC } from './workload.ts';
@@ -12,8 +13,6 @@ const MEMBERS = 2;
 const CONCURRENCY = 4;
 /** How long the members may take, after the faults, to accept what is left. */
 const DRAIN_TIMEOUT_MS = 120_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function queue_members(bootstrap: string[], started_ms: number, history: HistoryOp[]) {
   const accepted = new Set<string>();

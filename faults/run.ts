@@ -4,6 +4,7 @@
 // by a consumer and from every replica's files, and the history checked. Broker logs, the history
 // and the verdict are kept in the results folder; the exit code is 1 when the checker finds a
 // failure.
+import { setTimeout as sleep } from 'node:timers/promises';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -36,8 +37,6 @@ const GROUP_MEMBERS = 2;
 const GAP_MS = 1500;
 /** How often a fault comes with a second one of another kind at the same time. */
 const MIXED_SHARE = 0.3;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A fault's family: two faults at once are always of different families. */
 const family = (nemesis: Nemesis) =>

@@ -1,6 +1,7 @@
 // The fault suite's produce workload: kafkajs idempotent producers (acks=all) writing unique values
 // to a replicated topic while faults happen, every send recorded with its outcome; and at the end
 // the whole topic read back by a fresh consumer, every record recorded as a read.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import type { HistoryOp, ReadOp, WriteOp } from './checker/history.ts';
 
@@ -10,8 +11,6 @@ const KEYS = 8;
 /** A send not answered within this long is recorded as unknown (it may still be stored). */
 const SEND_TIMEOUT_MS = 10_000;
 const ISR_TIMEOUT_MS = 60_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 

@@ -92,6 +92,7 @@ export async function send_produce(
   topic: string,
   values: string[],
   acks: number,
+  partition = 0,
 ): Promise<{ error_code: number; base_offset: number }> {
   const records = encode_record_batch(
     values.map((value) => ({ key: null, value: Buffer.from(value), timestamp_ms: Date.now() })),
@@ -100,7 +101,7 @@ export async function send_produce(
     transactional_id: null,
     acks,
     timeout_ms: 30_000,
-    topic_data: [{ name: topic, partition_data: [{ index: 0, records }] }],
+    topic_data: [{ name: topic, partition_data: [{ index: partition, records }] }],
   })) as { responses: Array<{ partition_responses: Array<{ error_code: number; base_offset: number }> }> };
   return response.responses[0]!.partition_responses[0]!;
 }

@@ -4,6 +4,7 @@
 // freed, and corrupt, cut or lost tails are really in the files, noticed by recovery and repaired
 // by fetching. One lab cluster (3 brokers and etcd in network namespaces) for the whole file.
 // Needs root, iproute2, nftables, etcd and libfaketime; a failure under CI when one is missing.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -16,10 +17,9 @@ import { type Nemesis, batches_in, nemeses, segment_files } from '../../faults/n
 import { network_missing, sweep } from '../../faults/net.ts';
 import { TOPIC, create_topic, lab_kafka, wait_for_full_isr } from '../../faults/workload.ts';
 import { Connection } from '../../src/protocol/kafka/client_connection.ts';
-import { PRODUCE } from '../../src/protocol/kafka/messages/00_produce.ts';
-import { encode_record_batch } from '../../src/protocol/record_batch.ts';
 import { Sluice } from '../../src/sdk/index.ts';
 import { connect_from } from '../support/lab_probe.ts';
+import { send_produce } from '../cluster/cluster_support.ts';
 
 const missing = (await network_missing()) ?? etcd_missing() ?? faketime_missing();
 if (missing && process.env.CI === 'true') throw new Error(`the fault suite cannot run under CI: ${missing}`);
@@ -31,7 +31,6 @@ const NOT_LEADER_OR_FOLLOWER = 6;
 /** Every choice a nemesis makes falls on the first candidate: broker 1. */
 const first = () => 0;
 const nemesis = (name: string): Nemesis => nemeses(LEASE_TTL_MS).find((n) => n.name === name)!;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let cluster: LabCluster;
 let kafka: Kafka;
@@ -61,20 +60,10 @@ after(async () => {
 
 /** One acks=1 Produce of one record straight to broker `node_id`: its error code. */
 async function produce_at(node_id: number, topic: string, partition: number, value_bytes = 16) {
-  const connection = await Connection.connect(cluster.brokers.get(node_id)!.address, KAFKA_PORT, {
-    request_timeout_ms: 10_000,
-  });
+  const address = cluster.brokers.get(node_id)!.address;
+  const connection = await Connection.connect(address, KAFKA_PORT, { request_timeout_ms: 10_000 });
   try {
-    const records = encode_record_batch([
-      { key: null, value: Buffer.alloc(value_bytes, 'p'), timestamp_ms: Date.now() },
-    ]);
-    const response = (await connection.call(PRODUCE, 9, {
-      transactional_id: null,
-      acks: 1,
-      timeout_ms: 10_000,
-      topic_data: [{ name: topic, partition_data: [{ index: partition, records }] }],
-    })) as { responses: Array<{ partition_responses: Array<{ error_code: number }> }> };
-    return response.responses[0]!.partition_responses[0]!.error_code;
+    return (await send_produce(connection, topic, ['p'.repeat(value_bytes)], 1, partition)).error_code;
   } finally {
     connection.close();
   }
