@@ -12,6 +12,8 @@ export interface Injected {
   what: string;
   /** For network faults: the links cut (host names, both ways). */
   links?: (readonly [string, string])[];
+  /** For clock faults: the broker, and how wrong its clock was at most after `held_ms`. */
+  clock?: { node_id: number; error_ms(held_ms: number): number };
   heal(): Promise<void>;
 }
 
@@ -109,18 +111,36 @@ const etcd_cut: Nemesis = {
 
 // ------------------------------------------------------------------------------ clock
 
-/** One broker's wall clock stepped by up to two minutes either way, or running fast or slow. */
+/** How often a drifting clock's offset is moved on (libfaketime reads its file once a second). */
+const DRIFT_STEP_MS = 250;
+
+/**
+ * One broker's wall clock stepped by up to two minutes either way, or running fast or slow. Drift
+ * is a staircase of small offsets rather than libfaketime's rate setting: a rate set while the
+ * process runs jumps its clock by the time since the process started, and setting the offset
+ * back leaves the rate running.
+ */
 const clock: Nemesis = {
   name: 'clock',
   hold_ms: 5000,
   async start(cluster, next) {
     const broker = cluster.brokers.get(node_of(pick(hosts(cluster), next)))!;
     const step_s = Math.round((next() * 2 - 1) * 120);
-    const setting = next() < 0.7 ? `${step_s >= 0 ? '+' : ''}${step_s}` : `+0 x${(0.5 + next() * 1.5).toFixed(2)}`;
-    fs.writeFileSync(broker.clock_file, `${setting}\n`);
+    const rate = next() < 0.7 ? 1 : Number((0.5 + next() * 1.5).toFixed(2));
+    const set = (offset_s: number) =>
+      fs.writeFileSync(broker.clock_file, `${offset_s >= 0 ? '+' : ''}${offset_s.toFixed(3)}\n`);
+    const started_ms = Date.now();
+    let drifting: NodeJS.Timeout | undefined;
+    if (rate === 1) set(step_s);
+    else drifting = setInterval(() => set(((rate - 1) * (Date.now() - started_ms)) / 1000), DRIFT_STEP_MS);
+    const error_ms = (held_ms: number) => (rate === 1 ? Math.abs(step_s) * 1000 : Math.abs(rate - 1) * held_ms);
     return {
-      what: `clock of broker ${broker.node_id} set to ${setting}`,
-      heal: async () => fs.writeFileSync(broker.clock_file, '+0\n'),
+      what: `clock of broker ${broker.node_id} ${rate === 1 ? `set to ${step_s >= 0 ? '+' : ''}${step_s}` : `running x${rate}`}`,
+      clock: { node_id: broker.node_id, error_ms },
+      heal: async () => {
+        clearInterval(drifting);
+        set(0);
+      },
     };
   },
 };

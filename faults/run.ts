@@ -17,6 +17,8 @@ import { Sluice } from '../src/sdk/index.ts';
 import { group_member } from './group_workload.ts';
 import { queue_members } from './queue_workload.ts';
 import { replica_history } from './replicas.ts';
+import { kcat_missing, kcat_producer } from './kcat_workload.ts';
+import { DELAYED_TOPIC, delayed_workload } from './delayed_workload.ts';
 import {
   TOPIC,
   create_topic,
@@ -42,13 +44,27 @@ const MIXED_SHARE = 0.3;
 const family = (nemesis: Nemesis) =>
   ['isolate', 'split', 'bridge', 'etcd_cut'].includes(nemesis.name) ? 'network' : nemesis.name;
 
-/** One fault (sometimes two at once, seeded), held for its time, then undone. */
-async function inject(cluster: LabCluster, kinds: Nemesis[], next: Random, log: (line: string) => void) {
+/** libfaketime reads a clock file again this long after it changed. */
+const CLOCK_READ_MS = 1000;
+
+/**
+ * One fault (sometimes two at once, seeded), held for its time, then undone; a clock fault goes
+ * into the history with how wrong the clock was.
+ */
+async function inject(
+  cluster: LabCluster,
+  kinds: Nemesis[],
+  next: Random,
+  log: (line: string) => void,
+  at: () => number,
+  history: HistoryOp[],
+) {
   const first = kinds[Math.floor(next() * kinds.length)]!;
   const others = kinds.filter((k) => family(k) !== family(first));
   const chosen =
     next() < MIXED_SHARE && others.length > 0 ? [first, others[Math.floor(next() * others.length)]!] : [first];
   const injected: Injected[] = [];
+  const from_ms = at();
   try {
     for (const nemesis of chosen) {
       const fault = await nemesis.start(cluster, next);
@@ -63,6 +79,17 @@ async function inject(cluster: LabCluster, kinds: Nemesis[], next: Random, log: 
       .sort((a, b) => a[0] - b[0]);
     for (const [, fault] of order) await fault?.heal();
     log(`healed ${chosen.map((n) => n.name).join(' + ')}`);
+    const to_ms = at() + CLOCK_READ_MS;
+    for (const { clock } of injected) {
+      if (clock)
+        history.push({
+          kind: 'clock_fault',
+          node_id: clock.node_id,
+          from_ms,
+          to_ms,
+          error_ms: clock.error_ms(to_ms - from_ms),
+        });
+    }
   }
   return chosen.map((n) => n.name);
 }
@@ -101,7 +128,7 @@ function parse_options() {
 
 async function main(): Promise<number> {
   const { minutes, seed, kinds, out: dir, replay } = parse_options();
-  const missing = (await network_missing()) ?? etcd_missing() ?? faketime_missing();
+  const missing = (await network_missing()) ?? etcd_missing() ?? faketime_missing() ?? kcat_missing();
   if (missing) throw new Error(`the fault suite cannot run here: ${missing}`);
   fs.mkdirSync(dir, { recursive: true });
   const journal = fs.createWriteStream(path.join(dir, 'run.log'));
@@ -123,20 +150,25 @@ async function main(): Promise<number> {
   try {
     const kafka = lab_kafka(cluster.bootstrap, 'faults');
     await create_topic(kafka);
+    await create_topic(kafka, DELAYED_TOPIC, 1);
     const end_ms = Date.now() + minutes * 60_000;
+    const until = () => Date.now() < end_ms;
     const writing = Array.from({ length: PRODUCERS }, (_, i) =>
-      produce_loop(kafka, `p${i}`, started_ms, () => Date.now() < end_ms, history),
+      produce_loop(kafka, `p${i}`, started_ms, until, history),
     );
+    writing.push(kcat_producer(cluster.bootstrap, started_ms, until, history, path.join(dir, 'kcat.log')));
     const queue = queue_members(cluster.bootstrap, started_ms, history);
     const sdk = new Sluice({ brokers: cluster.bootstrap, clientId: 'faults-group' });
     const lifetimes = random_from(seed + 1);
     const consuming = Array.from({ length: GROUP_MEMBERS }, (_, i) =>
-      group_member(sdk, `member-${i}`, started_ms, () => Date.now() < end_ms, lifetimes, history),
+      group_member(sdk, `member-${i}`, started_ms, until, lifetimes, history),
     );
+    const delayed = delayed_workload(sdk, started_ms, until, random_from(seed + 2), history);
     const next = random_from(seed);
     while (Date.now() < end_ms) {
       await sleep(GAP_MS);
-      for (const name of await inject(cluster, kinds, next, log)) faults[name] = (faults[name] ?? 0) + 1;
+      for (const name of await inject(cluster, kinds, next, log, () => Date.now() - started_ms, history))
+        faults[name] = (faults[name] ?? 0) + 1;
     }
     await Promise.all([...writing, ...consuming]);
     log('restoring the cluster, reading the topic back');
@@ -144,6 +176,8 @@ async function main(): Promise<number> {
     await wait_for_full_isr(kafka, BROKERS);
     const unaccepted = await queue.drain();
     if (unaccepted > 0) log(`queue: ${unaccepted} acknowledged writes never accepted`);
+    const undelivered = await delayed.drain();
+    if (undelivered > 0) log(`delayed: ${undelivered} acknowledged messages never delivered`);
     for (const op of await read_all(kafka, 'final-reader', started_ms)) history.push(op); // too many to spread
     const ends = await high_watermarks(kafka);
     await sleep(1000); // followers learn the last high watermark on their next fetch

@@ -25,15 +25,16 @@ export function lab_kafka(bootstrap: string[], client_id: string): Kafka {
   });
 }
 
-export async function create_topic(kafka: Kafka): Promise<void> {
+/** A topic on all three brokers, acknowledged writes on at least two. */
+export async function create_topic(kafka: Kafka, topic = TOPIC, partitions = PARTITIONS): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
     await admin.createTopics({
       topics: [
         {
-          topic: TOPIC,
-          numPartitions: PARTITIONS,
+          topic,
+          numPartitions: partitions,
           replicationFactor: 3,
           configEntries: [{ name: 'min.insync.replicas', value: '2' }],
         },
@@ -42,6 +43,19 @@ export async function create_topic(kafka: Kafka): Promise<void> {
     });
   } finally {
     await admin.disconnect();
+  }
+}
+
+/** `sent`, or a rejection once SEND_TIMEOUT_MS passed without an answer. */
+export async function within<T>(sent: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${SEND_TIMEOUT_MS} ms`)), SEND_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([sent, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -73,20 +87,14 @@ export async function produce_loop(
         invoked_ms,
         completed_ms: 0,
       };
-      let timer: NodeJS.Timeout | undefined;
       try {
-        const sent = producer.send({ topic: TOPIC, acks: -1, messages: [{ key, value }] });
-        const timeout = new Promise<never>(
-          (_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), SEND_TIMEOUT_MS)),
-        );
-        const [meta] = await Promise.race([sent, timeout]);
+        const [meta] = await within(producer.send({ topic: TOPIC, acks: -1, messages: [{ key, value }] }));
         op.outcome = 'ok';
         op.partition = meta!.partition;
         op.offset = Number(meta!.baseOffset);
       } catch {
         op.outcome = 'unknown'; // refused after retries or timed out: it may still have been stored
       } finally {
-        clearTimeout(timer);
         op.completed_ms = Date.now() - started_ms;
         history.push(op);
       }

@@ -1,5 +1,6 @@
-// A real full disk: the data directory on a 1 MiB tmpfs. Appends fail with a retriable error once
-// it is full, nothing partial becomes readable, and appends resume when space is freed.
+// A real full disk: the data directory on a small tmpfs. Appends fail with a retriable error once
+// it is full, nothing partial becomes readable, and appends resume when space is freed; a queue
+// consumer whose share state could not be written delivers again once space returns.
 // Needs root (mount); skipped elsewhere with the reason, but never skipped under CI.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,6 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DiskFullError, Storage, storage_config_default } from '../src/storage/index.ts';
 import { make_batch, read_all, temp_dir } from './support/storage.ts';
+import { start_broker } from '../src/compose/start_broker.ts';
+import { Sluice } from '../src/sdk/index.ts';
+import { until } from './support/until.ts';
 
 function mount_tmpfs(dir: string, size: string): string | null {
   try {
@@ -62,6 +66,59 @@ test(
     } finally {
       if (!why_not) execFileSync('umount', [mount_point]);
       fs.rmSync(mount_point, { recursive: true, force: true });
+    }
+  },
+);
+
+/** Writes a ballast file until the disk under `dir` is full; returns its path. */
+function fill(dir: string): string {
+  const ballast = path.join(dir, 'ballast');
+  const fd = fs.openSync(ballast, 'w');
+  try {
+    for (;;) fs.writeSync(fd, Buffer.alloc(1024 * 1024));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+  } finally {
+    fs.closeSync(fd);
+  }
+  return ballast;
+}
+
+test(
+  "a share fetch refused by a full disk keeps the partitions in the member's session " +
+    '(queue_consumer_delivers_again_after_its_state_write_failed_on_a_full_disk)',
+  { skip: why_not ?? false, timeout: 60_000 },
+  async () => {
+    const queue_mount = temp_dir('full-queue');
+    const cannot = mount_tmpfs(queue_mount, '64m');
+    assert.equal(cannot, null);
+    const running = await start_broker({
+      data_dir: path.join(queue_mount, 'data'),
+      kafka: { host: '127.0.0.1', port: 0 },
+    });
+    const { host, port } = running.kafka_address;
+    const sluice = new Sluice({ brokers: [`${host}:${port}`], clientId: 'disk-full-queue' });
+    const producer = sluice.producer();
+    const queue = sluice.queueConsumer({ groupId: 'full-disk' });
+    try {
+      await producer.connect();
+      const values = Array.from({ length: 200 }, (_, i) => `v${i}`);
+      await producer.send({ topic: 'full-queue', messages: values.map((value) => ({ value })) });
+      const ballast = fill(queue_mount);
+      // Its first fetch acquires records and cannot make that durable: refused, nothing handed out.
+      const accepted = new Set<string>();
+      await queue.subscribe({ topics: ['full-queue'] });
+      await queue.run({ eachMessage: async ({ message }) => void accepted.add(message.value!.toString()) });
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      assert.equal(accepted.size, 0, 'nothing is handed out while its acquisition cannot be written');
+      fs.unlinkSync(ballast);
+      await until(() => accepted.size === values.length, 'every record accepted once the disk has room', 20_000);
+    } finally {
+      await queue.disconnect();
+      await producer.disconnect();
+      await running.close();
+      execFileSync('umount', [queue_mount]);
+      fs.rmSync(queue_mount, { recursive: true, force: true });
     }
   },
 );

@@ -4,6 +4,7 @@ import {
   DEFAULT_BOUNDS,
   type AcceptOp,
   type CheckBounds,
+  type ClockFaultOp,
   type CommitOp,
   type DelayedReadOp,
   type DelayedWriteOp,
@@ -36,6 +37,7 @@ export function check_history(ops: readonly HistoryOp[], bounds: CheckBounds = D
   const delayed_writes: DelayedWriteOp[] = of_kind(ops, 'delayed_write');
   const delayed_reads: DelayedReadOp[] = of_kind(ops, 'delayed_read');
   const ends: ReplicaEndOp[] = of_kind(ops, 'replica_end');
+  const clock_faults: ClockFaultOp[] = of_kind(ops, 'clock_fault');
   const resent = new Set<string>();
   const failures = [
     ...lost_writes(writes, offsets),
@@ -45,7 +47,7 @@ export function check_history(ops: readonly HistoryOp[], bounds: CheckBounds = D
     ...replicas_diverge(ends, offsets),
     ...commits_backwards(commits),
     ...queue_delivery(writes, accepts, bounds),
-    ...delayed_delivery(delayed_writes, delayed_reads, bounds),
+    ...delayed_delivery(delayed_writes, delayed_reads, clock_faults, bounds),
   ];
   const counts: Record<string, number> = {};
   for (const op of ops) counts[op.kind] = (counts[op.kind] ?? 0) + 1;

@@ -1,7 +1,16 @@
 // The properties of delivery: consumer groups' committed offsets never go back, every message of
 // a queue (share group) is accepted and none more often than the bound, and delayed messages are
 // delivered, none early.
-import type { AcceptOp, CheckBounds, CommitOp, DelayedReadOp, DelayedWriteOp, Failure, WriteOp } from './history.ts';
+import type {
+  AcceptOp,
+  CheckBounds,
+  ClockFaultOp,
+  CommitOp,
+  DelayedReadOp,
+  DelayedWriteOp,
+  Failure,
+  WriteOp,
+} from './history.ts';
 
 /** A group's acknowledged commits of one partition, in the order acknowledged, never decrease. */
 export function commits_backwards(commits: readonly CommitOp[]): Failure[] {
@@ -68,10 +77,24 @@ export function queue_delivery(
   return failures;
 }
 
-/** Every acknowledged delayed message is delivered, and not before its time (less the bound). */
+/** The largest clock error of any fault that overlapped `from_ms`..`to_ms`. */
+function clock_error_within(faults: readonly ClockFaultOp[], from_ms: number, to_ms: number): number {
+  let error_ms = 0;
+  for (const fault of faults) {
+    if (fault.from_ms <= to_ms && fault.to_ms >= from_ms) error_ms = Math.max(error_ms, fault.error_ms);
+  }
+  return error_ms;
+}
+
+/**
+ * Every acknowledged delayed message is delivered, and not before its time less the bound, and
+ * less the error of any broker clock set wrong while it was pending (delays are measured on the
+ * brokers' wall clocks).
+ */
 export function delayed_delivery(
   writes: readonly DelayedWriteOp[],
   reads: readonly DelayedReadOp[],
+  clock_faults: readonly ClockFaultOp[],
   bounds: CheckBounds,
 ): Failure[] {
   const failures: Failure[] = [];
@@ -88,10 +111,13 @@ export function delayed_delivery(
       }
       continue;
     }
-    if (read.at_ms < write.deliver_at_ms - bounds.delayed_early_ms) {
+    const skew_ms = clock_error_within(clock_faults, write.invoked_ms, read.at_ms);
+    if (read.at_ms < write.deliver_at_ms - bounds.delayed_early_ms - skew_ms) {
       failures.push({
         property: 'delayed message early',
-        detail: `${write.value} due at ${write.deliver_at_ms} ms, delivered at ${read.at_ms} ms`,
+        detail:
+          `${write.value} due at ${write.deliver_at_ms} ms, delivered at ${read.at_ms} ms ` +
+          `(clocks wrong by up to ${skew_ms} ms meanwhile)`,
         ops: [write, read],
       });
     }

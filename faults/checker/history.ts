@@ -62,7 +62,8 @@ export interface DelayedWriteOp {
   kind: 'delayed_write';
   topic: string;
   value: string;
-  /** When it may be delivered, milliseconds since the run began. */
+  /** When the produce was made and when it may be delivered, milliseconds since the run began. */
+  invoked_ms: number;
   deliver_at_ms: number;
   outcome: Outcome;
 }
@@ -83,13 +84,27 @@ export interface ReplicaEndOp {
   high_watermark: number;
 }
 
-export type HistoryOp = WriteOp | ReadOp | CommitOp | AcceptOp | DelayedWriteOp | DelayedReadOp | ReplicaEndOp;
+/**
+ * A broker's wall clock set wrong from `from_ms` to `to_ms` (since the run began), by at most
+ * `error_ms` either way. Delays are measured on the brokers' wall clocks, so a delayed message
+ * pending while some clock was wrong may arrive early by that much (docs/guarantees.md).
+ */
+export interface ClockFaultOp {
+  kind: 'clock_fault';
+  node_id: number;
+  from_ms: number;
+  to_ms: number;
+  error_ms: number;
+}
+
+export type HistoryOp =
+  WriteOp | ReadOp | CommitOp | AcceptOp | DelayedWriteOp | DelayedReadOp | ReplicaEndOp | ClockFaultOp;
 
 /** The bounds docs/guarantees.md gives, which the checker holds the run to. */
 export interface CheckBounds {
   /** Times one queue message may be accepted (at-least-once redeliveries after faults). */
   queue_accepts_max: number;
-  /** How early a delayed message may arrive (the broker's timer granularity and clock skew). */
+  /** How early a delayed message may arrive with every clock right (the broker's timer granularity). */
   delayed_early_ms: number;
   /** Whether writes come from idempotent producers: then no record may be stored twice. */
   idempotent_writes: boolean;

@@ -355,12 +355,23 @@ export class QueueConsumer {
     session.epoch = session.epoch === 0x7fffffff ? 1 : session.epoch + 1;
     for (const p of added) session.partitions.add(key_of(p.topic, p.partition));
     for (const p of forgotten) session.partitions.delete(key_of(p.topic, p.partition));
-    return this.payloads_of(response);
-  }
-
-  private async payloads_of(response: ResponseOf<typeof SHARE_FETCH>): Promise<QueuePayloadWork[]> {
     const names = new Map<string, string>();
     for (const info of this.cluster.topics.values()) names.set(info.topic_id, info.name);
+    // A partition answered with an error may have left the broker's session: the next fetch
+    // names it again rather than waiting on records the broker no longer fetches for it.
+    for (const t of response.responses) {
+      const topic = names.get(t.topic_id);
+      for (const p of t.partitions) {
+        if (topic && p.error_code !== ErrorCode.NONE) session.partitions.delete(key_of(topic, p.partition_index));
+      }
+    }
+    return this.payloads_of(response, names);
+  }
+
+  private async payloads_of(
+    response: ResponseOf<typeof SHARE_FETCH>,
+    names: Map<string, string>,
+  ): Promise<QueuePayloadWork[]> {
     const work: QueuePayloadWork[] = [];
     for (const t of response.responses) {
       const topic = names.get(t.topic_id);

@@ -110,11 +110,34 @@ test('planted faults: a queue message lost or accepted too often; a delayed mess
   assert.deepEqual(broken(six_times), ['queue message accepted too often'], 'the delivery limit is 5');
 
   const delayed = (value: string, deliver_at_ms: number) =>
-    ({ kind: 'delayed_write', topic: 'd', value, deliver_at_ms, outcome: 'ok' }) as const;
+    ({ kind: 'delayed_write', topic: 'd', value, invoked_ms: 500, deliver_at_ms, outcome: 'ok' }) as const;
   const delivered = (value: string, at_ms: number) => ({ kind: 'delayed_read', topic: 'd', value, at_ms }) as const;
   assert.deepEqual(broken([delayed('x', 1000), delivered('x', 990)]), []);
   assert.deepEqual(broken([delayed('x', 1000), delivered('x', 900)]), ['delayed message early']);
   assert.deepEqual(broken([delayed('x', 1000)]), ['delayed message lost']);
+});
+
+test('planted faults: a delayed message early by more than a clock set wrong while it was pending', () => {
+  const delayed = {
+    kind: 'delayed_write',
+    topic: 'd',
+    value: 'x',
+    invoked_ms: 500,
+    deliver_at_ms: 5000,
+    outcome: 'ok',
+  } as const;
+  const delivered = { kind: 'delayed_read', topic: 'd', value: 'x', at_ms: 3000 } as const;
+  const clock = (from_ms: number, to_ms: number, error_ms: number) =>
+    ({ kind: 'clock_fault', node_id: 1, from_ms, to_ms, error_ms }) as const;
+  const ops = [delayed, delivered] as const;
+  assert.deepEqual(broken([...ops, clock(1000, 2000, 2500)]), [], 'a clock 2.5 s fast while it was pending');
+  assert.deepEqual(
+    broken([...ops, clock(1000, 2000, 1000)]),
+    ['delayed message early'],
+    'early by more than the error',
+  );
+  assert.deepEqual(broken([...ops, clock(3500, 4000, 9000)]), ['delayed message early'], 'a fault after it arrived');
+  assert.deepEqual(broken([...ops, clock(0, 400, 9000)]), ['delayed message early'], 'a fault before it was sent');
 });
 
 test('a failed check names the operations involved and the seed that reproduces the run', () => {

@@ -108,6 +108,11 @@ export class ShareStateStore {
     return !latest || latest.updates >= UPDATES_PER_SNAPSHOT;
   }
 
+  /** Makes the key's next write a snapshot (its last delta was lost to a failed write). */
+  snapshot_next(key: ShareStateKey): void {
+    this.latest.delete(state_key(key));
+  }
+
   /** Appends the writes as one batch (durable under the broker's durability policy). */
   async write(writes: readonly ShareStateWrite[]): Promise<void> {
     if (writes.length === 0) return;

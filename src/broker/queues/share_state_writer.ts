@@ -32,10 +32,18 @@ export class ShareStateWriter {
 
   private async write_dirty(): Promise<void> {
     if (this.dirty.size === 0) return;
-    const writes: ShareStateWrite[] = [];
-    for (const { group, state } of this.dirty.values()) writes.push(this.write_of(group, state));
+    const taken = [...this.dirty];
+    const writes: ShareStateWrite[] = taken.map(([, { group, state }]) => this.write_of(group, state));
     this.dirty.clear();
-    await this.store.write(writes);
+    try {
+      await this.store.write(writes);
+    } catch (error) {
+      // The deltas were taken and not written (a full disk): the next write of these partitions
+      // is a whole snapshot, so nothing of this change is missing from the log.
+      for (const write of writes) this.store.snapshot_next(write);
+      for (const [key, entry] of taken) if (!this.dirty.has(key)) this.dirty.set(key, entry);
+      throw error;
+    }
   }
 
   private write_of(group: ShareGroup, state: PartitionState): ShareStateWrite {

@@ -87,6 +87,14 @@ export function kafka_error_code(error: unknown): number {
   return ErrorCode.UNKNOWN_SERVER_ERROR;
 }
 
+/**
+ * Whether the error is one a response answers with its code (the core's and storage's errors, a
+ * full disk among them), rather than one that ends the connection.
+ */
+export function has_error_code(error: unknown): error is BrokerError | StorageError {
+  return error instanceof BrokerError || error instanceof StorageError;
+}
+
 export function error_message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

@@ -7,7 +7,7 @@ import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
 import { BrokerError, type FetchedPartition, type TopicPartition } from '../../../core/index.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
-import { error_message, kafka_error_code } from '../error_map.ts';
+import { error_message, has_error_code, kafka_error_code } from '../error_map.ts';
 import { long_poll } from '../long_poll.ts';
 import { ShareSessions } from '../share_sessions.ts';
 import {
@@ -128,16 +128,18 @@ export const share_fetch_handler = kafka_handler(
         ShareSessions.add(session, known);
         ShareSessions.forget(session, forgotten_partitions(ctx, request));
         const fetched = await fetch_with_wait(ctx, group_id, member_id, [...session.partitions.values()], request);
-        // A partition that failed (gone, not subscribed) is reported once and leaves the session,
-        // so later fetches wait for records instead of answering the same error at once.
+        // A partition that is gone or not subscribed is reported once and leaves the session, so
+        // later fetches wait for records instead of answering the same error at once. One that
+        // failed for now (a full disk, a state write refused) stays: the client keeps it in its
+        // session, and leaving it out would starve the member once the fault passes.
         ShareSessions.forget(
           session,
-          fetched.filter((f) => f.error),
+          fetched.filter((f) => leaves_session(f.error)),
         );
         add_fetched(ctx, fetched, rows);
       }
     } catch (error) {
-      if (!(error instanceof BrokerError)) throw error;
+      if (!has_error_code(error)) throw error;
       return {
         throttle_time_ms: 0,
         ...top_level_error(error),
@@ -163,6 +165,13 @@ export const share_fetch_handler = kafka_handler(
     };
   },
 );
+
+/** Errors that end a partition's place in the session: it is gone, or not the member's. */
+function leaves_session(error: Error | null): boolean {
+  return (
+    error instanceof BrokerError && (error.kind === 'unknown_topic_or_partition' || error.kind === 'invalid_request')
+  );
+}
 
 /** Fetches; when nothing was acquired, waits for new data or released records until max_wait_ms. */
 async function fetch_with_wait(

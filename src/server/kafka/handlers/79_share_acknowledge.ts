@@ -3,9 +3,8 @@
 import { SHARE_ACKNOWLEDGE } from '../../../protocol/kafka/messages/79_share_acknowledge.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
-import { BrokerError } from '../../../core/index.ts';
 import { kafka_handler } from '../handler.ts';
-import { error_message, kafka_error_code } from '../error_map.ts';
+import { error_message, has_error_code, kafka_error_code } from '../error_map.ts';
 import { acknowledge, key_of, refuse_renewal, resolve_topics, top_level_error } from './share_common.ts';
 
 type PartitionResponse = Row<Row<ResponseIn<typeof SHARE_ACKNOWLEDGE>['responses']>['partitions']>;
@@ -56,7 +55,7 @@ export const share_acknowledge_handler = kafka_handler(
       }
       return { ...base, responses: [...by_topic].map(([topic_id, partitions]) => ({ topic_id, partitions })) };
     } catch (error) {
-      if (!(error instanceof BrokerError)) throw error;
+      if (!has_error_code(error)) throw error;
       return { ...base, ...top_level_error(error) };
     }
   },
