@@ -135,7 +135,9 @@ export class FollowerFetcher {
         if (!replica || replica.epoch !== epochs.get(name) || replica.role !== 'follower') continue;
         const error_code = row.error_code;
         this.note_error(name, error_code, 'fetch');
-        if (error_code === ErrorCode.OFFSET_OUT_OF_RANGE) replica.needs_truncation = true;
+        if (error_code === ErrorCode.OFFSET_OUT_OF_RANGE && row.log_start_offset > replica.log.next_offset)
+          applying.push(this.restart(replica, row.log_start_offset, epochs.get(name)!));
+        else if (error_code === ErrorCode.OFFSET_OUT_OF_RANGE) replica.needs_truncation = true;
         else if (error_code !== ErrorCode.NONE) refresh = true;
         else applying.push(this.apply(replica, row, epochs.get(name)!));
       }
@@ -204,6 +206,16 @@ export class FollowerFetcher {
     // this replica is made leader meanwhile, a producer's retry of one of them is a duplicate.
     this.host.on_replicated(replica.log, batches);
     await appended;
+  }
+
+  /**
+   * A replica that fell behind the leader's log start (retention or delete-records there while it
+   * was away) starts its log again where the leader's begins, then fetches from there.
+   */
+  private async restart(replica: Replica, log_start_offset: number, fetch_epoch: number): Promise<void> {
+    if (replica.role !== 'follower' || replica.epoch !== fetch_epoch) return;
+    await replica.log.restart_at(log_start_offset);
+    this.host.on_truncated(replica.log, log_start_offset);
   }
 
   /** Truncates the replica where its log diverges from the leader's (unless its role changed meanwhile). */

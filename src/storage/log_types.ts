@@ -1,4 +1,6 @@
-// What an append to a partition log may ask and gets back, and what a read returns.
+// What an append to a partition log may ask and gets back, what a read returns, and the log's own
+// queues of appends.
+import type { Segment } from './segment.ts';
 
 export interface AppendOptions {
   /** Leader epoch stamped into every batch; defaults to the log's current epoch. */
@@ -36,3 +38,23 @@ export interface ReadResult {
 
 /** How far a read may see: the high watermark (consumers) or everything written (replication). */
 export type ReadIsolation = 'high_watermark' | 'log_end';
+
+/** An append queued behind the single writer (partition_log.ts). */
+export interface PendingAppend {
+  segment: Segment;
+  position: number;
+  buffer: Buffer;
+  base_offset: number;
+  last_offset: number;
+  result: AppendResult;
+  resolve: (result: AppendResult) => void;
+  reject: (error: Error) => void;
+}
+
+/** An append waiting for its acknowledgement (the high watermark or fsync reaching it). */
+export interface AckWaiter {
+  last_offset: number;
+  result: AppendResult;
+  resolve: (result: AppendResult) => void;
+  reject: (error: Error) => void;
+}

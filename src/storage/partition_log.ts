@@ -40,25 +40,7 @@ import { Fifo } from './fifo.ts';
 
 export type { LogContext } from './log_context.ts';
 export type { AppendOptions, AppendResult, ReadIsolation, ReadResult } from './log_types.ts';
-import type { AppendOptions, AppendResult, ReadIsolation, ReadResult } from './log_types.ts';
-
-interface PendingAppend {
-  segment: Segment;
-  position: number;
-  buffer: Buffer;
-  base_offset: number;
-  last_offset: number;
-  result: AppendResult;
-  resolve: (result: AppendResult) => void;
-  reject: (error: Error) => void;
-}
-
-interface AckWaiter {
-  last_offset: number;
-  result: AppendResult;
-  resolve: (result: AppendResult) => void;
-  reject: (error: Error) => void;
-}
+import type { AckWaiter, AppendOptions, AppendResult, PendingAppend, ReadIsolation, ReadResult } from './log_types.ts';
 
 interface LogFlushWork extends FlushWork {
   offset: number;
@@ -413,6 +395,23 @@ export class PartitionLog implements FlushTarget {
     await this.epochs.truncate_to(end);
     this.ctx.logger.warn({ partition: this.name, offset, end }, "log truncated to the leader's");
     return end;
+  }
+
+  /**
+   * Empties the log and starts it again at `offset`: a follower that fell behind its leader's log
+   * start (retention or delete-records there) takes up the log from where the leader's begins.
+   */
+  async restart_at(offset: number): Promise<void> {
+    this.check_writable();
+    assert(offset > this.written_offset, () => `${this.name}: restart at ${offset} is not past ${this.written_offset}`);
+    await this.drain_writes();
+    await this.ctx.flusher.flush_all();
+    await this.files.begin_empty_at(offset, this.ctx.clock.now_ms());
+    this.next_offset = this.written_offset = this.flushed_offset = this.high_watermark = offset;
+    this.tail.clear();
+    await this.epochs.truncate_to(0);
+    await this.advance_log_start(offset);
+    this.ctx.logger.warn({ partition: this.name, offset }, "log started again at the leader's log start");
   }
 
   // ---------------------------------------------------------------- durability

@@ -113,3 +113,32 @@ test('a follower copy refuses appends that are not replicated', async () => {
   assert.equal(log.next_offset, 1);
   await storage.close();
 });
+
+test('restart_at empties a follower behind the leader and starts it at the leader start, across a power loss', async () => {
+  const io = new SimFileIO();
+  const storage = await open_sim(io, {}, { log_config: () => ({ segment_bytes: 300 }) });
+  const log = await storage.create_partition('t-0', { segment_bytes: 300 });
+  await log.epochs.assign(0, 0);
+  for (let i = 0; i < 6; i++) await log.append(make_batch(`old${i}`, 2));
+  assert.ok(log.segment_count > 1, 'several segments');
+  await log.restart_at(40);
+  assert.equal(log.log_start_offset, 40);
+  assert.equal(log.next_offset, 40);
+  assert.equal(log.segment_count, 1);
+  assert.deepEqual(log.epochs.list(), [], 'no epoch of the old log is left');
+  await assert.rejects(log.restart_at(40), /is not past/);
+  const leader = await storage.create_partition('t-1');
+  await leader.append(make_batch('x', 40)); // offsets 0..39: the one that follows is at 40
+  const next = await leader.append(make_batch('new', 2));
+  const { batches } = await leader.read(next.base_offset, 1 << 20);
+  await log.append(Buffer.concat(batches), { replicated: true });
+  io.crash({ keep_unsynced: false });
+  const reopened = await open_sim(io, {}, { log_config: () => ({ segment_bytes: 300 }) });
+  const again = reopened.require('t-0');
+  assert.equal(again.log_start_offset, 40);
+  assert.deepEqual(
+    (await read_all(again)).map((r) => r.value),
+    ['new:0', 'new:1'],
+  );
+  await reopened.close();
+});

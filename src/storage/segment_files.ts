@@ -323,6 +323,19 @@ export class SegmentFiles {
     return segment.end_offset;
   }
 
+  /**
+   * Begins an empty active segment at `offset`, its file created and made durable, ahead of
+   * segments the caller then deletes (`delete_below`): a crash between the two leaves a log that
+   * still ends at `offset`.
+   */
+  async begin_empty_at(offset: number, now_ms: number): Promise<void> {
+    const { io, handles } = this.ctx;
+    this.roll(offset, now_ms);
+    await handles.with_handle(this.active.log_path, (fd) => io.fdatasync(fd), true);
+    await io.fsync_dir(this.dir);
+    this.active.file_durable = true;
+  }
+
   /** Drops the unwritten segments after `segment` (a failed write's rollback). */
   async drop_after(segment: Segment): Promise<void> {
     while (this.active !== segment) {
