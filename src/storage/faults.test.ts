@@ -165,3 +165,33 @@ test('reads outside the log are refused with its range', async () => {
   await settle();
   await storage.close();
 });
+
+test('appends made while a failed write is rolled back are refused, not written at stale positions (append_during_rollback_broke_the_log)', async () => {
+  const io = new SimFileIO();
+  const storage = await open_sim(io);
+  const log = await storage.create_partition('p-0');
+  await log.append(make_batch('before', 2, { value_bytes: 100 }));
+  io.capacity_bytes = io.used_bytes() + 100;
+  const first = log.append(make_batch('full', 2, { value_bytes: 100 }));
+  let settled = false;
+  void first.catch(() => undefined).finally(() => (settled = true));
+  const late: Promise<unknown>[] = [];
+  for (let i = 0; !settled && i < 1000; i++) {
+    const appended = log.append(make_batch(`late${i}`, 1, { value_bytes: 100 }));
+    appended.catch(() => undefined); // looked at below
+    late.push(appended);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await assert.rejects(first, DiskFullError);
+  const outcomes = await Promise.allSettled(late);
+  assert.ok(late.length > 1, 'appends came in while the write was failing');
+  for (const outcome of outcomes) assert.equal(outcome.status, 'rejected');
+  io.capacity_bytes = null;
+  const after = await log.append(make_batch('after', 1));
+  assert.equal(after.base_offset, 2, 'the refused offsets are handed out again');
+  assert.deepEqual(
+    (await read_all(log)).map((r) => r.value),
+    ['before:0', 'before:1', 'after:0'],
+  );
+  await storage.close();
+});

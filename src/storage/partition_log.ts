@@ -86,6 +86,8 @@ export class PartitionLog implements FlushTarget {
   private readonly queue = new Fifo<PendingAppend>();
   private pending_bytes = 0;
   private writing = false;
+  /** Set while a failed write is rolled back: appends meanwhile would take offsets it gives back. */
+  private rolling_back: StorageError | null = null;
   private drained: Array<() => void> = [];
   /** Appends written and waiting for an fsync (policy fsync), oldest first. */
   private readonly ack_waiters = new Fifo<AckWaiter>();
@@ -163,6 +165,7 @@ export class PartitionLog implements FlushTarget {
   private enqueue(records: Buffer, options: AppendOptions): Promise<AppendResult> {
     this.check_writable();
     if (this.replica_only && !options.replicated) throw new ReplicaOnlyError(this.name);
+    if (this.rolling_back) throw this.rolling_back;
     const limits = { message_bytes_max: this.config.message_bytes_max, client_batch: !options.replicated };
     const span = check_batches(records, options.checked ?? false, limits);
     if (this.pending_bytes + records.length > this.ctx.storage.pending_bytes_max) {
@@ -326,7 +329,6 @@ export class PartitionLog implements FlushTarget {
    * file cannot be cut back, the partition goes offline: nothing half-written is ever readable.
    */
   private async fail_writes(segment: Segment, position: number, cause: unknown): Promise<void> {
-    const { io, handles } = this.ctx;
     const failed = this.queue.take_all();
     this.pending_bytes = 0;
     const error: StorageError =
@@ -337,19 +339,24 @@ export class PartitionLog implements FlushTarget {
       { partition: this.name, segment: segment.base_offset, error: String(cause) },
       'append write failed; rolling back',
     );
+    this.rolling_back = error;
     try {
-      await handles.with_handle(segment.log_path, (fd) => io.ftruncate(fd, position), true);
-    } catch (truncate_error) {
-      this.go_offline(`could not cut back a failed write: ${String(truncate_error)}`);
-      for (const item of failed) item.reject(new PartitionOfflineError(this.name, this.offline_reason));
-      return;
+      try {
+        await this.ctx.handles.with_handle(segment.log_path, (fd) => this.ctx.io.ftruncate(fd, position), true);
+      } catch (truncate_error) {
+        this.go_offline(`could not cut back a failed write: ${String(truncate_error)}`);
+        for (const item of failed) item.reject(new PartitionOfflineError(this.name, this.offline_reason));
+        return;
+      }
+      this.next_offset = failed[0]!.base_offset;
+      assert(this.next_offset === segment.end_offset, 'rolled-back offsets must resume at the segment end');
+      await this.files.drop_after(segment);
+      segment.assigned_bytes = segment.size_bytes;
+      await this.files.reload_active_indexes(segment); // active again: its indexes must stay in memory
+      for (const item of failed) item.reject(error);
+    } finally {
+      this.rolling_back = null;
     }
-    this.next_offset = failed[0]!.base_offset;
-    assert(this.next_offset === segment.end_offset, 'rolled-back offsets must resume at the segment end');
-    await this.files.drop_after(segment);
-    segment.assigned_bytes = segment.size_bytes;
-    await this.files.reload_active_indexes(segment); // active again: its indexes must stay in memory
-    for (const item of failed) item.reject(error);
   }
 
   private go_offline(reason: string): void {
@@ -367,6 +374,13 @@ export class PartitionLog implements FlushTarget {
     for (const resolve of this.drained.splice(0)) resolve();
   }
 
+  /** Waits for queued writes and flushes, so no write or fsync races a cut (writable logs only). */
+  private async settle_writes(): Promise<void> {
+    this.check_writable();
+    await this.drain_writes();
+    await this.ctx.flusher.flush_all();
+  }
+
   /** Resolves once every queued append has been written or refused. */
   private drain_writes(): Promise<void> {
     if (!this.writing && this.queue.size === 0) return Promise.resolve();
@@ -381,10 +395,8 @@ export class PartitionLog implements FlushTarget {
    * writes and flushes first, so no write or fsync races the cut.
    */
   async truncate_to(offset: number): Promise<number> {
-    this.check_writable();
     assert(Number.isSafeInteger(offset) && offset >= 0, () => `truncation offset ${offset} is not an offset`);
-    await this.drain_writes();
-    await this.ctx.flusher.flush_all();
+    await this.settle_writes();
     if (offset >= this.written_offset) return this.written_offset;
     const end = await this.files.cut_to(Math.max(offset, this.log_start_offset), offset);
     this.next_offset = this.written_offset = end;
@@ -397,15 +409,10 @@ export class PartitionLog implements FlushTarget {
     return end;
   }
 
-  /**
-   * Empties the log and starts it again at `offset`: a follower that fell behind its leader's log
-   * start (retention or delete-records there) takes up the log from where the leader's begins.
-   */
+  /** Empties the log and starts it at `offset`: a follower behind its leader's log start takes it up there. */
   async restart_at(offset: number): Promise<void> {
-    this.check_writable();
     assert(offset > this.written_offset, () => `${this.name}: restart at ${offset} is not past ${this.written_offset}`);
-    await this.drain_writes();
-    await this.ctx.flusher.flush_all();
+    await this.settle_writes();
     await this.files.begin_empty_at(offset, this.ctx.clock.now_ms());
     this.next_offset = this.written_offset = this.flushed_offset = this.high_watermark = offset;
     this.tail.clear();
@@ -541,14 +548,7 @@ export class PartitionLog implements FlushTarget {
   /** Applies retention_ms and retention_bytes to closed segments; returns how many were deleted. */
   async enforce_retention(now_ms: number): Promise<number> {
     if (this.state !== 'open') return 0;
-    const { retention_ms, retention_bytes } = this.config;
-    const start = await this.files.retention_start(
-      retention_ms,
-      retention_bytes,
-      this.log_start_offset,
-      this.high_watermark,
-      now_ms,
-    );
+    const start = await this.files.retention_start(this.config, this.log_start_offset, this.high_watermark, now_ms);
     if (start <= this.log_start_offset) return 0;
     const before = this.files.count;
     await this.advance_log_start(start);

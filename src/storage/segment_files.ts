@@ -265,8 +265,7 @@ export class SegmentFiles {
    * `retention_bytes`; a segment reaching the high watermark stays. -1 disables a limit.
    */
   async retention_start(
-    retention_ms: number,
-    retention_bytes: number,
+    { retention_ms, retention_bytes }: { retention_ms: number; retention_bytes: number },
     log_start_offset: number,
     high_watermark: number,
     now_ms: number,
