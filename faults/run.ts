@@ -73,10 +73,10 @@ async function inject(
     }
     await sleep(Math.max(...chosen.map((n) => n.hold_ms)));
   } finally {
-    // The network first: a broker restarted while cut off from etcd exits at once (as it should).
-    const order = chosen
-      .map((n, i) => [family(n) === 'network' ? 0 : 1, injected[i]] as const)
-      .sort((a, b) => a[0] - b[0]);
+    // The network first: a broker restarted while cut off from etcd exits at once (as it should);
+    // then the disk: one restarted on a full disk cannot recover its logs and exits too.
+    const rank = (n: Nemesis) => (family(n) === 'network' ? 0 : n.name === 'full_disk' ? 1 : 2);
+    const order = chosen.map((n, i) => [rank(n), injected[i]] as const).sort((a, b) => a[0] - b[0]);
     for (const [, fault] of order) await fault?.heal();
     log(`healed ${chosen.map((n) => n.name).join(' + ')}`);
     const to_ms = at() + CLOCK_READ_MS;
