@@ -129,6 +129,12 @@ export class LeaderState {
   /** Leadership ended: every waiting append fails with `error` (the client retries on the new leader). */
   close(error: BrokerError): void {
     this.closed_with = error;
+    this.refuse_waiting(error);
+    for (const unsubscribe of this.unsubscribes) unsubscribe();
+  }
+
+  /** Every waiting append fails with `error` (the ISR fell below min.insync.replicas: none can be confirmed). */
+  refuse_waiting(error: BrokerError): void {
     for (let i = this.head; i < this.waiters.length; i++) {
       const waiter = this.waiters[i]!;
       clearTimeout(waiter.timer);
@@ -136,6 +142,5 @@ export class LeaderState {
     }
     this.waiters = [];
     this.head = 0;
-    for (const unsubscribe of this.unsubscribes) unsubscribe();
   }
 }

@@ -309,7 +309,7 @@ export class ReplicaManager {
         `${replica.name}: leadership lost before the in-sync replicas confirmed`,
       );
     }
-    const min_isr = this.host.min_insync_replicas(replica.topic);
+    const min_isr = Math.min(this.host.min_insync_replicas(replica.topic), replica.state.replicas.length);
     if (replica.state.isr.length < min_isr) {
       return new BrokerError(
         'not_enough_replicas_after_append',
@@ -319,9 +319,20 @@ export class ReplicaManager {
     return null;
   }
 
+  /**
+   * Moves the high watermark to what the ISR holds, but only while the ISR is at least
+   * min.insync.replicas (KIP-966's rule): replicas that left a smaller ISR stay eligible to lead,
+   * so nothing may become committed (readable, or answered to a retried write) without them. The
+   * appends waiting meanwhile are refused at once, as with a leader whose ISR shrinks below it.
+   */
   private update_high_watermark(replica: Replica): void {
     const leader = replica.leader;
     if (!leader || replica.role !== 'leader' || !this.membership.valid) return;
+    const refusal = this.ack_refusal(replica);
+    if (refusal) {
+      leader.refuse_waiting(refusal); // it holds until the ISR is whole enough again
+      return;
+    }
     const hw = leader.high_watermark_for(replica.state.isr, this.node_id, this.host.durable_end(replica.log));
     if (hw > replica.log.high_watermark) replica.log.set_high_watermark(hw);
   }
