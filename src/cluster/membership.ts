@@ -67,8 +67,10 @@ export class Membership {
         await this.register();
         break;
       } catch (error) {
-        const holder = error instanceof BrokerIdTakenError ? error.holder : null;
-        if (!holder || holder.dir_id !== this.registration.dir_id || this.clock.now_ms() > deadline_ms) throw error;
+        if (!(error instanceof BrokerIdTakenError) || this.clock.now_ms() > deadline_ms) throw error;
+        // No holder: the registration expired between the refusal and the look at it; try again.
+        const holder = error.holder;
+        if (holder && holder.dir_id !== this.registration.dir_id) throw error;
         this.logger.info(
           { node_id: this.registration.node_id },
           "waiting for the registration of this broker's previous run to expire",
