@@ -111,6 +111,9 @@ const etcd_cut: Nemesis = {
 
 // ------------------------------------------------------------------------------ clock
 
+/** libfaketime's offset syntax: a sign always. */
+const signed = (value: number | string) => (String(value).startsWith('-') ? String(value) : `+${value}`);
+
 /** How often a drifting clock's offset is moved on (libfaketime reads its file once a second). */
 const DRIFT_STEP_MS = 250;
 
@@ -127,15 +130,14 @@ const clock: Nemesis = {
     const broker = cluster.brokers.get(node_of(pick(hosts(cluster), next)))!;
     const step_s = Math.round((next() * 2 - 1) * 120);
     const rate = next() < 0.7 ? 1 : Number((0.5 + next() * 1.5).toFixed(2));
-    const set = (offset_s: number) =>
-      fs.writeFileSync(broker.clock_file, `${offset_s >= 0 ? '+' : ''}${offset_s.toFixed(3)}\n`);
+    const set = (offset_s: number) => fs.writeFileSync(broker.clock_file, `${signed(offset_s.toFixed(3))}\n`);
     const started_ms = Date.now();
     let drifting: NodeJS.Timeout | undefined;
     if (rate === 1) set(step_s);
     else drifting = setInterval(() => set(((rate - 1) * (Date.now() - started_ms)) / 1000), DRIFT_STEP_MS);
     const error_ms = (held_ms: number) => (rate === 1 ? Math.abs(step_s) * 1000 : Math.abs(rate - 1) * held_ms);
     return {
-      what: `clock of broker ${broker.node_id} ${rate === 1 ? `set to ${step_s >= 0 ? '+' : ''}${step_s}` : `running x${rate}`}`,
+      what: `clock of broker ${broker.node_id} ${rate === 1 ? `set to ${signed(step_s)}` : `running x${rate}`}`,
       clock: { node_id: broker.node_id, error_ms },
       heal: async () => {
         clearInterval(drifting);

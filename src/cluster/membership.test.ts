@@ -19,7 +19,9 @@ function fake_store(taken: number) {
   return store as unknown as EtcdStore;
 }
 
-test('a restart whose previous registration expires while it is refused joins (registration_expired_between_refusal_and_look)', async () => {
+const EXPIRED = 'a restart whose previous registration expires while it is refused joins';
+
+test(`${EXPIRED} (registration_expired_between_refusal_and_look)`, async () => {
   const membership = new Membership(fake_store(2), ME, 2000, SILENT_LOGGER, SYSTEM_CLOCK);
   await membership.join();
   assert.equal(membership.lease_id, 'lease-1');

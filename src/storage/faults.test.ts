@@ -166,7 +166,9 @@ test('reads outside the log are refused with its range', async () => {
   await storage.close();
 });
 
-test('appends made while a failed write is rolled back are refused, not written at stale positions (append_during_rollback_broke_the_log)', async () => {
+const DURING_ROLLBACK = 'appends made while a failed write is rolled back are refused, not written at stale positions';
+
+test(`${DURING_ROLLBACK} (append_during_rollback_broke_the_log)`, async () => {
   const io = new SimFileIO();
   const storage = await open_sim(io);
   const log = await storage.create_partition('p-0');

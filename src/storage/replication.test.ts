@@ -114,7 +114,9 @@ test('a follower copy refuses appends that are not replicated', async () => {
   await storage.close();
 });
 
-test('restart_at empties a follower behind the leader and starts it at the leader start, across a power loss', async () => {
+const RESTART_AT = 'restart_at empties a follower behind the leader and starts it at the leader start';
+
+test(`${RESTART_AT}, across a power loss`, async () => {
   const io = new SimFileIO();
   const storage = await open_sim(io, {}, { log_config: () => ({ segment_bytes: 300 }) });
   const log = await storage.create_partition('t-0', { segment_bytes: 300 });

@@ -24,7 +24,10 @@ class FakeStore {
   }
 }
 
-test('a state write that failed is written again, as a snapshot (share_state_delta_lost_to_a_failed_write)', async () => {
+const FAILED_WRITE =
+  'a state write that failed is written again, as a snapshot (share_state_delta_lost_to_a_failed_write)';
+
+test(FAILED_WRITE, async () => {
   const store = new FakeStore();
   const writer = new ShareStateWriter(store as unknown as ShareStateStore);
   const settings = {
