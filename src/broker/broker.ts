@@ -171,11 +171,16 @@ export class Broker implements Core, CoreInternals {
         this.producer_states.forget(log.name);
         if (this.storage.partition(log.name) === log) await this.storage.delete_partition(log.name);
       },
-      recovery_cuts: () =>
+      suspect_copies: () =>
         this.storage.partition_names().flatMap((name) => {
           const cut = this.storage.partition(name)?.recovery_cut;
+          const why = cut
+            ? `recovery cut the log at ${cut.offset}: ${cut.why}`
+            : this.storage.opened_clean
+              ? null
+              : 'unclean shutdown: what the disk had not flushed may be gone';
           const dash = name.lastIndexOf('-');
-          return cut ? [{ topic: name.slice(0, dash), partition: Number(name.slice(dash + 1)), ...cut }] : [];
+          return why ? [{ topic: name.slice(0, dash), partition: Number(name.slice(dash + 1)), why }] : [];
         }),
     };
   }

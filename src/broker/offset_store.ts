@@ -1,14 +1,13 @@
 // Committed consumer-group offsets, kept durably in the internal topic __consumer_offsets (one
 // partition) as ordinary record batches: key {"g","t","p"} and value {"o","m","e"}, or a null value
 // when a group's offsets are deleted. The whole topic is replayed into memory at start.
-import { decode_record_batch, encode_record_batch, type BatchRecord } from '../protocol/record_batch.ts';
+import { encode_record_batch, type BatchRecord } from '../protocol/record_batch.ts';
 import type { PartitionLog } from '../storage/index.ts';
 import type { Clock } from '../core/clock.ts';
-import { batch_last_offset } from '../format/batch_layout.ts';
+import { replay_log } from './replay_log.ts';
 import type { CommittedOffset, OffsetCommitEntry } from '../core/types.ts';
 
 export const OFFSETS_TOPIC = '__consumer_offsets';
-const READ_BYTES = 1024 * 1024;
 
 function key_of(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
@@ -23,17 +22,7 @@ export class OffsetStore {
   ) {}
 
   async load(): Promise<void> {
-    let offset = this.log.log_start_offset;
-    while (offset < this.log.high_watermark) {
-      const { batches } = await this.log.read(offset, READ_BYTES);
-      if (batches.length === 0) break;
-      for (const batch of batches) {
-        for (const record of decode_record_batch(batch)) {
-          if (record.offset >= offset) this.apply(record.key!, record.value, record.timestamp_ms);
-        }
-        offset = batch_last_offset(batch, 0) + 1;
-      }
-    }
+    await replay_log(this.log, (record) => this.apply(record.key!, record.value, record.timestamp_ms));
   }
 
   private apply(key_bytes: Buffer, value: Buffer | null, timestamp_ms: number): void {

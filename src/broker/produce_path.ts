@@ -82,7 +82,13 @@ export class ProducePath {
 
   constructor(private readonly deps: ProducePathDeps) {}
 
-  async produce(topic: string, partition: number, records: Buffer, acks: -1 | 0 | 1): Promise<ProduceResult> {
+  async produce(
+    topic: string,
+    partition: number,
+    records: Buffer,
+    acks: -1 | 0 | 1,
+    options: { broker_append?: boolean } = {},
+  ): Promise<ProduceResult> {
     if (topic === DELAYED_TOPIC) return this.accept_forwarded_delays(records);
     // A topic just created elsewhere may not have reached this broker's view yet: it catches up
     // once before refusing. Named leader a moment before serving (a new topic, a failover), it
@@ -95,7 +101,8 @@ export class ProducePath {
     const log = this.deps.placement.leader_log(topic, partition, acks === -1);
     const local_ack = acks !== -1;
     const header = read_header(records);
-    const needs_delay_check = header !== null && may_carry_delay(records);
+    // A broker's own append (a due delayed record, a dead letter) keeps its delay headers, served.
+    const needs_delay_check = !options.broker_append && header !== null && may_carry_delay(records);
     const limits = overflow_limits(this.deps.topics.get(topic)?.configs ?? {});
     const gate = this.gates.get(log.name);
     if (!needs_delay_check && !limits && !gate) return this.append_in_order(log, records, header, local_ack);

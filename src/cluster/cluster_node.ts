@@ -2,7 +2,7 @@
 // become, and its replicas. The view of the cluster is re-read from etcd after every change (a
 // watch) and at a steady interval, and applied in order: topics to the broker core, then replica
 // roles, then the controller's round.
-import { disown_replica } from './disown_replica.ts';
+import { disown_replicas } from './disown_replica.ts';
 import { peer_dialer } from './peer_dialer.ts';
 import type { SaslOptions } from '../protocol/sasl/client_login.ts';
 import type { PartitionLog } from '../storage/index.ts';
@@ -141,9 +141,8 @@ export class ClusterNode {
       leader_rebalance_interval_ms: options.leader_rebalance_interval_ms ?? defaults.leader_rebalance_interval_ms,
       inter_broker_sasl: options.inter_broker_sasl ?? null,
     };
-    // Logs recovery cut short may miss acknowledged records: they follow until caught up.
-    for (const { topic, partition, ...cut } of host.recovery_cuts())
-      await disown_replica(store, registration.node_id, topic, partition, logger, { recovery_cut: cut });
+    // Logs that may miss acknowledged records follow until caught up (KIP-966's unclean shutdown).
+    await disown_replicas(store, registration.node_id, host.suspect_copies(), logger);
     const membership = new Membership(store, registration, resolved.lease_ttl_ms, logger, clock);
     await membership.join();
     const replicas = { ...REPLICA_SETTINGS_DEFAULT, ...options.replicas };

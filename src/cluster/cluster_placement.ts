@@ -103,7 +103,7 @@ export class ClusterPlacement implements Placement {
       on_replicated: (log, batches) => host.on_replicated(log, batches),
       on_truncated: (log, end) => host.on_truncated(log, end),
       drop_log: (log) => host.drop_log(log),
-      recovery_cuts: () => host.recovery_cuts(),
+      suspect_copies: () => host.suspect_copies(),
     };
   }
 

@@ -102,7 +102,7 @@ export class Controller {
       } else {
         this.again = true;
       }
-      changed ||= written;
+      changed ||= written !== null;
     }
     // Leadership moves only on a view that shows this round's elections.
     if (changed) return;

@@ -186,7 +186,8 @@ export class EtcdStore {
 
   /**
    * Writes a partition state if the key is unchanged since `mod_revision` and, for a controller,
-   * the controller key still has the epoch it was elected with.
+   * the controller key still has the epoch it was elected with. The key's new mod revision, or
+   * null when it was not written.
    */
   async update_partition(
     topic: string,
@@ -194,12 +195,12 @@ export class EtcdStore {
     state: PartitionState,
     mod_revision: string,
     controller_epoch?: string,
-  ): Promise<boolean> {
+  ): Promise<string | null> {
     const key = `partitions/${topic}/${partition}`;
     let txn = this.ns.if(key, 'Mod', '==', mod_revision);
     if (controller_epoch !== undefined) txn = txn.and('controller', 'Create', '==', controller_epoch);
     const result = await txn.then(this.ns.put(key).value(JSON.stringify(state))).commit();
-    return result.succeeded;
+    return result.succeeded ? result.header.revision : null;
   }
 
   // ---------------------------------------------------------------- producer ids and group configs

@@ -52,6 +52,7 @@ export class ProduceForwarder {
           acks: -1,
           timeout_ms: FORWARD_DEADLINE_MS,
           topic_data: [{ name: topic, partition_data: [{ index: partition, records }] }],
+          sluice_broker_append: true,
         });
         const row = response.responses[0]!.partition_responses[0]!;
         if (row.error_code === ErrorCode.NONE) return row.base_offset;

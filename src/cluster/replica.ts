@@ -54,6 +54,9 @@ export interface ReplicaHost {
   on_truncated(log: PartitionLog, end: number): void;
   /** Deletes a local replica this broker no longer holds. */
   drop_log(log: PartitionLog): Promise<void>;
-  /** The local logs that recovery cut short when the broker started (a torn, cut or corrupt tail). */
-  recovery_cuts(): { topic: string; partition: number; offset: number; why: string }[];
+  /**
+   * The local logs that may lack acknowledged records since the broker started: all of them after
+   * an unclean shutdown, else those recovery cut short (a torn, cut or corrupt tail).
+   */
+  suspect_copies(): { topic: string; partition: number; why: string }[];
 }

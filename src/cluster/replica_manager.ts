@@ -133,6 +133,10 @@ export class ReplicaManager {
         log.on_corrupt = (offset) => this.repair(replica!, offset);
         this.replicas.set(name, replica);
       }
+      // A view read before this leader's own ISR write landed must not undo it: with the ISR it
+      // had before an expansion, the high watermark would pass records the new member lacks
+      // while etcd already names it in sync, electable.
+      if (BigInt(mod_revision) < BigInt(replica.mod_revision)) continue;
       replica.state = state;
       replica.mod_revision = mod_revision;
       if (replica.leader) replica.leader.isr_change_pending = false;
@@ -432,17 +436,17 @@ export class ReplicaManager {
     const leader = replica.leader!;
     leader.isr_change_pending = true;
     const next = with_isr(replica.state, isr, this.host.min_insync_replicas(replica.topic));
-    let written = false;
+    let written: string | null = null;
     try {
-      written =
-        this.membership.valid &&
-        (await this.store.update_partition(replica.topic, replica.partition, next, replica.mod_revision));
+      if (this.membership.valid)
+        written = await this.store.update_partition(replica.topic, replica.partition, next, replica.mod_revision);
     } catch (error) {
       rethrow_invariant(error);
       this.logger.warn({ partition: replica.name, error: String(error) }, 'could not write the ISR');
     }
     if (written && replica.leader === leader) {
       replica.state = next;
+      replica.mod_revision = written;
       this.logger.info({ partition: replica.name, isr, why }, 'ISR changed');
       this.update_high_watermark(replica);
       leader.settle(replica.log.high_watermark, () => this.ack_refusal(replica));

@@ -87,8 +87,17 @@ export interface TopicsApi {
 }
 
 export interface PartitionsApi {
-  /** Appends one record batch (idempotence, delays and overflow caps applied). acks 0/1: local write. */
-  produce(topic: string, partition: number, records: Buffer, acks: -1 | 0 | 1): Promise<ProduceResult>;
+  /**
+   * Appends one record batch (idempotence, delays and overflow caps applied). acks 0/1: local write.
+   * `broker_append`: a batch another broker writes for itself; its delay headers are not acted on.
+   */
+  produce(
+    topic: string,
+    partition: number,
+    records: Buffer,
+    acks: -1 | 0 | 1,
+    options?: { broker_append?: boolean },
+  ): Promise<ProduceResult>;
   /** A partition this broker leads, for consumers (Fetch, ListOffsets, DeleteRecords). */
   consumer_source(topic: string, partition: number): ConsumerSource;
   /** A follower's fetch reaching this leader: records its progress; returns what it reads. */

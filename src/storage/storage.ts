@@ -61,6 +61,11 @@ export class Storage {
   private readonly admin_slots: Semaphore;
   private readonly data_dir_sync: DirectorySync;
   private closed = false;
+  /**
+   * False when the last run did not close cleanly (or its checkpoints were damaged): what the disk
+   * had not flushed may be gone then, and a tail lost at a batch boundary looks whole.
+   */
+  opened_clean = false;
   private deleted_count = 0;
   private readonly creating = new Set<string>();
 
@@ -129,6 +134,7 @@ export class Storage {
       await io.unlink(path.join(dir, CLEAN_SHUTDOWN_FILE));
       await io.fsync_dir(dir);
     }
+    this.opened_clean = clean_shutdown && !recovery.damaged;
     const names: string[] = [];
     for (const name of await io.readdir(dir)) {
       const stat = await io.stat(path.join(dir, name));
@@ -144,7 +150,7 @@ export class Storage {
         {
           recovery_point: recovery.offsets.get(name) ?? 0,
           log_start_offset: starts.offsets.get(name),
-          clean_shutdown: clean_shutdown && !recovery.damaged,
+          clean_shutdown: this.opened_clean,
         },
       );
       this.logs.set(name, log);

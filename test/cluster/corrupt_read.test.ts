@@ -12,7 +12,7 @@ import { missing, read_until, shared_cluster } from './cluster_support.ts';
 
 const shared = shared_cluster();
 const MESSAGES = 200;
-const DAMAGED = 'local copy damaged';
+const DAMAGED = 'local copy suspect';
 
 test(
   'a leader that reads a corrupt batch hands over, refetches it and leads again with a whole copy ' +

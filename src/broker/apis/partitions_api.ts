@@ -9,7 +9,8 @@ import { read_records } from '../log_reader.ts';
 export function partitions_api(broker: CoreInternals): PartitionsApi {
   const { topic_index: topics, placement } = broker;
   return {
-    produce: (topic, partition, records, acks) => broker.produce_path.produce(topic, partition, records, acks),
+    produce: (topic, partition, records, acks, options) =>
+      broker.produce_path.produce(topic, partition, records, acks, options),
     consumer_source(topic, partition) {
       topics.check(topic, partition);
       return placement.read_log(topic, partition);

@@ -18,7 +18,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { AppendRecords, TopicManager } from '../topics.ts';
 import { due_time_of } from './delay_headers.ts';
 import { DelayIndex, RECORDS_PER_BATCH_MAX, pack, unpack } from './delay_index.ts';
-import { batch_last_offset } from '../../format/batch_layout.ts';
+import { replay_log } from '../replay_log.ts';
 import { rethrow_invariant } from '../../core/invariants.ts';
 import { default_number } from '../../core/settings.ts';
 
@@ -147,18 +147,9 @@ export class DelayedDelivery {
   private async each_wrapper(
     visit: (offset: number, key: WrapperKey, value: Buffer | null) => void | Promise<void>,
   ): Promise<void> {
-    let offset = this.log.log_start_offset;
-    while (offset < this.log.high_watermark) {
-      const { batches } = await this.log.read(offset, READ_BYTES);
-      if (batches.length === 0) break;
-      for (const wrapper of batches) {
-        for (const record of decode_record_batch(wrapper)) {
-          if (record.offset < offset) continue;
-          await visit(record.offset, JSON.parse(record.key!.toString('utf8')) as WrapperKey, record.value);
-        }
-        offset = batch_last_offset(wrapper, 0) + 1;
-      }
-    }
+    await replay_log(this.log, (record) =>
+      visit(record.offset, JSON.parse(record.key!.toString('utf8')) as WrapperKey, record.value),
+    );
   }
 
   start(): void {
@@ -294,7 +285,7 @@ export class DelayedDelivery {
     const cached = this.cache.get(batch_offset);
     if (cached) return cached;
     if (batch_offset < this.log.log_start_offset) return null;
-    const { batches } = await this.log.read(batch_offset, READ_BYTES);
+    const { batches } = await this.log.read(batch_offset, READ_BYTES, 'log_end');
     for (const wrapper of batches) {
       for (const record of decode_record_batch(wrapper)) {
         if (record.offset !== batch_offset) continue;

@@ -4,18 +4,17 @@
 // last,state,deliveries],...]}, or null when the group's state on that partition is deleted.
 // Start-up folds the log into one state per key. Records before every key's latest snapshot are
 // deleted from the topic, so it stays about as large as the live state.
-import { decode_record_batch, encode_record_batch, type BatchRecord } from '../../protocol/record_batch.ts';
+import { encode_record_batch, type BatchRecord } from '../../protocol/record_batch.ts';
 import type { PartitionLog } from '../../storage/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { RecordStateCode, StateRun } from './share_partition.ts';
-import { batch_last_offset } from '../../format/batch_layout.ts';
+import { replay_log } from '../replay_log.ts';
 
 export const SHARE_STATE_TOPIC = '__share_group_state';
 /** Updates of one key between two snapshots of it. */
 export const UPDATES_PER_SNAPSHOT = 200;
 /** Records the topic may hold before every key's latest snapshot before they are deleted. */
 const PRUNE_AFTER_RECORDS = 10_000;
-const READ_BYTES = 1024 * 1024;
 
 export interface ShareStateKey {
   group: string;
@@ -61,16 +60,7 @@ export class ShareStateStore {
   /** Replays the topic: the persisted state of every key that has one. */
   async load(): Promise<PersistedShareState[]> {
     const folded = new Map<string, Folded>();
-    let offset = this.log.log_start_offset;
-    while (offset < this.log.high_watermark) {
-      const { batches } = await this.log.read(offset, READ_BYTES);
-      if (batches.length === 0) break;
-      for (const batch of batches) {
-        for (const record of decode_record_batch(batch))
-          if (record.offset >= offset) this.apply(folded, record.offset, record.key!, record.value);
-        offset = batch_last_offset(batch, 0) + 1;
-      }
-    }
+    await replay_log(this.log, (record) => this.apply(folded, record.offset, record.key!, record.value));
     return [...folded.values()].map(({ states, ...state }) => ({ ...state, runs: runs_of(states) }));
   }
 

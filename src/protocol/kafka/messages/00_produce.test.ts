@@ -31,8 +31,9 @@ function request_samples(v: number) {
         },
         { ...topic('audit', AUDIT_ID), partition_data: [{ index: 4, records: LARGE_BATCH }] },
       ],
+      sluice_broker_append: false,
     },
-    { transactional_id: null, acks: 1, timeout_ms: 1500, topic_data: [] },
+    { transactional_id: null, acks: 1, timeout_ms: 1500, topic_data: [], sluice_broker_append: v >= 9 },
   ];
 }
 

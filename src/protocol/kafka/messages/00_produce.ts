@@ -28,6 +28,9 @@ export const PRODUCE = api_spec({
         ),
         '0+',
       ),
+      // Sluice's own: a batch a broker forwards for itself (due delayed records, dead letters), whose
+      // delay headers have been served already.
+      field('sluice_broker_append', 'bool', '9+', { default: false, tag: 7000 }),
     ],
   },
   response: {

@@ -33,7 +33,9 @@ export const produce_handler = kafka_handler(
             if (records === null || records.length === 0)
               return { ...base, error_code: ErrorCode.INVALID_RECORD, error_message: 'no records' };
             try {
-              const result = await ctx.core.partitions.produce(topic.name, partition.index, records, acks);
+              const result = await ctx.core.partitions.produce(topic.name, partition.index, records, acks, {
+                broker_append: request.sluice_broker_append,
+              });
               return { ...base, error_code: 0, ...result };
             } catch (error) {
               return { ...base, ...error_fields(error) };
