@@ -227,7 +227,7 @@ export class LabCluster {
 }
 
 /**
- * The broker's wall clock is what `clock_file` says, read again every second; its monotonic
+ * The broker's wall clock is what `clock_file` says, read again every 2 s; its monotonic
  * clock stays the machine's, as it does when NTP steps a real clock (drift is faked on the wall
  * clock alone).
  */

@@ -114,7 +114,7 @@ const etcd_cut: Nemesis = {
 /** libfaketime's offset syntax: a sign always. */
 const signed = (value: number | string) => (String(value).startsWith('-') ? String(value) : `+${value}`);
 
-/** How often a drifting clock's offset is moved on (libfaketime reads its file once a second). */
+/** How often a drifting clock's offset is moved on (libfaketime reads its file every 2 s). */
 const DRIFT_STEP_MS = 250;
 
 /**

@@ -176,8 +176,8 @@ export class ProducePath {
 
   /**
    * A retry of a batch already in the log answers with the original offset once the original
-   * append settled — and, under acks=all in a cluster, once the ISR holds it: the original may have
-   * been written by an earlier leader, or by this broker in an earlier leadership.
+   * append settled — and, under acks=all, only once the high watermark covers it: the original may
+   * have been written by an earlier leader, or by this broker in an earlier leadership.
    */
   private async answer_duplicate(
     log: PartitionLog,
@@ -200,7 +200,12 @@ export class ProducePath {
       log_append_time_ms: -1,
       log_start_offset: log.log_start_offset,
     };
-    if (!local_ack && log.ack_gate) await log.ack_gate({ ...answer, last_offset: duplicate.last_offset });
+    if (local_ack) return answer;
+    if (log.ack_gate) await log.ack_gate({ ...answer, last_offset: duplicate.last_offset });
+    // No gate: a single node's high watermark is its durability policy's; a replica whose
+    // leadership ended while the retry waited for the original cannot confirm what it did not.
+    else if (duplicate.last_offset >= log.high_watermark)
+      throw new BrokerError('not_leader_or_follower', `${log.name}: leadership ended before the ISR confirmed`);
     return answer;
   }
 

@@ -166,6 +166,24 @@ test('reads outside the log are refused with its range', async () => {
   await storage.close();
 });
 
+// Regression, found by the fault suite (seed 707): a consumer fetching at its position from a new
+// leader whose high watermark had not yet caught up was told OFFSET_OUT_OF_RANGE, reset to the
+// earliest offset, read the partition again from 0 and committed an offset far back.
+const ABOVE_THE_HIGH_WATERMARK = 'consumer_reset_by_a_lagging_high_watermark: above it but within the log is empty';
+
+test(ABOVE_THE_HIGH_WATERMARK, async () => {
+  const storage = await open_sim(new SimFileIO());
+  const log = await storage.create_partition('p-0');
+  log.high_watermark_mode = 'external';
+  await log.append(make_batch('a', 3));
+  log.set_high_watermark(1);
+  const above = await log.read(2, 100);
+  assert.deepEqual(above.batches, [], 'nothing above the high watermark');
+  assert.equal(above.high_watermark, 1);
+  await assert.rejects(async () => log.read(4, 100), OffsetOutOfRangeError, 'past the written end is out of range');
+  await storage.close();
+});
+
 const DURING_ROLLBACK = 'appends made while a failed write is rolled back are refused, not written at stale positions';
 
 test(`${DURING_ROLLBACK} (append_during_rollback_broke_the_log)`, async () => {

@@ -501,14 +501,16 @@ export class PartitionLog implements FlushTarget {
   /**
    * Whole batches from the one holding `offset`, up to `bytes_max` bytes but at least one batch,
    * below the high watermark (or the written end for 'log_end'). From the tail cache when it reaches
-   * back far enough, else from the segment file via its sparse index.
+   * back far enough, else from the segment file via its sparse index. An offset up to the written
+   * end is in range even above the high watermark (none then): a new leader's high watermark may
+   * lag where its predecessor's was, and consumers there must wait, not reset.
    */
   async read(offset: number, bytes_max: number, isolation: ReadIsolation = 'high_watermark'): Promise<ReadResult> {
     if (this.state === 'offline') throw new PartitionOfflineError(this.name, this.offline_reason);
     if (this.state === 'closed') throw new LogClosedError(this.name);
     const limit = isolation === 'log_end' ? this.written_offset : this.high_watermark;
-    if (!Number.isSafeInteger(offset) || offset < this.log_start_offset || offset > limit) {
-      throw new OffsetOutOfRangeError(this.name, offset, this.log_start_offset, limit);
+    if (!Number.isSafeInteger(offset) || offset < this.log_start_offset || offset > this.written_offset) {
+      throw new OffsetOutOfRangeError(this.name, offset, this.log_start_offset, this.written_offset);
     }
     let batches: Buffer[] = [];
     if (offset < limit)

@@ -60,6 +60,7 @@ export class ShareCoordinator {
   private readonly floors = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> = Promise.resolve();
+  private tick_running = false;
   private readonly writer: ShareStateWriter;
   /** Counters for metrics. */
   readonly counters = new_share_counters();
@@ -100,12 +101,16 @@ export class ShareCoordinator {
 
   start(): void {
     this.timer = setInterval(() => {
-      this.ticking = this.ticking
-        .then(() => this.tick())
+      // One round at a time, none queued behind a slow one (a write waiting for the ISR): queued
+      // rounds all failed at once when it did, a burst of the same warning.
+      if (this.tick_running) return;
+      this.tick_running = true;
+      this.ticking = this.tick()
         .catch((error: unknown) => {
           rethrow_invariant(error);
           this.deps.logger.warn({ error: String(error) }, 'share group maintenance failed');
-        });
+        })
+        .finally(() => (this.tick_running = false));
     }, this.settings.tick_ms);
     this.timer.unref();
   }
