@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { LabCluster } from './lab_cluster.ts';
+import type { Degradation } from './net.ts';
 import { TOPIC } from './workload.ts';
 
 export interface Injected {
@@ -12,6 +13,8 @@ export interface Injected {
   what: string;
   /** For network faults: the links cut (host names, both ways). */
   links?: (readonly [string, string])[];
+  /** For a degraded link: the host whose sending is throttled and lossy, and how. */
+  degraded?: { host: string } & Degradation;
   /** For clock faults: the broker, and how wrong its clock was at most after `held_ms`. */
   clock?: { node_id: number; error_ms(held_ms: number): number };
   heal(): Promise<void>;
@@ -106,6 +109,26 @@ const etcd_cut: Nemesis = {
   async start(cluster, next) {
     const chosen = shuffled(hosts(cluster), next).slice(0, next() < 0.5 ? 1 : 2);
     return cut(cluster, `etcd cut from ${chosen.join(', ')}`, across(chosen, ['etcd']));
+  },
+};
+
+/** One broker's sending throttled and lossy: a slow, flaky link rather than none. */
+const degrade: Nemesis = {
+  name: 'degrade',
+  hold_ms: 5000,
+  async start(cluster, next) {
+    const host = pick(hosts(cluster), next);
+    const how: Degradation = {
+      rate_kbit: pick([256, 1024, 4096], next),
+      latency_ms: 50 + Math.round(next() * 350),
+      loss_percent: 1 + Math.round(next() * 19),
+    };
+    await cluster.lab.degrade(host, how);
+    return {
+      what: `degrade ${host}: ${how.rate_kbit} kbit/s, queued up to ${how.latency_ms} ms, ${how.loss_percent}% lost`,
+      degraded: { host, ...how },
+      heal: () => cluster.lab.heal(),
+    };
   },
 };
 
@@ -282,6 +305,7 @@ export function nemeses(lease_ttl_ms: number): Nemesis[] {
     split,
     bridge,
     etcd_cut,
+    degrade,
     clock,
     full_disk,
     on_files('corrupt', corrupt_batch),

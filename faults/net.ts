@@ -1,8 +1,10 @@
 // The fault suite's network: one Linux network namespace per test host (each broker, each etcd
 // member, the clients), joined by veth pairs to one bridge, each host with its own address. A
 // partition is real packet loss — an nftables rule in each host dropping every packet it sends to
-// the hosts cut off from it — not a proxy the code knows about. Delay and loss use tc's netem
-// where the kernel has it. Everything made here is named after the lab and removed by destroy(),
+// the hosts cut off from it — not a proxy the code knows about. A degraded link is a host whose
+// sending is throttled by tc's token bucket (queueing delay, and drops once its queue is full) and
+// loses a share of its packets at random (nftables' numgen); netem is not needed, and many kernels
+// lack it. Everything made here is named after the lab and removed by destroy(),
 // also when a run fails, and by sweep() when an earlier run could not. Needs root, iproute2 (`ip`,
 // `tc`) and nftables (`nft`).
 import { execFile, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
@@ -48,19 +50,15 @@ export async function network_missing(): Promise<string | null> {
   return null;
 }
 
-/** Why delay and loss cannot be added here, or null: they need the kernel's netem queueing discipline. */
-export async function netem_missing(): Promise<string | null> {
-  const probe = `${PREFIX}-probe-${process.pid}`;
-  await ip('netns', 'add', probe);
-  try {
-    await in_namespace(probe, 'tc', 'qdisc', 'add', 'dev', 'lo', 'root', 'netem', 'delay', '1ms');
-    return null;
-  } catch (error) {
-    return `the kernel has no netem (tc: ${String((error as { stderr?: string }).stderr ?? error).trim()})`;
-  } finally {
-    await ip('netns', 'del', probe).catch(() => undefined);
-  }
+/** How a degraded host sends: at most `rate_kbit`, queueing up to `latency_ms`, losing `loss_percent`. */
+export interface Degradation {
+  rate_kbit: number;
+  latency_ms: number;
+  loss_percent: number;
 }
+
+/** The nftables table of random loss, apart from the table of cuts (drop_to replaces that one whole). */
+const LOSS_TABLE = `${PREFIX}_loss`;
 
 /** Removes every namespace and bridge an earlier run of the suite left behind. */
 export async function sweep(): Promise<void> {
@@ -159,33 +157,32 @@ export class NetworkLab {
     for (const [name, others] of dropped) await this.drop_to(name, [...others]);
   }
 
-  /** Ends every partition and every delay. */
+  /** Ends every partition and every degraded link. */
   async heal(): Promise<void> {
     for (const host of this.hosts.values()) {
       await this.drop_to(host.name, []);
-      await in_namespace(host.namespace, 'tc', 'qdisc', 'del', 'dev', host.device, 'root').catch(() => undefined);
+      await this.restore(host);
     }
   }
 
-  /** Adds delay (with jitter) and loss to everything a host sends (needs netem: netem_missing()). */
-  async shape(name: string, delay_ms: number, jitter_ms = 0, loss_percent = 0): Promise<void> {
-    const { namespace, device } = this.host(name);
+  /** Degrades what a host sends to the lab's other hosts (see Degradation); heal() restores it. */
+  async degrade(name: string, { rate_kbit, latency_ms, loss_percent }: Degradation): Promise<void> {
+    const host = this.host(name);
+    await this.restore(host);
+    const burst = `${Math.max(2, Math.ceil(rate_kbit / 64))}kb`; // about 1/8 s of sending at the rate
+    const { namespace, device } = host;
+    const tbf = ['rate', `${rate_kbit}kbit`, 'burst', burst, 'latency', `${latency_ms}ms`];
+    await in_namespace(namespace, 'tc', 'qdisc', 'add', 'dev', device, 'root', 'tbf', ...tbf);
+    await in_namespace(namespace, 'nft', 'add', 'table', 'inet', LOSS_TABLE);
+    const chain = '{ type filter hook output priority 1; policy accept; }';
+    await in_namespace(namespace, 'nft', 'add', 'chain', 'inet', LOSS_TABLE, 'out', chain);
+    const rule = ['oifname', device, 'numgen', 'random', 'mod', '100', '<', String(loss_percent), 'drop'];
+    await in_namespace(namespace, 'nft', 'add', 'rule', 'inet', LOSS_TABLE, 'out', ...rule);
+  }
+
+  private async restore({ namespace, device }: Host): Promise<void> {
     await in_namespace(namespace, 'tc', 'qdisc', 'del', 'dev', device, 'root').catch(() => undefined);
-    await in_namespace(
-      namespace,
-      'tc',
-      'qdisc',
-      'add',
-      'dev',
-      device,
-      'root',
-      'netem',
-      'delay',
-      `${delay_ms}ms`,
-      `${jitter_ms}ms`,
-      'loss',
-      `${loss_percent}%`,
-    );
+    await in_namespace(namespace, 'nft', 'delete', 'table', 'inet', LOSS_TABLE).catch(() => undefined);
   }
 
   /** The host's own nftables table: dropping what it sends to `others` (none: the table goes). */

@@ -42,7 +42,7 @@ const MIXED_SHARE = 0.3;
 
 /** A fault's family: two faults at once are always of different families. */
 const family = (nemesis: Nemesis) =>
-  ['isolate', 'split', 'bridge', 'etcd_cut'].includes(nemesis.name) ? 'network' : nemesis.name;
+  ['isolate', 'split', 'bridge', 'etcd_cut', 'degrade'].includes(nemesis.name) ? 'network' : nemesis.name;
 
 /**
  * A broker's clock may stay wrong this long after its clock file was healed: with a cache

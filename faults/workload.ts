@@ -60,6 +60,16 @@ export async function within<T>(sent: Promise<T>): Promise<T> {
 }
 
 /** Writes until `until()` is false, one send at a time, recording each in `history`. */
+/** Sends failing one after another before a producer is replaced by a new one. */
+const FAILURES_BEFORE_NEW_PRODUCER = 20;
+
+/** An error's name, message and cause, shortened for the history. */
+export function error_text(error: unknown): string {
+  if (!(error instanceof Error)) return String(error).slice(0, 200);
+  const cause = error.cause instanceof Error ? ` (${error.cause.name}: ${error.cause.message})` : '';
+  return `${error.name}: ${error.message}${cause}`.slice(0, 200);
+}
+
 export async function produce_loop(
   kafka: Kafka,
   process_name: string,
@@ -67,11 +77,21 @@ export async function produce_loop(
   until: () => boolean,
   history: HistoryOp[],
 ): Promise<void> {
-  const producer: Producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  let producer: Producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   let n = 0;
+  let failed_in_a_row = 0;
   try {
     while (until()) {
+      // kafkajs 2.2.4 takes a failed send's sequence numbers back and gives them to the next one;
+      // a broker that stored the failed one refuses the reuse (OUT_OF_ORDER_SEQUENCE_NUMBER), for
+      // good. As an application would, start a new producer (a new producer id) then.
+      if (failed_in_a_row >= FAILURES_BEFORE_NEW_PRODUCER) {
+        await producer.disconnect().catch(() => undefined);
+        producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+        await producer.connect().catch(() => undefined);
+        failed_in_a_row = 0;
+      }
       const value = `${process_name}-${n}`;
       const key = `k${n % KEYS}`;
       n++;
@@ -92,8 +112,11 @@ export async function produce_loop(
         op.outcome = 'ok';
         op.partition = meta!.partition;
         op.offset = Number(meta!.baseOffset);
-      } catch {
+        failed_in_a_row = 0;
+      } catch (error) {
         op.outcome = 'unknown'; // refused after retries or timed out: it may still have been stored
+        op.error = error_text(error);
+        failed_in_a_row++;
       } finally {
         op.completed_ms = Date.now() - started_ms;
         history.push(op);

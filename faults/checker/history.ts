@@ -18,6 +18,8 @@ export interface WriteOp {
   outcome: Outcome;
   /** The offset the acknowledgement named (ok only). */
   offset?: number;
+  /** Why the client gave up (unknown only): its error's name and message, shortened. */
+  error?: string;
   /** Milliseconds since the run began: when the call was made and when it returned. */
   invoked_ms: number;
   completed_ms: number;

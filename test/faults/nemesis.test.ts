@@ -1,10 +1,13 @@
 // Each fault of the fault suite has its effect, seen from outside the broker it hits: a killed
 // broker's port refuses, a paused one is stopped, a network fault drops exactly the links it
-// names, a stepped clock shows in the broker's own log times, a full disk refuses writes until
-// freed, and corrupt, cut or lost tails are really in the files, noticed by recovery and repaired
-// by fetching. One lab cluster (3 brokers and etcd in network namespaces) for the whole file.
-// Needs root, iproute2, nftables, etcd and libfaketime; a failure under CI when one is missing.
+// names, a degraded one sends through a throttling queue, a stepped clock shows in the broker's
+// own log times, a full disk refuses writes until freed, and corrupt, cut or lost tails are really
+// in the files, noticed by recovery and repaired by fetching. One lab cluster (3 brokers and etcd
+// in network namespaces) for the whole file. Needs root, iproute2, nftables, etcd and
+// libfaketime; a failure under CI when one is missing.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -24,6 +27,7 @@ import { send_produce } from '../cluster/cluster_support.ts';
 const missing = (await network_missing()) ?? etcd_missing() ?? faketime_missing();
 if (missing && process.env.CI === 'true') throw new Error(`the fault suite cannot run under CI: ${missing}`);
 
+const run = promisify(execFile);
 const LAB = 202;
 const KAFKA_PORT = 9092;
 const ETCD_PORT = 2379;
@@ -145,6 +149,26 @@ test('network faults drop exactly the links they name, both ways', { skip: missi
     const [a, b] = fault.links![0]!;
     assert.equal((await connect_from(cluster.lab, a, cluster.lab.host(b).address, port_of(b), 2000)).result, 'ok');
   }
+});
+
+test('degrade: one broker sends through a slow, lossy queue until healed', { skip: missing ?? false }, async () => {
+  const qdisc = async (host: string) => {
+    const { namespace, device } = cluster.lab.host(host);
+    const { stdout } = await run('ip', ['netns', 'exec', namespace, 'tc', 'qdisc', 'show', 'dev', device]);
+    return stdout;
+  };
+  const fault = await nemesis('degrade').start(cluster, first);
+  try {
+    const { host, rate_kbit } = fault.degraded!;
+    assert.equal(host, 'b1');
+    assert.match(await qdisc(host), /tbf .*rate 256Kbit/, `${fault.what}: its queue throttles`);
+    assert.doesNotMatch(await qdisc('b2'), /tbf/, 'only that broker');
+    assert.equal(rate_kbit, 256);
+  } finally {
+    await fault.heal();
+  }
+  assert.doesNotMatch(await qdisc('b1'), /tbf/, 'healed');
+  // What a degraded queue and the random loss do to traffic is test/faults/net.test.ts's part.
 });
 
 test(
