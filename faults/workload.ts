@@ -60,9 +60,6 @@ export async function within<T>(sent: Promise<T>): Promise<T> {
 }
 
 /** Writes until `until()` is false, one send at a time, recording each in `history`. */
-/** Sends failing one after another before a producer is replaced by a new one. */
-const FAILURES_BEFORE_NEW_PRODUCER = 20;
-
 /** An error's name, message and cause, shortened for the history. */
 export function error_text(error: unknown): string {
   if (!(error instanceof Error)) return String(error).slice(0, 200);
@@ -80,17 +77,18 @@ export async function produce_loop(
   let producer: Producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   let n = 0;
-  let failed_in_a_row = 0;
+  let sequence_broken = false;
   try {
     while (until()) {
       // kafkajs 2.2.4 takes a failed send's sequence numbers back and gives them to the next one;
-      // a broker that stored the failed one refuses the reuse (OUT_OF_ORDER_SEQUENCE_NUMBER), for
-      // good. As an application would, start a new producer (a new producer id) then.
-      if (failed_in_a_row >= FAILURES_BEFORE_NEW_PRODUCER) {
+      // a broker that stored the failed send refuses the reuse (OUT_OF_ORDER_SEQUENCE_NUMBER), and
+      // every later send to that partition again. That error is fatal to an idempotent producer
+      // (Kafka's own client needs a new one): as an application would, start a new producer.
+      if (sequence_broken) {
         await producer.disconnect().catch(() => undefined);
         producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
         await producer.connect().catch(() => undefined);
-        failed_in_a_row = 0;
+        sequence_broken = false;
       }
       const value = `${process_name}-${n}`;
       const key = `k${n % KEYS}`;
@@ -112,11 +110,10 @@ export async function produce_loop(
         op.outcome = 'ok';
         op.partition = meta!.partition;
         op.offset = Number(meta!.baseOffset);
-        failed_in_a_row = 0;
       } catch (error) {
         op.outcome = 'unknown'; // refused after retries or timed out: it may still have been stored
         op.error = error_text(error);
-        failed_in_a_row++;
+        sequence_broken = (error as { type?: string }).type === 'OUT_OF_ORDER_SEQUENCE_NUMBER';
       } finally {
         op.completed_ms = Date.now() - started_ms;
         history.push(op);

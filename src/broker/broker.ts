@@ -174,11 +174,13 @@ export class Broker implements Core, CoreInternals {
       suspect_copies: () =>
         this.storage.partition_names().flatMap((name) => {
           const cut = this.storage.partition(name)?.recovery_cut;
+          // Under fsync nothing acknowledged was unflushed: a crash loses none of it, and leaving
+          // the ISR then only leaves a replica with a damaged copy to lead (seed 20261202).
           const why = cut
             ? `recovery cut the log at ${cut.offset}: ${cut.why}`
-            : this.storage.opened_clean
+            : this.storage.opened_clean || fsync
               ? null
-              : 'unclean shutdown: what the disk had not flushed may be gone';
+              : 'unclean shutdown: what the disk had not flushed (durability policy not fsync) may be gone';
           const dash = name.lastIndexOf('-');
           return why ? [{ topic: name.slice(0, dash), partition: Number(name.slice(dash + 1)), why }] : [];
         }),

@@ -40,8 +40,9 @@ export interface PlacementHost {
   /** Deletes a local replica this broker no longer holds. */
   drop_log(log: PartitionLog): Promise<void>;
   /**
-   * The local logs that may lack acknowledged records since the broker started: all of them after
-   * an unclean shutdown, else those recovery cut short (a torn, cut or corrupt tail).
+   * The local logs that may lack acknowledged records since the broker started: those recovery cut
+   * short (a torn, cut or corrupt tail), and all of them after an unclean shutdown under a
+   * durability policy other than fsync (acknowledged writes not yet flushed may be gone).
    */
   suspect_copies(): { topic: string; partition: number; why: string }[];
 }
