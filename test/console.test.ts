@@ -196,7 +196,7 @@ async function dead_letter_poison(topic: string, group: string): Promise<string>
   const dlq = await until(async () => {
     const response = await fetch(`${base}/api/v1/dead-letters`);
     const body = (await response.json()) as { items: Array<{ topic: string; origin_topic: string; messages: number }> };
-    return body.items.find((d) => d.origin_topic === topic && d.messages === 1)?.topic;
+    return body.items?.find((d) => d.origin_topic === topic && d.messages === 1)?.topic;
   }, 'the dead letter');
   await queue.disconnect();
   return dlq;

@@ -87,16 +87,24 @@ function redrive_selection(body: Record<string, unknown>): Array<{ partition: nu
   });
 }
 
+/** Messages a partition holds; 0 while a topic just created has no log here for it yet. */
+function messages_in(core: Core, topic: string, partition: number): number {
+  try {
+    const log = core.partitions.reader_now(topic, partition);
+    return log.high_watermark - log.log_start_offset;
+  } catch (error) {
+    if (error instanceof BrokerError && error.kind === 'not_leader_or_follower') return 0;
+    throw error;
+  }
+}
+
 export function add_dead_letter_routes(router: Router): void {
   router.add('GET', '/api/v1/dead-letters', async (request, { core }) => {
     const topics = [...dead_letter_topics(core)].sort(([a], [b]) => compare_text(a, b));
     const body = await page_of(topics, paging_of(request.query), ([name, origin]) => {
       const topic = core.topics.get(name)!;
       let messages = 0;
-      for (let p = 0; p < topic.partitions; p++) {
-        const log = core.partitions.reader_now(name, p);
-        messages += log.high_watermark - log.log_start_offset;
-      }
+      for (let p = 0; p < topic.partitions; p++) messages += messages_in(core, name, p);
       return {
         topic: name,
         origin_topic: origin.origin_topic,
