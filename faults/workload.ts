@@ -59,14 +59,14 @@ export async function within<T>(sent: Promise<T>): Promise<T> {
   }
 }
 
-/** Writes until `until()` is false, one send at a time, recording each in `history`. */
 /** An error's name, message and cause, shortened for the history. */
-export function error_text(error: unknown): string {
+function error_text(error: unknown): string {
   if (!(error instanceof Error)) return String(error).slice(0, 200);
   const cause = error.cause instanceof Error ? ` (${error.cause.name}: ${error.cause.message})` : '';
   return `${error.name}: ${error.message}${cause}`.slice(0, 200);
 }
 
+/** Writes until `until()` is false, one send at a time, recording each in `history`. */
 export async function produce_loop(
   kafka: Kafka,
   process_name: string,
