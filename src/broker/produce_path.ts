@@ -87,7 +87,7 @@ export class ProducePath {
     partition: number,
     records: Buffer,
     acks: -1 | 0 | 1,
-    options: { broker_append?: boolean } = {},
+    options?: { broker_append?: boolean },
   ): Promise<ProduceResult> {
     if (topic === DELAYED_TOPIC) return this.accept_forwarded_delays(records);
     // A topic just created elsewhere may not have reached this broker's view yet: it catches up
@@ -102,7 +102,7 @@ export class ProducePath {
     const local_ack = acks !== -1;
     const header = read_header(records);
     // A broker's own append (a due delayed record, a dead letter) keeps its delay headers, served.
-    const needs_delay_check = !options.broker_append && header !== null && may_carry_delay(records);
+    const needs_delay_check = !options?.broker_append && header !== null && may_carry_delay(records);
     const limits = overflow_limits(this.deps.topics.get(topic)?.configs ?? {});
     const gate = this.gates.get(log.name);
     if (!needs_delay_check && !limits && !gate) return this.append_in_order(log, records, header, local_ack);

@@ -11,11 +11,15 @@ type PartitionResponse = Row<Row<ResponseIn<typeof PRODUCE>['responses']>['parti
 
 const is_acks = (acks: number): acks is -1 | 0 | 1 => acks === 0 || acks === 1 || acks === -1;
 
+/** A broker's own forwarded append (its delay headers already served). */
+const BROKER_APPEND = { broker_append: true } as const;
+
 export const produce_handler = kafka_handler(
   PRODUCE,
   { min: 3, max: 10, notes: 'one batch per partition; acks 0, 1, -1; advertised from v0 (see below)' },
   async (request, ctx) => {
     const acks = request.acks;
+    const options = request.sluice_broker_append ? BROKER_APPEND : undefined;
     const responses = await Promise.all(
       request.topic_data.map(async (topic) => {
         const partitions = await Promise.all(
@@ -33,9 +37,7 @@ export const produce_handler = kafka_handler(
             if (records === null || records.length === 0)
               return { ...base, error_code: ErrorCode.INVALID_RECORD, error_message: 'no records' };
             try {
-              const result = await ctx.core.partitions.produce(topic.name, partition.index, records, acks, {
-                broker_append: request.sluice_broker_append,
-              });
+              const result = await ctx.core.partitions.produce(topic.name, partition.index, records, acks, options);
               return { ...base, error_code: 0, ...result };
             } catch (error) {
               return { ...base, ...error_fields(error) };
