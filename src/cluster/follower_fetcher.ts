@@ -11,7 +11,13 @@ import { PEER_FETCH_VERSION, peer_fetch_request } from './fetch_request.ts';
 import { OFFSET_FOR_LEADER_EPOCH } from '../protocol/kafka/messages/23_offset_for_leader_epoch.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import type { Logger, PartitionLog } from '../storage/index.ts';
-import { BATCH_HEADER_BYTES, OFFSET_LEADER_EPOCH, batch_base_offset, batch_size_at } from '../format/batch_layout.ts';
+import {
+  BATCH_HEADER_BYTES,
+  OFFSET_LAST_OFFSET_DELTA,
+  OFFSET_LEADER_EPOCH,
+  batch_base_offset,
+  batch_size_at,
+} from '../format/batch_layout.ts';
 import { invariant, rethrow_invariant } from '../core/invariants.ts';
 import type { BrokerRegistration } from './model.ts';
 import type { Replica, ReplicaHost, ReplicaSettings } from './replica.ts';
@@ -168,6 +174,11 @@ export class FollowerFetcher {
         if (position + size > records.length) break;
         const base = batch_base_offset(records, position);
         const epoch = records.readInt32BE(position + OFFSET_LEADER_EPOCH);
+        if (start < 0 && straddles(records, position, log)) {
+          if (!current()) return;
+          await log.restart_at(base);
+          this.host.on_truncated(log, base);
+        }
         if (base >= log.next_offset && start < 0) start = position;
         if (start >= 0 && epoch > log.epochs.latest_epoch) {
           // Appends before this batch must land first: the epoch cache entry names its offset.
@@ -190,6 +201,10 @@ export class FollowerFetcher {
     const leader_hw = row.high_watermark;
     const hw = Math.min(leader_hw, log.written_offset);
     if (hw > log.high_watermark) log.set_high_watermark(hw);
+    // The leader's log start moves on (delete-records, retention, a pruned internal log): so does
+    // this copy's, or records deleted there would be served again after a failover.
+    const log_start = Math.min(row.log_start_offset, log.high_watermark);
+    if (log_start > log.log_start_offset && current()) await log.delete_records_before(log_start);
   }
 
   private async append(replica: Replica, batches: Buffer): Promise<void> {
@@ -309,4 +324,15 @@ export function divergence_point(
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * True when `log` holds no records and the batch at `position` begins below its start and ends at
+ * or past it: the leader's log start falls inside that batch (delete-records, a pruned internal
+ * log), and an empty log started there takes the whole batch from its base offset.
+ */
+function straddles(records: Buffer, position: number, log: PartitionLog): boolean {
+  const base = batch_base_offset(records, position);
+  const last = base + records.readInt32BE(position + OFFSET_LAST_OFFSET_DELTA);
+  return log.next_offset === log.log_start_offset && base < log.next_offset && last >= log.next_offset;
 }

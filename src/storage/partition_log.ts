@@ -70,9 +70,8 @@ export class PartitionLog implements FlushTarget {
   private replica_only_ = false;
 
   /**
-   * Set by replication while this log is not its partition's leader: only copies are appended.
-   * A follower keeps nothing in the tail cache: clients read from leaders, and a copy's batches
-   * then die young instead of holding their whole fetch response in the old generation.
+   * Set by replication while this log is not its partition's leader: only copies are appended, and
+   * none is kept in the tail cache (clients read from leaders; a copy's batches die young).
    */
   get replica_only(): boolean {
     return this.replica_only_;
@@ -409,9 +408,10 @@ export class PartitionLog implements FlushTarget {
     return end;
   }
 
-  /** Empties the log and starts it at `offset`: a follower behind its leader's log start takes it up there. */
+  /** Empties the log and starts it at `offset`, its leader's log start (or, when empty, a batch's start below it). */
   async restart_at(offset: number): Promise<void> {
-    assert(offset > this.written_offset, () => `${this.name}: restart at ${offset} is not past ${this.written_offset}`);
+    const empty = this.next_offset === this.log_start_offset;
+    assert(offset > this.written_offset || empty, () => `${this.name}: restart at ${offset} would drop records`);
     await this.settle_writes();
     await this.files.begin_empty_at(offset, this.ctx.clock.now_ms());
     this.next_offset = this.written_offset = this.flushed_offset = this.high_watermark = offset;
