@@ -179,3 +179,39 @@ test('an idempotent delayed batch retried is scheduled once; the producer goes o
     await broker.close();
   });
 });
+
+test('delayed_record_lost_when_the_delay_log_read_failed: the due records go back, delivered later', async () => {
+  await with_broker(async (broker) => {
+    await broker.topics.create('t', 1);
+    await broker.partitions.produce('t', 0, encode_record_batch([record('d', [header(DELAY_MS_HEADER, '20')])]), -1);
+    const log = broker.topic_index.local_log('__sluice_delayed', 0)!;
+    const read = log.read.bind(log);
+    let failures = 1;
+    log.read = (...args) => (failures-- > 0 ? Promise.reject(new Error('EIO: read failed')) : read(...args));
+    await until(async () => (await values_in(broker, 't')).length === 1, 'delivery after the failed read', 5_000);
+    assert.equal(failures, -1, 'the first read failed');
+    assert.deepEqual(await values_in(broker, 't'), ['d']);
+    await broker.close();
+  });
+});
+
+test('done_marker_lost_when_its_write_failed: written with the next, a restart delivers nothing twice', async () => {
+  await with_broker(async (broker, data_dir) => {
+    await broker.topics.create('t', 1);
+    await broker.partitions.produce('t', 0, encode_record_batch([record('d', [header(DELAY_MS_HEADER, '20')])]), -1);
+    const log = broker.topic_index.local_log('__sluice_delayed', 0)!;
+    const append = log.append.bind(log);
+    let failures = 1;
+    log.append = (...args) =>
+      failures-- > 0 ? Promise.reject(new Error('ENOSPC: marker write failed')) : append(...args);
+    await until(async () => (await values_in(broker, 't')).length === 1, 'delivery');
+    await until(() => log.log_start_offset === log.next_offset, 'the marker written and the delay log pruned');
+    assert.equal(failures, -1, 'the first marker write failed');
+    await broker.close();
+    const again = await open_core({ data_dir, node_id: 1 });
+    assert.equal(again.coordinators.delayed.pending, 0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(await values_in(again, 't'), ['d'], 'nothing delivered twice');
+    await again.close();
+  });
+});

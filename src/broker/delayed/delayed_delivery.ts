@@ -74,6 +74,8 @@ export class DelayedDelivery {
   /** Batch offset in the delay log -> records of it not yet delivered (insertion order = offset order). */
   private readonly remaining = new Map<number, number>();
   private readonly cache = new Map<number, StoredBatch>();
+  /** Delivered (or dropped) records whose done marker is not written yet: batch offset -> indexes. */
+  private readonly unmarked = new Map<number, number[]>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   readonly counters = { scheduled: 0, delivered: 0, dropped: 0 };
@@ -154,7 +156,7 @@ export class DelayedDelivery {
 
   start(): void {
     this.timer = setInterval(() => {
-      if (this.running || this.index.size === 0) return;
+      if (this.running || (this.index.size === 0 && this.unmarked.size === 0)) return;
       this.running = this.deliver_due(this.clock.now_ms())
         .catch((error: unknown) => {
           rethrow_invariant(error);
@@ -192,18 +194,42 @@ export class DelayedDelivery {
     this.counters.scheduled += due_ms.length;
   }
 
-  /** Appends the due records to their topics, then records that they were delivered. */
+  /**
+   * Appends the due records to their topics, then records that they were delivered. A record taken
+   * from the index is either delivered, put back to be tried again, or dropped with a warning
+   * (its topic is gone): a failure part way through loses none.
+   */
   async deliver_due(now_ms: number): Promise<number> {
     const refs = this.index.take_due(now_ms, this.settings.deliver_per_tick_max);
-    if (refs.length === 0) return 0;
+    if (refs.length === 0) {
+      await this.write_done_marker(); // one a failure left behind
+      return 0;
+    }
+    let targets: Target[];
+    try {
+      targets = await this.group_by_target(refs.sort((a, b) => a - b));
+    } catch (error) {
+      for (const ref of refs) this.index.add(now_ms + RETRY_MS, ref, now_ms);
+      throw error;
+    }
+    await Promise.all(targets.map((target) => this.append_to_target(target, now_ms)));
+    // Written even while closing: close() waits for this delivery, and a delivered record without
+    // its marker would be delivered again after the restart.
+    await this.write_done_marker();
+    return refs.length;
+  }
+
+  /** The due records by target partition; those whose batch is gone are counted as dropped. */
+  private async group_by_target(refs: number[]): Promise<Target[]> {
     const by_target = new Map<string, Target>();
-    const done = new Map<number, number[]>();
-    for (const ref of refs.sort((a, b) => a - b)) {
+    for (const ref of refs) {
       const { batch_offset, index } = unpack(ref);
       const stored = await this.batch(batch_offset);
       const record = stored?.records[index];
       if (!stored || !record) {
-        (done.get(batch_offset) ?? done.set(batch_offset, []).get(batch_offset)!).push(index);
+        this.logger.warn({ batch_offset, index }, 'delayed record dropped: its batch is not in the delay log');
+        this.counters.dropped++;
+        this.mark_done([ref]);
         continue;
       }
       const key = `${stored.topic}\u0000${stored.partition}`;
@@ -216,32 +242,38 @@ export class DelayedDelivery {
       target.records.push({ key: record.key, value, headers, timestamp_ms });
       target.refs.push(ref);
     }
-    await Promise.all([...by_target.values()].map((target) => this.append_to_target(target, done, now_ms)));
-    // Written even while closing: close() waits for this delivery, and a delivered record without
-    // its marker would be delivered again after the restart.
-    if (done.size > 0) {
-      const marker = Buffer.from(JSON.stringify({ d: [...done] }));
-      await this.log.append(encode_record_batch([{ key: marker, value: null, timestamp_ms: this.clock.now_ms() }]));
-      for (const [batch_offset, indexes] of done) {
-        const left = (this.remaining.get(batch_offset) ?? indexes.length) - indexes.length;
-        if (left > 0) this.remaining.set(batch_offset, left);
-        else {
-          this.remaining.delete(batch_offset);
-          this.cache.delete(batch_offset);
-        }
-      }
-      await this.prune();
-    }
-    return refs.length;
+    return [...by_target.values()];
   }
 
-  private async append_to_target(target: Target, done: Map<number, number[]>, now_ms: number): Promise<void> {
-    const mark_done = () => {
-      for (const ref of target.refs) {
-        const { batch_offset, index } = unpack(ref);
-        (done.get(batch_offset) ?? done.set(batch_offset, []).get(batch_offset)!).push(index);
+  private mark_done(refs: number[]): void {
+    for (const ref of refs) {
+      const { batch_offset, index } = unpack(ref);
+      (this.unmarked.get(batch_offset) ?? this.unmarked.set(batch_offset, []).get(batch_offset)!).push(index);
+    }
+  }
+
+  /**
+   * Records what was delivered since the last marker. When the marker cannot be written (a full
+   * disk), it is kept and written with the next one; until then a restart delivers those again.
+   */
+  private async write_done_marker(): Promise<void> {
+    if (this.unmarked.size === 0) return;
+    const done = [...this.unmarked];
+    const marker = Buffer.from(JSON.stringify({ d: done }));
+    await this.log.append(encode_record_batch([{ key: marker, value: null, timestamp_ms: this.clock.now_ms() }]));
+    this.unmarked.clear();
+    for (const [batch_offset, indexes] of done) {
+      const left = (this.remaining.get(batch_offset) ?? indexes.length) - indexes.length;
+      if (left > 0) this.remaining.set(batch_offset, left);
+      else {
+        this.remaining.delete(batch_offset);
+        this.cache.delete(batch_offset);
       }
-    };
+    }
+    await this.prune();
+  }
+
+  private async append_to_target(target: Target, now_ms: number): Promise<void> {
     const topic = this.topics.get(target.topic);
     if (!topic || target.partition >= topic.partitions) {
       this.logger.warn(
@@ -249,7 +281,7 @@ export class DelayedDelivery {
         'delayed records dropped: their topic or partition no longer exists',
       );
       this.counters.dropped += target.records.length;
-      mark_done();
+      this.mark_done(target.refs);
       return;
     }
     try {
@@ -265,7 +297,7 @@ export class DelayedDelivery {
     }
     const delivered_at = this.clock.now_ms();
     this.counters.delivered += target.records.length;
-    mark_done();
+    this.mark_done(target.refs);
     this.note_lateness(target, delivered_at);
   }
 
