@@ -17,6 +17,8 @@ const DELAY_MAX_MS = 15_000;
 const PACE_MS = 100;
 /** How long the reader may take, after the faults, to receive what is still due. */
 const DRAIN_TIMEOUT_MS = DELAY_MAX_MS + 90_000;
+/** How long a fresh reader may take to scan the topic when the reader missed messages. */
+const SCAN_TIMEOUT_MS = 20_000;
 
 export function delayed_workload(
   sluice: Sluice,
@@ -24,10 +26,16 @@ export function delayed_workload(
   until: () => boolean,
   next: () => number,
   history: HistoryOp[],
+  log: (line: string) => void,
 ) {
   const at = () => Date.now() - started_ms;
   const arrived = new Set<string>();
   const reader = sluice.consumer({ groupId: GROUP, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+  // A reader that stops, or stops being assigned the partition, looks like lost messages: say so.
+  reader.on(reader.events.CRASH, ({ payload }) => {
+    const { error, restart } = payload as { error: unknown; restart: boolean };
+    if (!restart) log(`delayed reader stopped: ${String(error)}`);
+  });
   const reading = (async () => {
     await reader.connect();
     await reader.subscribe({ topic: DELAYED_TOPIC, fromBeginning: true });
@@ -80,7 +88,30 @@ export function delayed_workload(
       while (Date.now() < deadline_ms && wanted.some((value) => !arrived.has(value))) await sleep(500);
       await reader.disconnect().catch(() => undefined);
       await reading.catch(() => undefined);
-      return wanted.filter((value) => !arrived.has(value)).length;
+      const missing = wanted.filter((value) => !arrived.has(value));
+      if (missing.length > 0) {
+        const in_topic = await scan_topic(sluice, new Set(missing));
+        log(`delayed: of ${missing.length} messages the reader missed, ${in_topic} are in the topic`);
+      }
+      return missing.length;
     },
   };
+}
+
+/** How many of `values` a new group member finds in the topic, read from the start. */
+async function scan_topic(sluice: Sluice, values: Set<string>): Promise<number> {
+  const found = new Set<string>();
+  const scanner = sluice.consumer({ groupId: `${GROUP}-scan-${Date.now()}` });
+  await scanner.connect();
+  await scanner.subscribe({ topic: DELAYED_TOPIC, fromBeginning: true });
+  await scanner.run({
+    eachMessage: async ({ message }) => {
+      const value = message.value?.toString() ?? '';
+      if (values.has(value)) found.add(value);
+    },
+  });
+  const deadline_ms = Date.now() + SCAN_TIMEOUT_MS;
+  while (Date.now() < deadline_ms && found.size < values.size) await sleep(500);
+  await scanner.disconnect().catch(() => undefined);
+  return found.size;
 }

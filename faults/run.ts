@@ -99,6 +99,21 @@ async function inject(
   return chosen.map((n) => n.name);
 }
 
+/** The last `count` lines of each broker's log that match `pattern` (for a failure's first look). */
+function log_lines(dir: string, brokers: number, pattern: RegExp, count: number): string[] {
+  const out: string[] = [];
+  for (let id = 1; id <= brokers; id++) {
+    const file = path.join(dir, `b${id}.log`);
+    if (!fs.existsSync(file)) continue;
+    const lines = fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => pattern.test(line));
+    out.push(...lines.slice(-count).map((line) => `  b${id}: ${line.slice(0, 400)}`));
+  }
+  return out;
+}
+
 function parse_options() {
   const { values } = parseArgs({
     options: {
@@ -168,7 +183,7 @@ async function main(): Promise<number> {
     const consuming = Array.from({ length: GROUP_MEMBERS }, (_, i) =>
       group_member(sdk, `member-${i}`, started_ms, until, lifetimes, history),
     );
-    const delayed = delayed_workload(sdk, started_ms, until, random_from(seed + 2), history);
+    const delayed = delayed_workload(sdk, started_ms, until, random_from(seed + 2), history, log);
     const next = random_from(seed);
     while (Date.now() < end_ms) {
       await sleep(GAP_MS);
@@ -182,7 +197,10 @@ async function main(): Promise<number> {
     const unaccepted = await queue.drain();
     if (unaccepted > 0) log(`queue: ${unaccepted} acknowledged writes never accepted`);
     const undelivered = await delayed.drain();
-    if (undelivered > 0) log(`delayed: ${undelivered} acknowledged messages never delivered`);
+    if (undelivered > 0) {
+      log(`delayed: ${undelivered} acknowledged messages never delivered`);
+      for (const line of log_lines(dir, BROKERS, /delayed|coordinator (stopped|could not)/, 12)) log(line);
+    }
     for (const op of await read_all(kafka, 'final-reader', started_ms)) history.push(op); // too many to spread
     const ends = await high_watermarks(kafka);
     await sleep(1000); // followers learn the last high watermark on their next fetch

@@ -131,9 +131,12 @@ export class Coordinators {
     } else if (kind === 'share') {
       (host as ShareCoordinator).start();
       this.hosts.share = host as ShareCoordinator;
+      this.deps.logger.info({ node_id: this.deps.node_id }, 'share-group coordinator active here');
     } else {
-      (host as DelayedDelivery).start();
-      this.hosts.delayed = host as DelayedDelivery;
+      const delayed = host as DelayedDelivery;
+      delayed.start();
+      this.hosts.delayed = delayed;
+      this.deps.logger.info({ node_id: this.deps.node_id, pending: delayed.pending }, 'delayed delivery active here');
     }
   }
 
@@ -141,7 +144,10 @@ export class Coordinators {
     this.generation[kind] = generation;
     const host = this.hosts[kind];
     this.hosts[kind] = null;
-    if (host) await close_host(host);
+    if (!host) return;
+    await close_host(host);
+    const counts = host instanceof DelayedDelivery ? { pending: host.pending, ...host.counters } : {};
+    this.deps.logger.info({ node_id: this.deps.node_id, kind, ...counts }, 'coordinator stopped here');
   }
 
   get group_host(): GroupHost | null {
