@@ -180,6 +180,38 @@ test('a restarted consumer resumes from the committed offset (auto commit on dis
 
 // ------------------------------------------------------------------ broadcast mode
 
+test('group_idle_after_assigning_without_its_topic: the leader rebalances once the topic shows', async () => {
+  const h = await Harness.start('missing-topic');
+  try {
+    // The metadata the leader assigns from may miss a topic that exists (a broker not caught up
+    // after a restart); a topic deleted between subscribe and join does the same here.
+    await h.broker.broker.topics.create('late', 2);
+    const seen: Seen[] = [];
+    const consumer = h.consumer({ groupId: 'late-group', allowAutoTopicCreation: false });
+    await consumer.connect();
+    await consumer.subscribe({ topic: 'late', fromBeginning: true });
+    await h.broker.broker.topics.delete('late');
+    await consumer.run({
+      eachMessage: async ({ partition, message }) =>
+        void seen.push({
+          member: 'c',
+          topic: 'late',
+          partition,
+          offset: Number(message.offset),
+          key: message.key?.toString() ?? '',
+          value: message.value?.toString() ?? '',
+        }),
+    });
+    assert.deepEqual(partitions_of([consumer.assignments()]), [], 'nothing to assign while the topic is gone');
+    await h.broker.broker.topics.create('late', 2);
+    await h.produce_keyed('late', 2, 0, 10);
+    await until(() => seen.length >= 10, 'the messages of the topic once it is back', 10_000);
+    assert_exactly_once(seen, expected_values(0, 10));
+  } finally {
+    await h.close();
+  }
+});
+
 test('broadcast mode: two consumers without a group each receive everything', async () => {
   const h = await Harness.start('broadcast');
   try {

@@ -84,6 +84,9 @@ export {
   type TopicPartitions,
 } from './consumer_types.ts';
 
+/** How often a group leader looks for a subscribed topic the metadata did not show when it assigned. */
+const MISSING_TOPIC_CHECK_MS = 1_000;
+
 export class Consumer {
   readonly events = ConsumerEvents;
   private readonly ctx: ConsumerContext;
@@ -476,11 +479,19 @@ export class Consumer {
     }
   }
 
-  /** Every metadataMaxAge: new partitions are read (broadcast) or make the leader rebalance. */
+  /**
+   * Every metadataMaxAge: new partitions are read (broadcast) or make the leader rebalance. A
+   * leader that assigned while a subscribed topic was missing from the metadata looks every
+   * MISSING_TOPIC_CHECK_MS instead: without it that topic would go unread until the next rebalance.
+   */
   private async check_metadata(): Promise<void> {
     const ctx = this.ctx;
     const group = this.group;
-    if (Date.now() - ctx.last_metadata_check < ctx.config.metadataMaxAge) return;
+    const missing = ctx.group_id !== null && [...group.assigned_counts.values()].includes(0);
+    const interval_ms = missing
+      ? Math.min(MISSING_TOPIC_CHECK_MS, ctx.config.metadataMaxAge)
+      : ctx.config.metadataMaxAge;
+    if (Date.now() - ctx.last_metadata_check < interval_ms) return;
     ctx.last_metadata_check = Date.now();
     if (!ctx.group_id) {
       ctx.needs_rejoin = true;

@@ -30,7 +30,7 @@ export class GroupMembership {
   generation_id = -1;
   leader_id = '';
   protocol_name: string | null = null;
-  /** The partition counts the last assignment was computed from (the leader watches them). */
+  /** The partition counts the last assignment was computed from, 0 for a topic not seen (the leader watches them). */
   assigned_counts = new Map<string, number>();
   /** A JoinGroup or SyncGroup is in progress. */
   joining = false;
@@ -283,13 +283,11 @@ export class GroupMembership {
     ].sort();
     const cluster = this.ctx.cluster;
     await cluster.with_retry('metadata', () => cluster.refresh_metadata(topics));
-    this.assigned_counts = new Map();
-    for (const topic of topics) {
-      const info = cluster.topics.get(topic);
-      if (info) this.assigned_counts.set(topic, info.partitions.length);
-    }
     this.ctx.last_metadata_check = Date.now();
     const result = await assigner.assign({ members: group_members, topics });
+    // A topic the metadata did not show (deleted, or a broker that has not caught up) counts 0
+    // partitions: the leader looks again soon and rebalances once it appears (check_metadata).
+    this.assigned_counts = new Map(topics.map((topic) => [topic, cluster.topics.get(topic)?.partitions.length ?? 0]));
     const empty = AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: {} });
     return group_members.map((m) => ({
       member_id: m.memberId,

@@ -36,7 +36,8 @@ export interface ConsumerConfig {
   heartbeatInterval?: number;
   /**
    * How often partition counts are checked (new partitions trigger a rebalance or, in broadcast
-   * mode, are read too). Default 300000.
+   * mode, are read too). Default 300000. A group leader that assigned while a subscribed topic
+   * was missing from the metadata checks every second until it shows.
    */
   metadataMaxAge?: number;
   /** Default 500. */
