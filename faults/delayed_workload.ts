@@ -5,7 +5,7 @@
 // broker clock set wrong meanwhile). At the end the reader runs until every acknowledged delayed
 // message has arrived (or a time limit).
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Sluice } from '../src/sdk/index.ts';
+import type { Consumer, Sluice } from '../src/sdk/index.ts';
 import type { DelayedWriteOp, HistoryOp } from './checker/history.ts';
 import { within } from './workload.ts';
 
@@ -31,11 +31,7 @@ export function delayed_workload(
   const at = () => Date.now() - started_ms;
   const arrived = new Set<string>();
   const reader = sluice.consumer({ groupId: GROUP, sessionTimeout: 10_000, heartbeatInterval: 1000 });
-  // A reader that stops, or stops being assigned the partition, looks like lost messages: say so.
-  reader.on(reader.events.CRASH, ({ payload }) => {
-    const { error, restart } = payload as { error: unknown; restart: boolean };
-    if (!restart) log(`delayed reader stopped: ${String(error)}`);
-  });
+  report_reader(reader, log);
   const reading = (async () => {
     await reader.connect();
     await reader.subscribe({ topic: DELAYED_TOPIC, fromBeginning: true });
@@ -114,4 +110,16 @@ async function scan_topic(sluice: Sluice, values: Set<string>): Promise<number> 
   while (Date.now() < deadline_ms && found.size < values.size) await sleep(500);
   await scanner.disconnect().catch(() => undefined);
   return found.size;
+}
+
+/** A reader that stops, or stops being assigned the partition, looks like lost messages: say so. */
+function report_reader(reader: Consumer, log: (line: string) => void): void {
+  reader.on(reader.events.CRASH, ({ payload }) => {
+    const { error, restart } = payload as { error: unknown; restart: boolean };
+    if (!restart) log(`delayed reader stopped: ${String(error)}`);
+  });
+  reader.on(reader.events.GROUP_JOIN, ({ payload }) => {
+    const { memberAssignment } = payload as { memberAssignment: Record<string, number[]> };
+    log(`delayed reader joined its group, assigned ${JSON.stringify(memberAssignment)}`);
+  });
 }

@@ -153,7 +153,11 @@ const clock: Nemesis = {
     const broker = cluster.brokers.get(node_of(pick(hosts(cluster), next)))!;
     const step_s = Math.round((next() * 2 - 1) * 120);
     const rate = next() < 0.7 ? 1 : Number((0.5 + next() * 1.5).toFixed(2));
-    const set = (offset_s: number) => fs.writeFileSync(broker.clock_file, `${signed(offset_s.toFixed(3))}\n`);
+    // Written aside and renamed: libfaketime reading the file mid-write would see it empty.
+    const set = (offset_s: number) => {
+      fs.writeFileSync(`${broker.clock_file}.next`, `${signed(offset_s.toFixed(3))}\n`);
+      fs.renameSync(`${broker.clock_file}.next`, broker.clock_file);
+    };
     const started_ms = Date.now();
     let drifting: NodeJS.Timeout | undefined;
     if (rate === 1) set(step_s);
