@@ -31,6 +31,8 @@ async function time_to_ready(data_dir: string): Promise<number> {
       data_dir,
       '--kafka',
       '127.0.0.1:0',
+      '--amqp',
+      'off',
       '--http',
       'off',
       '--log-level',

@@ -117,7 +117,7 @@ test(
       );
       assert.equal(described.partitions.length, 3, 'auto-created with SLUICE_PARTITIONS partitions');
       assert.equal(await broker.stop(), 0);
-      const bad = await sluice(['start', '--data', data_dir, '--kafka', 'nonsense', '--http', 'off']);
+      const bad = await sluice(['start', '--data', data_dir, '--kafka', 'nonsense', '--http', 'off', '--amqp', 'off']);
       assert.notEqual(bad.code, 0);
       assert.match(bad.stderr, /--kafka: expected HOST:PORT/);
       const cluster = await sluice([
@@ -129,6 +129,8 @@ test(
         '--etcd',
         'http://127.0.0.1:1',
         '--http',
+        'off',
+        '--amqp',
         'off',
       ]);
       assert.notEqual(cluster.code, 0);

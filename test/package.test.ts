@@ -188,7 +188,20 @@ interface Started {
  */
 async function npx_start(node: string): Promise<Started> {
   const data = fs.mkdtempSync(path.join(work, 'data-'));
-  const args = ['sluice', 'start', '--data', data, '--kafka', '127.0.0.1:0', '--http', 'off', '--log-level', 'warn'];
+  const args = [
+    'sluice',
+    'start',
+    '--data',
+    data,
+    '--kafka',
+    '127.0.0.1:0',
+    '--http',
+    'off',
+    '--amqp',
+    'off',
+    '--log-level',
+    'warn',
+  ];
   const env = { ...process.env, PATH: path_with(node) };
   const child = spawn('npx', args, { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';

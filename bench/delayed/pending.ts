@@ -112,7 +112,19 @@ async function restart_broker(data_dir: string, limit_ms: number): Promise<Resta
 
 /** Spawns `sluice start` on `data_dir`, collecting its output. */
 function spawn_sluice(data_dir: string): { handle: RestartedBroker; exited: Promise<number | null> } {
-  const args = ['start', '--data', data_dir, '--kafka', '127.0.0.1:0', '--http', 'off', '--log-level', 'warn'];
+  const args = [
+    'start',
+    '--data',
+    data_dir,
+    '--kafka',
+    '127.0.0.1:0',
+    '--http',
+    'off',
+    '--amqp',
+    'off',
+    '--log-level',
+    'warn',
+  ];
   const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'sluice.js'), ...args, ...BROKER_ARGS], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -31,6 +31,8 @@ async function cold_start_ms(workdir: string): Promise<number> {
       data,
       '--kafka',
       '127.0.0.1:0',
+      '--amqp',
+      'off',
       '--http',
       'off',
       '--log-level',

@@ -18,6 +18,7 @@ import { groups_api } from './apis/groups_api.ts';
 import { partitions_api } from './apis/partitions_api.ts';
 import { shares_api } from './apis/shares_api.ts';
 import { topics_api } from './apis/topics_api.ts';
+import { routing_api, type RoutingCore } from './apis/routing_api.ts';
 import { Coordinators } from './coordinators.ts';
 import { DELAYED_TOPIC } from './delayed/delayed_delivery.ts';
 import type { BrokerSettings } from './broker_settings.ts';
@@ -75,6 +76,7 @@ export class Broker implements Core, CoreInternals {
   readonly shares;
   readonly delayed;
   readonly dead_letters;
+  readonly routing: RoutingCore;
 
   private next_producer_id = 0;
   private producer_id_block_end = 0;
@@ -132,6 +134,7 @@ export class Broker implements Core, CoreInternals {
     this.shares = shares_api(this);
     this.delayed = delayed_api(this);
     this.dead_letters = dead_letters_api(this);
+    this.routing = routing_api(this, this.topics, this.shares);
   }
 
   /** Builds the core and lets the placement attach (a single node is then ready to serve). */
@@ -143,8 +146,12 @@ export class Broker implements Core, CoreInternals {
   }
 
   /** Joins the cluster at the address clients reach this broker (nothing to do on a single node). */
-  join(address: { host: string; port: number }): Promise<void> {
-    return this.placement.join(address);
+  async join(address: { host: string; port: number }): Promise<void> {
+    await this.placement.join(address);
+    // Queues and exchanges that do not outlive a restart of the broker that declared them go now.
+    await this.routing.forget_transient().catch((error: unknown) => {
+      this.logger.warn({ error: String(error) }, 'non-durable AMQP declarations not removed');
+    });
   }
 
   get cluster_id(): string {

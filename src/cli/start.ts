@@ -138,11 +138,15 @@ export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = pro
   return resolved as unknown as ResolvedSettings;
 }
 
-/** `--http`: HOST:PORT, or "off" for no HTTP listener. */
-export function parse_http(text: string): { host: string; port: number } | null {
+/** `--http`, `--amqp`: HOST:PORT, or "off" for no such listener. */
+function parse_listener(text: string, flag: string): { host: string; port: number } | null {
   const value = String(text).trim(); // a config file may hold a non-string
   if (value.toLowerCase() === 'off') return null;
-  return parse_host_port(value, '--http');
+  return parse_host_port(value, flag);
+}
+
+export function parse_http(text: string): { host: string; port: number } | null {
+  return parse_listener(text, '--http');
 }
 
 function is_loopback(host: string): boolean {
@@ -222,10 +226,11 @@ export function parse_durability(text: string): DurabilityPolicy {
 function ready_line(settings: ResolvedSettings, running: RunningBroker, extra: string): string {
   const address = running.kafka_address;
   const http = running.http_address ? `${running.http_address.host}:${running.http_address.port}` : 'off';
+  const amqp = running.amqp_address ? `${running.amqp_address.host}:${running.amqp_address.port}` : 'off';
   const node = `node=${Number(settings.nodeId)} durability=${settings.durability}`;
   return (
-    `sluice ready kafka=${address.host}:${address.port} http=${http} data=${path.resolve(settings.data)} ${node}` +
-    `${extra} (amqp ${settings.amqp}: not available yet)\n`
+    `sluice ready kafka=${address.host}:${address.port} http=${http} amqp=${amqp} ` +
+    `data=${path.resolve(settings.data)} ${node}${extra}\n`
   );
 }
 
@@ -287,6 +292,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
     delayed,
     cluster,
     http,
+    amqp: parse_listener(settings.amqp, '--amqp'),
     console_handler,
     logger,
   });

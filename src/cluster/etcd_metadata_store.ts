@@ -2,7 +2,7 @@
 // transactions; configs are read from this broker's view of the cluster, and a change resolves once
 // the view shows it. The cluster id is made once, by the first broker to start.
 import type { MetadataStore } from '../core/metadata_store.ts';
-import type { GroupConfigs } from '../core/types.ts';
+import type { GroupConfigs, RoutingDefinitions } from '../core/types.ts';
 import type { ClusterNode } from './cluster_node.ts';
 import type { EtcdStore } from './etcd_store.ts';
 
@@ -24,6 +24,23 @@ export class EtcdMetadataStore implements MetadataStore {
     await this.node()?.wait_for_view(
       (view) => JSON.stringify(view.group_configs.get(group_id) ?? {}) === wanted,
       `configs of group ${group_id}`,
+    );
+  }
+
+  routing_vhosts(): string[] {
+    return [...(this.node()?.view.routing.keys() ?? [])];
+  }
+
+  routing_definitions(vhost: string): RoutingDefinitions | undefined {
+    return this.node()?.view.routing.get(vhost);
+  }
+
+  async set_routing_definitions(vhost: string, definitions: RoutingDefinitions): Promise<void> {
+    await this.etcd.set_routing_definitions(vhost, definitions);
+    const wanted = JSON.stringify(definitions);
+    await this.node()?.wait_for_view(
+      (view) => JSON.stringify(view.routing.get(vhost)) === wanted,
+      `routing of virtual host ${vhost}`,
     );
   }
 

@@ -7,6 +7,7 @@
 //   partitions/<name>/<p>       leader, leader epoch, ISR, replicas
 //   producer_ids                end of the last producer-id block handed out
 //   group_configs/<group>       share-group configs
+//   routing/<vhost>             AMQP exchanges, queues and bindings of a virtual host (URI-encoded)
 // Every change is a transaction comparing a revision (or the controller epoch), so a writer acting
 // on a stale view fails instead of overwriting a newer decision.
 import { Etcd3, type Namespace, noop_policy } from './etcd_client.ts';
@@ -18,6 +19,7 @@ import {
   empty_view,
   partition_key,
 } from './model.ts';
+import type { RoutingDefinitions } from '../core/types.ts';
 
 const ETCD_CALL_TIMEOUT_MS = 5_000;
 const ETCD_DIAL_TIMEOUT_MS = 3_000;
@@ -95,6 +97,8 @@ export class EtcdStore {
         );
       } else if (key.startsWith('group_configs/')) {
         view.group_configs.set(key.slice('group_configs/'.length), JSON.parse(text) as Record<string, string>);
+      } else if (key.startsWith('routing/')) {
+        view.routing.set(decodeURIComponent(key.slice('routing/'.length)), JSON.parse(text) as RoutingDefinitions);
       }
     }
     return view;
@@ -217,6 +221,10 @@ export class EtcdStore {
       const result = await txn.then(this.ns.put('producer_ids').value(String(start + count))).commit();
       if (result.succeeded) return start;
     }
+  }
+
+  async set_routing_definitions(vhost: string, definitions: RoutingDefinitions): Promise<void> {
+    await this.ns.put(`routing/${encodeURIComponent(vhost)}`).value(JSON.stringify(definitions));
   }
 
   async set_group_configs(group_id: string, configs: Record<string, string>): Promise<void> {

@@ -1,7 +1,7 @@
 // What a cluster agrees on, as kept in etcd: registered brokers, the controller, topics with their
 // replica assignments, and each partition's leader, leader epoch and in-sync replica set. Every
 // broker holds a ClusterView read from etcd and acts on it; only etcd's copy is authoritative.
-import type { TopicRecord } from '../core/types.ts';
+import type { RoutingDefinitions, TopicRecord } from '../core/types.ts';
 
 export interface BrokerRegistration {
   node_id: number;
@@ -54,6 +54,8 @@ export interface ClusterView {
   /** Keyed by `${topic}/${partition}`. */
   partitions: Map<string, Versioned<PartitionState>>;
   group_configs: Map<string, Record<string, string>>;
+  /** AMQP routing definitions by virtual host. */
+  routing: Map<string, RoutingDefinitions>;
   producer_id_block_end: Versioned<number> | null;
 }
 
@@ -70,6 +72,7 @@ export function empty_view(): ClusterView {
     topics: new Map(),
     partitions: new Map(),
     group_configs: new Map(),
+    routing: new Map(),
     producer_id_block_end: null,
   };
 }

@@ -15,6 +15,7 @@ import type { Credentials } from '../core/credentials.ts';
 import type { TopicRecord } from '../core/types.ts';
 import { default_boolean, default_number, default_text, host_port_of } from '../core/settings.ts';
 import { type ConsoleHandler, HttpListener } from '../server/http/server.ts';
+import { AmqpListener } from '../server/amqp/listener.ts';
 import type { ConnectionLimits } from '../server/kafka/connection.ts';
 import { KafkaListener } from '../server/kafka/listener.ts';
 import { LocalMetadataStore } from '../single_node/local_metadata_store.ts';
@@ -57,6 +58,8 @@ export interface StartOptions extends CoreOptions {
   credentials?: Credentials | null;
   /** The HTTP admin API, metrics and console; none when absent. */
   http?: { host: string; port: number } | null;
+  /** The AMQP 0-9-1 listener (same users as Kafka SASL); none when absent. */
+  amqp?: { host: string; port: number } | null;
   /** Serves GETs outside /api on the HTTP listener (the web console). */
   console_handler?: ConsoleHandler | null;
 }
@@ -69,6 +72,9 @@ export interface RunningBroker {
   http: HttpListener | null;
   /** Host and port of the HTTP listener, null when it is off. */
   http_address: { host: string; port: number } | null;
+  amqp: AmqpListener | null;
+  /** Host and port of the AMQP listener, null when it is off. */
+  amqp_address: { host: string; port: number } | null;
   /** Stop accepting, answer requests in flight, flush and close storage. */
   close(): Promise<void>;
 }
@@ -140,14 +146,19 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     logger,
   });
   let http: HttpListener | null = null;
+  const amqp = options.amqp
+    ? new AmqpListener(broker, { ...options.amqp, credentials: options.credentials ?? null, logger })
+    : null;
   try {
     await kafka.listen();
     // A cluster member registers the address it is reachable at, so it joins once listening.
     await broker.join(kafka.address);
+    await amqp?.listen();
     const console_handler = options.console_handler ?? null;
     http = options.http ? new HttpListener({ ...options.http, core: broker, kafka, logger, console_handler }) : null;
     await http?.listen();
   } catch (error) {
+    await amqp?.close();
     await kafka.close();
     await broker.close();
     throw error;
@@ -159,6 +170,7 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
       http?.begin_shutdown();
       try {
         broker.begin_shutdown();
+        await amqp?.close();
         await kafka.close();
         await broker.close();
       } finally {
@@ -167,7 +179,17 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     })();
     return closing;
   };
-  return { broker, kafka, kafka_address: kafka.address, http, http_address: http?.address ?? null, close };
+  const amqp_address = amqp?.address ?? null;
+  return {
+    broker,
+    kafka,
+    kafka_address: kafka.address,
+    http,
+    http_address: http?.address ?? null,
+    amqp,
+    amqp_address,
+    close,
+  };
 }
 
 /** The in-process API for embedding, in the SDK's naming style. */

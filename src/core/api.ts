@@ -8,10 +8,13 @@ import type { Clock, Logger } from './clock.ts';
 import type { ConsumerSource, PartitionReader } from './partition_reader.ts';
 import type {
   AcknowledgeBatch,
+  BindingRecord,
   BrokerAddress,
   CommittedOffset,
   ConfigEntry,
   DelayedStatus,
+  ExchangeRecord,
+  ExchangeSpec,
   FetchedPartition,
   GroupConfigs,
   GroupState,
@@ -27,10 +30,13 @@ import type {
   PartitionReassignment,
   PartitionTraffic,
   ProduceResult,
+  QueueRecord,
   QueueSettings,
+  QueueSpec,
   QueueStats,
   RedriveOutcome,
   RedriveRequest,
+  RoutingArgs,
   ShareGroupDescription,
   StatsObserver,
   TopicConfigs,
@@ -53,6 +59,7 @@ export interface Core {
   readonly delayed: DelayedApi;
   readonly dead_letters: DeadLettersApi;
   readonly stats: StatsApi;
+  readonly routing: RoutingApi;
 }
 
 export interface CreateTopicOptions {
@@ -253,4 +260,29 @@ export interface StatsApi {
   observer: StatsObserver | null;
   /** Called with the duration of every group-commit flush round; null when none listens. */
   set_flush_observer(observer: ((duration_ms: number) => void) | null): void;
+}
+
+/**
+ * Exchanges, queues and bindings per virtual host (AMQP's routing model): routing metadata kept in
+ * the metadata store; a queue's messages are a topic's records and its deliveries a share group's.
+ * Refusals are RoutingErrors. Non-durable declarations last until the broker stops.
+ */
+export interface RoutingApi {
+  exchange(vhost: string, name: string): ExchangeRecord | undefined;
+  exchanges(vhost: string): ExchangeRecord[];
+  /** The exchange as it is; precondition_failed when it exists with other properties. */
+  declare_exchange(vhost: string, spec: ExchangeSpec): Promise<ExchangeRecord>;
+  /** Deletes it and the bindings to and from it. */
+  delete_exchange(vhost: string, name: string, options: { if_unused: boolean }): Promise<void>;
+  queue(vhost: string, name: string): QueueRecord | undefined;
+  queues(vhost: string): QueueRecord[];
+  /** Creates the queue (and its topic) or checks an existing one against `spec`. */
+  declare_queue(vhost: string, spec: QueueSpec): Promise<QueueRecord>;
+  /** Deletes the queue, its bindings, and the topic when the queue made it. */
+  delete_queue(vhost: string, name: string): Promise<void>;
+  bindings(vhost: string): BindingRecord[];
+  bind(vhost: string, binding: BindingRecord): Promise<void>;
+  unbind(vhost: string, binding: BindingRecord): Promise<void>;
+  /** The queues a message reaches from `exchange`, through exchange bindings and alternates. */
+  route(vhost: string, exchange: string, routing_key: string, headers: RoutingArgs | null): QueueRecord[];
 }

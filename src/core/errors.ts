@@ -76,3 +76,14 @@ export class AckError extends Error {
     this.name = 'AckError';
   }
 }
+
+/** Routing refusals (exchanges, queues, bindings), in AMQP's terms, which is where they come from. */
+export class RoutingError extends Error {
+  constructor(
+    readonly kind: 'not_found' | 'precondition_failed' | 'access_refused' | 'resource_locked',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RoutingError';
+  }
+}

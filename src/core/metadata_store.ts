@@ -1,9 +1,10 @@
 // What the broker core keeps in the cluster's metadata besides topics: the cluster id, share-group
-// configs and the producer-id allocator. On a single node a JSON file in the data directory
-// (single_node/local_metadata_store.ts), in a cluster etcd (cluster/etcd_metadata_store.ts). Topic
+// configs, the producer-id allocator and the AMQP routing definitions per virtual host. On a single
+// node a JSON file in the data directory (single_node/local_metadata_store.ts), in a cluster etcd
+// (cluster/etcd_metadata_store.ts). Topic
 // records belong to the placement (placement.ts), which creates a topic's partitions with them.
 import crypto from 'node:crypto';
-import type { GroupConfigs } from './types.ts';
+import type { GroupConfigs, RoutingDefinitions } from './types.ts';
 
 export interface MetadataStore {
   readonly cluster_id: string;
@@ -13,6 +14,11 @@ export interface MetadataStore {
   set_group_configs(group_id: string, configs: GroupConfigs): Promise<void>;
   /** Reserves `count` producer ids no other broker hands out; returns the first. */
   allocate_producer_ids(count: number): Promise<number>;
+  /** Virtual hosts with routing definitions. */
+  routing_vhosts(): string[];
+  routing_definitions(vhost: string): RoutingDefinitions | undefined;
+  /** Resolves once routing_definitions() answers with `definitions`. */
+  set_routing_definitions(vhost: string, definitions: RoutingDefinitions): Promise<void>;
 }
 
 /** 16 random bytes (never all zero), base64url: topic ids and cluster ids as Kafka prints them. */

@@ -173,12 +173,11 @@ const TOP_LEVEL: SettingSpec[] = [
   },
   {
     key: 'amqp',
-    type: text(),
+    type: text(HOST_PORT_OR_OFF),
     default: '127.0.0.1:5672',
     on: CLI,
-    placeholder: '<host:port>',
-    option: null,
-    description: 'AMQP 0-9-1 listener (not available yet; the value is not checked)',
+    placeholder: '<host:port|off>',
+    description: 'AMQP 0-9-1 listener (RabbitMQ clients); "off" for none',
   },
   {
     key: 'node_id',

@@ -307,3 +307,59 @@ export interface StatsObserver {
 
 /** Dead letters one redrive may name. */
 export const REDRIVE_OFFSETS_MAX = 10_000;
+
+// ------------------------------------------------------------------ routing (AMQP's model)
+
+/** How an exchange picks the queues and exchanges bound to it for a message. */
+export type ExchangeType = 'direct' | 'fanout' | 'topic' | 'headers';
+/** Declare and binding arguments as routing keeps them (AMQP field tables reduced to these). */
+export type RoutingArgValue = string | number | boolean | null;
+export type RoutingArgs = Record<string, RoutingArgValue>;
+
+export interface ExchangeRecord {
+  name: string;
+  type: ExchangeType;
+  durable: boolean;
+  auto_delete: boolean;
+  internal: boolean;
+  arguments: RoutingArgs;
+  /** The broker that declared it: a non-durable exchange goes when that broker restarts. */
+  declared_by: number;
+}
+
+/** A queue: a topic's partitions read by one share group. */
+export interface QueueRecord {
+  name: string;
+  /** The topic holding its messages (see docs/amqp-compatibility.md for the mapping). */
+  topic: string;
+  /** The share group whose state says what is delivered, acknowledged and dead-lettered. */
+  group_id: string;
+  durable: boolean;
+  exclusive: boolean;
+  auto_delete: boolean;
+  arguments: RoutingArgs;
+  /** False when the queue adopted a topic that existed before it: deleting the queue keeps the topic. */
+  owns_topic: boolean;
+  /** The broker that declared it: a non-durable or exclusive queue goes when that broker restarts. */
+  declared_by: number;
+}
+
+export interface BindingRecord {
+  /** The exchange messages come from. */
+  source: string;
+  destination: string;
+  destination_type: 'queue' | 'exchange';
+  routing_key: string;
+  arguments: RoutingArgs;
+}
+
+/** What an exchange, queue or binding declaration asks for. */
+export type ExchangeSpec = Omit<ExchangeRecord, 'declared_by'>;
+export type QueueSpec = Pick<QueueRecord, 'name' | 'durable' | 'exclusive' | 'auto_delete' | 'arguments'>;
+
+/** A virtual host's routing as the metadata store keeps it. */
+export interface RoutingDefinitions {
+  exchanges: ExchangeRecord[];
+  queues: QueueRecord[];
+  bindings: BindingRecord[];
+}

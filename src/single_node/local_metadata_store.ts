@@ -1,11 +1,11 @@
 // The single-node metadata store: topics (name, id, partition count, configs), the cluster id,
-// share-group configs and the producer-id allocator, kept in one JSON file in the data directory
-// (broker-metadata.json) and replaced atomically. Records are replaced, never changed in place,
-// so a reader holding one sees it as it was.
+// share-group configs, the producer-id allocator and AMQP routing definitions, kept in one JSON
+// file in the data directory (broker-metadata.json) and replaced atomically. Records are replaced,
+// never changed in place, so a reader holding one sees it as it was.
 import path from 'node:path';
 import { type FileIO, read_whole_file, replace_file_atomically } from '../storage/index.ts';
 import { type MetadataStore, new_uuid } from '../core/metadata_store.ts';
-import type { GroupConfigs, TopicRecord } from '../core/types.ts';
+import type { GroupConfigs, RoutingDefinitions, TopicRecord } from '../core/types.ts';
 
 export interface MetadataState {
   version: 1;
@@ -15,6 +15,8 @@ export interface MetadataState {
   producer_id_block_end: number;
   /** Share-group configs by group id (absent in files written before they existed). */
   group_configs?: Record<string, GroupConfigs>;
+  /** AMQP routing definitions by virtual host (absent in files written before they existed). */
+  routing?: Record<string, RoutingDefinitions>;
 }
 
 const FILE_NAME = 'broker-metadata.json';
@@ -76,6 +78,19 @@ export class LocalMetadataStore implements MetadataStore {
     const all = { ...this.state.group_configs, [group_id]: configs };
     if (Object.keys(configs).length === 0) delete all[group_id];
     this.state.group_configs = all;
+    return this.save();
+  }
+
+  routing_vhosts(): string[] {
+    return Object.keys(this.state.routing ?? {});
+  }
+
+  routing_definitions(vhost: string): RoutingDefinitions | undefined {
+    return this.state.routing?.[vhost];
+  }
+
+  set_routing_definitions(vhost: string, definitions: RoutingDefinitions): Promise<void> {
+    this.state.routing = { ...this.state.routing, [vhost]: definitions };
     return this.save();
   }
 

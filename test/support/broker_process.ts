@@ -15,6 +15,8 @@ export interface BrokerProcess {
   port: number;
   /** HOST:PORT of the HTTP listener (admin API, metrics), from the ready line; null with --http off. */
   http: string | null;
+  /** HOST:PORT of the AMQP listener, from the ready line; null with --amqp off. */
+  amqp: string | null;
   data_dir: string;
   child: ChildProcess;
   /** Everything the process printed (stdout and stderr). */
@@ -33,7 +35,7 @@ export async function start_broker_process(
   options: { data_dir?: string; port?: number; args?: string[]; env?: NodeJS.ProcessEnv } = {},
 ): Promise<BrokerProcess> {
   const data_dir = options.data_dir ?? new_data_dir();
-  // A free HTTP port each time: tests run in parallel and the default 8080 would collide.
+  // Free HTTP and AMQP ports each time: tests run in parallel and the defaults 8080 and 5672 would collide.
   const args = [
     ...SLUICE_CLI,
     'start',
@@ -42,6 +44,8 @@ export async function start_broker_process(
     '--kafka',
     `127.0.0.1:${options.port ?? 0}`,
     '--http',
+    '127.0.0.1:0',
+    '--amqp',
     '127.0.0.1:0',
     '--log-level',
     'warn',
@@ -75,10 +79,12 @@ export async function start_broker_process(
     });
   });
   const http = /ready kafka=\S+ http=(\S+)/.exec(output)?.[1];
+  const amqp = / amqp=(\S+)/.exec(output)?.[1];
   return {
     bootstrap: `127.0.0.1:${port}`,
     port,
     http: http === undefined || http === 'off' ? null : http,
+    amqp: amqp === undefined || amqp === 'off' ? null : amqp,
     data_dir,
     child,
     output: () => output,

@@ -49,6 +49,8 @@ export class BrokerProcess {
       data_dir,
       '--kafka',
       '127.0.0.1:0',
+      '--amqp',
+      'off',
       '--http',
       'off',
       '--durability',

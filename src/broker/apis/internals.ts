@@ -12,6 +12,7 @@ import type { ProducePath } from '../produce_path.ts';
 import type { TopicManager } from '../topics.ts';
 
 export interface CoreInternals {
+  readonly node_id: number;
   readonly clock: Clock;
   readonly storage: Storage;
   readonly metadata: MetadataStore;

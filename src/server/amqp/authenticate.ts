@@ -1,0 +1,58 @@
+// connection.start-ok's login: PLAIN (`\0user\0password`, an authorization id before the first NUL
+// ignored) or AMQPLAIN (a field table without its length prefix, LOGIN and PASSWORD), checked
+// against the same users as Kafka SASL. Without a users file only guest/guest is let in, and only
+// from loopback, as RabbitMQ does.
+import type { Credentials } from '../../core/index.ts';
+import { decode_table_body } from '../../protocol/amqp/field_table.ts';
+
+export const MECHANISMS = 'PLAIN AMQPLAIN';
+const GUEST = 'guest';
+
+export interface Login {
+  username: string;
+  password: string;
+}
+
+/** The login the response carries; null when it is malformed or the mechanism is not ours. */
+export function login_of(mechanism: string, response: Buffer): Login | null {
+  if (mechanism === 'PLAIN') {
+    const parts = response.toString('utf8').split('\0');
+    if (parts.length !== 3) return null;
+    return { username: parts[1]!, password: parts[2]! };
+  }
+  if (mechanism === 'AMQPLAIN') {
+    try {
+      const table = decode_table_body(response);
+      const text = (value: unknown) => (Buffer.isBuffer(value) ? value.toString('utf8') : value);
+      const username = text(table['LOGIN']);
+      const password = text(table['PASSWORD']);
+      return typeof username === 'string' && typeof password === 'string' ? { username, password } : null;
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+export function is_loopback(address: string | undefined): boolean {
+  return (
+    address === '127.0.0.1' || address === '::1' || address === '::ffff:127.0.0.1' || !!address?.startsWith('127.')
+  );
+}
+
+/** Null when accepted; otherwise why not (for the ACCESS_REFUSED reply). */
+export async function check_login(
+  login: Login,
+  credentials: Credentials | null,
+  remote_address: string | undefined,
+): Promise<string | null> {
+  if (credentials) {
+    return (await credentials.verify_password(login.username, login.password))
+      ? null
+      : `login refused for user '${login.username}'`;
+  }
+  if (login.username !== GUEST || login.password !== GUEST)
+    return `login refused for user '${login.username}': without a users file only guest is let in`;
+  if (!is_loopback(remote_address)) return "user 'guest' can only connect via localhost";
+  return null;
+}

@@ -1,0 +1,421 @@
+// One AMQP 0-9-1 connection: the protocol header, the handshake (start, tune, open), heartbeats,
+// channel 0's methods, and the channels. A connection exception sends connection.close and ends
+// the socket once the client answers (or after CLOSE_OK_WAIT_MS); a channel exception closes only
+// its channel (channel.ts). Writes are corked for a turn so many frames leave in one syscall.
+import type net from 'node:net';
+import type { Core, Credentials, Logger } from '../../core/index.ts';
+import {
+  AmqpError,
+  FRAME_BODY,
+  FRAME_HEADER,
+  FRAME_HEARTBEAT,
+  FRAME_METHOD,
+  PROTOCOL_HEADER,
+  ReplyCode,
+  is_hard_error,
+} from '../../protocol/amqp/constants.ts';
+import { FrameReader, type Frame } from '../../protocol/amqp/frame_reader.ts';
+import {
+  decode_method,
+  type DecodedMethod,
+  type MethodArgs,
+  type MethodInput,
+  type MethodName,
+} from '../../protocol/amqp/methods.ts';
+import { HEARTBEAT_FRAME, content_frames, method_frame } from '../../protocol/amqp/frame_writer.ts';
+import type { BasicProperties } from '../../protocol/amqp/properties.ts';
+import { MECHANISMS, check_login, login_of } from './authenticate.ts';
+import { AmqpChannel } from './channel.ts';
+import type { AmqpLimits, ChannelPort, ConnectionPort, RegistryPort } from './ports.ts';
+import type { QueueConsumer } from './consumer.ts';
+
+export const AMQP_LIMITS_DEFAULT: AmqpLimits = {
+  frame_max_bytes: 131_072,
+  channel_max: 2_047,
+  heartbeat_s: 60,
+  message_bytes_max: 1_000_000,
+  unsent_bytes_max: 4 * 1024 * 1024,
+};
+
+/** What the handshake may take before the socket is closed. */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+const CLOSE_OK_WAIT_MS = 1_000;
+
+export interface AmqpConnectionDeps {
+  core: Core;
+  credentials: Credentials | null;
+  logger: Logger;
+  limits: AmqpLimits;
+  registry: RegistryPort;
+}
+
+type State = 'header' | 'start_ok' | 'tune_ok' | 'open' | 'running' | 'closing' | 'closed';
+
+export class AmqpConnection implements ConnectionPort {
+  readonly id: string;
+  private state: State = 'header';
+  private readonly reader: FrameReader;
+  private readonly channels = new Map<number, AmqpChannel>();
+  frame_max_bytes: number;
+  private channel_max: number;
+  private heartbeat_s = 0;
+  private heartbeat_timer: NodeJS.Timeout | null = null;
+  private handshake_timer: NodeJS.Timeout | null;
+  private last_read_ms = 0;
+  private last_write_ms = 0;
+  private corked = false;
+  username = '';
+  vhost = '/';
+  client_properties: Record<string, unknown> = {};
+  readonly opened_ms: number;
+
+  constructor(
+    readonly socket: net.Socket,
+    readonly deps: AmqpConnectionDeps,
+  ) {
+    this.opened_ms = this.last_read_ms = this.last_write_ms = deps.core.clock.now_ms();
+    this.id = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
+    this.frame_max_bytes = deps.limits.frame_max_bytes;
+    this.channel_max = deps.limits.channel_max;
+    this.reader = new FrameReader(deps.limits.frame_max_bytes);
+    this.handshake_timer = setTimeout(() => this.destroy('handshake timed out'), HANDSHAKE_TIMEOUT_MS);
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.on_data(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => this.on_close());
+    socket.on('drain', () => this.on_drain());
+  }
+
+  get core(): Core {
+    return this.deps.core;
+  }
+
+  get logger(): Logger {
+    return this.deps.logger;
+  }
+
+  get limits(): AmqpLimits {
+    return this.deps.limits;
+  }
+
+  get registry(): RegistryPort {
+    return this.deps.registry;
+  }
+
+  get remote_address(): string | undefined {
+    return this.socket.remoteAddress;
+  }
+
+  get channel_count(): number {
+    return this.channels.size;
+  }
+
+  /** Whether the socket has more unsent than deliveries may add to. */
+  get congested(): boolean {
+    return this.socket.writableLength > this.deps.limits.unsent_bytes_max;
+  }
+
+  private on_data(chunk: Buffer): void {
+    this.last_read_ms = this.deps.core.clock.now_ms();
+    try {
+      this.reader.push(chunk);
+      if (this.state === 'header') {
+        const header = this.reader.take_protocol_header();
+        if (header === 'incomplete') return;
+        if (header === 'wrong') {
+          this.write(PROTOCOL_HEADER);
+          this.destroy('wrong protocol header', true);
+          return;
+        }
+        this.send_start();
+      }
+      for (let frame = this.reader.next(); frame && this.state !== 'closed'; frame = this.reader.next())
+        this.on_frame(frame);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  /** A connection exception: tells the client and closes; anything else is a bug of ours. */
+  fail(error: unknown, class_id = 0, method_id = 0): void {
+    if (error instanceof AmqpError) {
+      this.close_with(error.code, error.message, error.class_id || class_id, error.method_id || method_id);
+      return;
+    }
+    this.deps.logger.error({ error: String(error), connection: this.id }, 'AMQP connection failed');
+    this.close_with(ReplyCode.INTERNAL_ERROR, 'INTERNAL_ERROR', class_id, method_id);
+  }
+
+  private on_frame(frame: Frame): void {
+    if (frame.type === FRAME_HEARTBEAT) return;
+    if (this.state === 'closing') {
+      // Only close and close-ok count while closing; everything else is dropped (the spec's rule).
+      if (frame.type === FRAME_METHOD && frame.channel === 0) this.on_connection_method(decode_method(frame.payload));
+      return;
+    }
+    if (frame.channel === 0) {
+      if (frame.type !== FRAME_METHOD)
+        throw new AmqpError(ReplyCode.UNEXPECTED_FRAME, `frame type ${frame.type} on channel 0`);
+      this.on_connection_method(decode_method(frame.payload));
+      return;
+    }
+    if (this.state !== 'running') throw new AmqpError(ReplyCode.CHANNEL_ERROR, 'channel frame before connection.open');
+    this.on_channel_frame(frame);
+  }
+
+  private on_channel_frame(frame: Frame): void {
+    let channel = this.channels.get(frame.channel);
+    if (frame.type === FRAME_METHOD) {
+      const method = decode_method(frame.payload);
+      if (!channel) {
+        if (method.name === 'channel.close-ok') return; // we closed it; the answer is late
+        if (method.name !== 'channel.open')
+          throw new AmqpError(
+            ReplyCode.CHANNEL_ERROR,
+            `expected channel.open on channel ${frame.channel}`,
+            method.class_id,
+            method.method_id,
+          );
+        if (frame.channel > this.channel_max)
+          throw new AmqpError(
+            ReplyCode.CHANNEL_ERROR,
+            `channel ${frame.channel} above channel_max ${this.channel_max}`,
+          );
+        channel = new AmqpChannel(this, frame.channel);
+        this.channels.set(frame.channel, channel);
+      }
+      channel.on_method(method);
+    } else if (!channel) {
+      throw new AmqpError(ReplyCode.CHANNEL_ERROR, `content on channel ${frame.channel}, which is not open`);
+    } else if (frame.type === FRAME_HEADER) {
+      channel.on_header(frame.payload);
+    } else if (frame.type === FRAME_BODY) {
+      channel.on_body(frame.payload);
+    } else {
+      throw new AmqpError(ReplyCode.UNEXPECTED_FRAME, `frame type ${frame.type} on channel ${frame.channel}`);
+    }
+  }
+
+  private on_connection_method(method: DecodedMethod): void {
+    switch (method.name) {
+      case 'connection.start-ok':
+        return this.expect('start_ok', method, () => void this.on_start_ok(method.args));
+      case 'connection.tune-ok':
+        return this.expect('tune_ok', method, () => this.on_tune_ok(method.args));
+      case 'connection.open':
+        return this.expect('open', method, () => this.on_open(method.args));
+      case 'connection.close':
+        this.send_method(0, 'connection.close-ok', {});
+        this.destroy('closed by the client', true);
+        return;
+      case 'connection.close-ok':
+        this.destroy('closed', true);
+        return;
+      case 'connection.update-secret':
+        this.send_method(0, 'connection.update-secret-ok', {});
+        return;
+      default:
+        if (this.state === 'closing') return;
+        throw new AmqpError(
+          ReplyCode.COMMAND_INVALID,
+          `${method.name} is not allowed on channel 0`,
+          method.class_id,
+          method.method_id,
+        );
+    }
+  }
+
+  private expect(state: State, method: DecodedMethod, run: () => void): void {
+    if (this.state === 'closing') return;
+    if (this.state !== state)
+      throw new AmqpError(
+        ReplyCode.COMMAND_INVALID,
+        `${method.name} not expected now`,
+        method.class_id,
+        method.method_id,
+      );
+    run();
+  }
+
+  private send_start(): void {
+    this.state = 'start_ok';
+    this.send_method(0, 'connection.start', {
+      version_major: 0,
+      version_minor: 9,
+      server_properties: {
+        product: 'Sluice',
+        version: '0.1.0',
+        platform: `Node.js ${process.version}`,
+        capabilities: {
+          publisher_confirms: true,
+          exchange_exchange_bindings: true,
+          'basic.nack': true,
+          consumer_cancel_notify: true,
+          'connection.blocked': true,
+          authentication_failure_close: true,
+          per_consumer_qos: true,
+        },
+      },
+      mechanisms: Buffer.from(MECHANISMS),
+      locales: Buffer.from('en_US'),
+    });
+  }
+
+  private async on_start_ok(args: MethodArgs<'connection.start-ok'>): Promise<void> {
+    this.client_properties = args.client_properties;
+    const login = login_of(args.mechanism, args.response);
+    const refusal = login
+      ? await check_login(login, this.deps.credentials, this.remote_address)
+      : `mechanism ${args.mechanism} refused or its response malformed (offered: ${MECHANISMS})`;
+    if (this.state !== 'start_ok') return;
+    if (refusal !== null) {
+      this.close_with(ReplyCode.ACCESS_REFUSED, `ACCESS_REFUSED - ${refusal}`, 10, 11);
+      return;
+    }
+    this.username = login!.username;
+    this.state = 'tune_ok';
+    this.send_method(0, 'connection.tune', {
+      channel_max: this.deps.limits.channel_max,
+      frame_max: this.deps.limits.frame_max_bytes,
+      heartbeat: this.deps.limits.heartbeat_s,
+    });
+  }
+
+  private on_tune_ok(args: MethodArgs<'connection.tune-ok'>): void {
+    const limits = this.deps.limits;
+    if (args.frame_max !== 0 && args.frame_max < 4096)
+      throw new AmqpError(ReplyCode.SYNTAX_ERROR, `frame_max ${args.frame_max} below the minimum 4096`, 10, 31);
+    if (args.frame_max > limits.frame_max_bytes)
+      throw new AmqpError(
+        ReplyCode.SYNTAX_ERROR,
+        `frame_max ${args.frame_max} above the server's ${limits.frame_max_bytes}`,
+        10,
+        31,
+      );
+    this.frame_max_bytes = args.frame_max === 0 ? limits.frame_max_bytes : args.frame_max;
+    this.reader.set_frame_max(this.frame_max_bytes);
+    this.channel_max = args.channel_max === 0 ? limits.channel_max : Math.min(args.channel_max, limits.channel_max);
+    this.heartbeat_s = args.heartbeat;
+    this.state = 'open';
+  }
+
+  private on_open(args: MethodArgs<'connection.open'>): void {
+    if (args.virtual_host !== '/')
+      throw new AmqpError(
+        ReplyCode.NOT_ALLOWED,
+        `vhost '${args.virtual_host}' not found (this broker serves '/')`,
+        10,
+        40,
+      );
+    this.vhost = args.virtual_host;
+    this.state = 'running';
+    if (this.handshake_timer) clearTimeout(this.handshake_timer);
+    this.handshake_timer = null;
+    this.send_method(0, 'connection.open-ok', { known_hosts: '' });
+    this.start_heartbeats();
+    this.deps.registry.opened(this);
+  }
+
+  private start_heartbeats(): void {
+    if (this.heartbeat_s === 0) return;
+    const interval_ms = (this.heartbeat_s * 1000) / 2;
+    this.heartbeat_timer = setInterval(() => {
+      const now = this.deps.core.clock.now_ms();
+      if (now - this.last_read_ms > this.heartbeat_s * 2000) {
+        this.destroy('missed heartbeats');
+        return;
+      }
+      if (now - this.last_write_ms >= interval_ms) this.write(HEARTBEAT_FRAME);
+    }, interval_ms);
+    this.heartbeat_timer.unref();
+  }
+
+  /** Sends connection.close and stops reading anything but its answer. */
+  close_with(code: number, text: string, class_id = 0, method_id = 0): void {
+    if (this.state === 'closing' || this.state === 'closed') return;
+    this.state = 'closing';
+    this.send_method(0, 'connection.close', { reply_code: code, reply_text: text.slice(0, 255), class_id, method_id });
+    setTimeout(() => this.destroy('close-ok not received'), CLOSE_OK_WAIT_MS).unref();
+  }
+
+  /** Channel exceptions close the channel; connection exceptions (hard errors) the connection. */
+  channel_failed(channel: ChannelPort, error: AmqpError): void {
+    if (is_hard_error(error.code)) this.close_with(error.code, error.message, error.class_id, error.method_id);
+    else channel.close_with(error);
+  }
+
+  /** The broker ends a consumer (its queue is being deleted). */
+  cancel_consumer(consumer: QueueConsumer): void {
+    for (const channel of this.channels.values()) channel.cancel_by_broker(consumer);
+  }
+
+  channel_closed(channel: ChannelPort): void {
+    if (this.channels.get(channel.id) === channel) this.channels.delete(channel.id);
+  }
+
+  send_method<N extends MethodName>(channel: number, name: N, args: MethodInput<N>): void {
+    this.write(method_frame(channel, name, args));
+  }
+
+  /** A content-bearing method, then its header and body frames, one after the other. */
+  send_content<N extends MethodName>(
+    channel: number,
+    name: N,
+    args: MethodInput<N>,
+    properties: Buffer | BasicProperties,
+    body: Buffer,
+  ): void {
+    this.write(method_frame(channel, name, args));
+    for (const frame of content_frames(channel, 60, body, properties, this.frame_max_bytes)) this.write(frame);
+  }
+
+  private write(bytes: Buffer): void {
+    if (this.state === 'closed') return;
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.socket.uncork();
+      });
+    }
+    this.last_write_ms = this.deps.core.clock.now_ms();
+    this.socket.write(bytes);
+  }
+
+  private readonly drain_waiters: Array<() => void> = [];
+
+  /** Resolves once the socket has drained below unsent_bytes_max (or closed). */
+  drained(): Promise<void> {
+    if (!this.congested || this.state === 'closed') return Promise.resolve();
+    return new Promise((resolve) => this.drain_waiters.push(resolve));
+  }
+
+  private on_drain(): void {
+    for (const wake of this.drain_waiters.splice(0)) wake();
+  }
+
+  destroy(why: string, graceful = false): void {
+    if (this.state === 'closed') return;
+    if (!graceful) this.deps.logger.info({ connection: this.id, why }, 'AMQP connection dropped');
+    if (graceful) this.socket.end();
+    else this.socket.destroy();
+    this.on_close();
+  }
+
+  private on_close(): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    if (this.handshake_timer) clearTimeout(this.handshake_timer);
+    if (this.heartbeat_timer) clearInterval(this.heartbeat_timer);
+    for (const channel of this.channels.values()) channel.release_all();
+    this.channels.clear();
+    this.on_drain();
+    this.deps.registry.closed(this);
+  }
+
+  /** The broker is stopping: tell the client, then close. */
+  shutdown(): void {
+    this.close_with(ReplyCode.CONNECTION_FORCED, 'CONNECTION_FORCED - broker shutting down');
+  }
+}

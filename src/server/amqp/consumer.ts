@@ -1,0 +1,121 @@
+// basic.consume: a share-group member that acquires as many messages as the consumer's prefetch
+// leaves room for, hands them to its channel to deliver, and waits for new or returned records
+// when there are none. Paused while the socket is congested, so a slow client holds at most its
+// prefetch and unsent_bytes_max. A cancelled consumer keeps its member until its deliveries are
+// settled (AMQP lets a channel acknowledge them after basic.cancel).
+import { BrokerError, type Core, type FetchedPartition, type QueueRecord } from '../../core/index.ts';
+import { ShareMember } from './share_member.ts';
+
+/** Records acquired by one fetch (the prefetch bounds it further). */
+const FETCH_RECORDS_MAX = 500;
+const FETCH_BYTES_MAX = 4 * 1024 * 1024;
+/** Longest wait for records before fetching again (heartbeats run on their own timer). */
+const WAIT_MS = 5_000;
+/** Wait after a failed fetch (coordinator moving, disk full) before trying again. */
+const RETRY_MS = 500;
+/** Unsettled deliveries of a consumer with prefetch 0 ("unlimited"). */
+export const UNLIMITED_PREFETCH = 10_000;
+
+export interface ConsumerHost {
+  readonly core: Core;
+  readonly client_host: string;
+  /** Current prefetch for this consumer (0: unlimited). */
+  prefetch(consumer: QueueConsumer): number;
+  drained(): Promise<void>;
+  /** Delivers what was acquired; returns how many messages went out. */
+  deliver(consumer: QueueConsumer, fetched: FetchedPartition[]): Promise<number>;
+  warn(fields: Record<string, unknown>, text: string): void;
+}
+
+export class QueueConsumer {
+  readonly member: ShareMember;
+  unacked = 0;
+  private fetching = true;
+  private wake: (() => void) | null = null;
+  private finished: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly host: ConsumerHost,
+    readonly tag: string,
+    readonly queue: QueueRecord,
+    readonly no_ack: boolean,
+    readonly exclusive: boolean,
+  ) {
+    this.member = new ShareMember(host.core, queue, host.client_host, (error) =>
+      host.warn({ queue: queue.name, error: String(error) }, 'AMQP consumer heartbeat or settlement failed'),
+    );
+  }
+
+  start(): void {
+    this.member.join();
+    this.finished = this.loop();
+  }
+
+  get active(): boolean {
+    return this.fetching;
+  }
+
+  /** Deliveries were settled: room under the prefetch again. */
+  settled(count: number): void {
+    this.unacked -= count;
+    this.wake?.();
+  }
+
+  /** Stops acquiring; the member stays until `leave`. */
+  stop(): Promise<void> {
+    this.fetching = false;
+    this.wake?.();
+    return this.finished;
+  }
+
+  async leave(): Promise<void> {
+    await this.stop();
+    await this.member.leave();
+  }
+
+  private credit(): number {
+    const prefetch = this.host.prefetch(this) || UNLIMITED_PREFETCH;
+    return this.no_ack ? FETCH_RECORDS_MAX : prefetch - this.unacked;
+  }
+
+  private async loop(): Promise<void> {
+    while (this.fetching) {
+      await this.host.drained();
+      const credit = this.credit();
+      if (credit <= 0) {
+        await this.sleep(WAIT_MS, null);
+        continue;
+      }
+      let delivered = 0;
+      try {
+        const fetched = await this.member.fetch(Math.min(credit, FETCH_RECORDS_MAX), FETCH_BYTES_MAX);
+        if (!this.fetching) {
+          await this.host.deliver(this, fetched); // acquired: handed out (or back) by the channel
+          return;
+        }
+        delivered = await this.host.deliver(this, fetched);
+      } catch (error) {
+        this.host.warn({ queue: this.queue.name, error: String(error) }, 'AMQP consumer fetch failed');
+        if (error instanceof BrokerError && error.kind === 'unknown_member_id') this.member.join();
+        await this.sleep(RETRY_MS, null);
+        continue;
+      }
+      if (delivered === 0) await this.sleep(WAIT_MS, (wake) => this.member.on_records(wake));
+    }
+  }
+
+  private sleep(ms: number, subscribe: ((wake: () => void) => () => void) | null): Promise<void> {
+    return new Promise((resolve) => {
+      let unsubscribe = () => {};
+      const done = () => {
+        clearTimeout(timer);
+        unsubscribe();
+        this.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+      if (subscribe) unsubscribe = subscribe(done);
+    });
+  }
+}

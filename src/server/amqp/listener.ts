@@ -1,0 +1,78 @@
+// The AMQP 0-9-1 listener: accepts connections and hands each to an AmqpConnection over the same
+// core as the Kafka listener. close() tells every client the broker is going (CONNECTION_FORCED),
+// then closes what is left.
+import net from 'node:net';
+import type { Core, Credentials, Logger } from '../../core/index.ts';
+import { AMQP_LIMITS_DEFAULT, AmqpConnection } from './connection.ts';
+import type { AmqpLimits } from './ports.ts';
+import { ConnectionRegistry } from './registry.ts';
+
+export interface AmqpListenerOptions {
+  host: string;
+  port: number;
+  limits?: Partial<AmqpLimits>;
+  /** Connections accepted at once; more are refused until some close. */
+  connections_max?: number;
+  /** Users allowed in (PLAIN, AMQPLAIN); null: guest/guest from loopback only. */
+  credentials?: Credentials | null;
+  logger: Logger;
+}
+
+const SHUTDOWN_WAIT_MS = 1_000;
+
+export class AmqpListener {
+  private readonly server: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  readonly registry: ConnectionRegistry;
+  private readonly limits: AmqpLimits;
+
+  constructor(
+    private readonly core: Core,
+    private readonly options: AmqpListenerOptions,
+  ) {
+    this.registry = new ConnectionRegistry(core);
+    this.limits = { ...AMQP_LIMITS_DEFAULT, ...options.limits };
+    this.server = net.createServer((socket) => this.accept(socket));
+    this.server.maxConnections = options.connections_max ?? 10_000;
+  }
+
+  private accept(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    new AmqpConnection(socket, {
+      core: this.core,
+      credentials: this.options.credentials ?? null,
+      logger: this.options.logger,
+      limits: this.limits,
+      registry: this.registry,
+    });
+  }
+
+  async listen(): Promise<{ host: string; port: number }> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.options.port, this.options.host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    return this.address;
+  }
+
+  get address(): { host: string; port: number } {
+    const address = this.server.address() as net.AddressInfo;
+    return { host: this.options.host, port: address.port };
+  }
+
+  get connection_count(): number {
+    return this.registry.connections.size;
+  }
+
+  async close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const connection of this.registry.connections) connection.shutdown();
+    const deadline = setTimeout(() => this.sockets.forEach((s) => s.destroy()), SHUTDOWN_WAIT_MS);
+    await closed;
+    clearTimeout(deadline);
+  }
+}

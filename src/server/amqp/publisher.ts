@@ -1,0 +1,164 @@
+// A channel's publishing: routes each message, gathers what one turn publishes into one record
+// batch per partition (one append, one fsync round, covers them all), and in confirm mode answers
+// basic.ack / basic.nack in publish order once every queue the message reached has it durably
+// (acks=all: fsync'd, and in a cluster on the in-sync replicas). Consecutive outcomes share one
+// frame with `multiple`.
+import type { Core, QueueRecord } from '../../core/index.ts';
+import { encode_record_batch, type BatchRecord } from '../../protocol/record_batch.ts';
+import { AmqpError, ReplyCode } from '../../protocol/amqp/constants.ts';
+import { record_of, type PublishedMessage } from './record_mapping.ts';
+import { routing_headers } from './arguments.ts';
+
+/** A batch is sent before it grows past these (the topic's max.message.bytes bounds a batch). */
+const BATCH_BYTES_MAX = 512 * 1024;
+const BATCH_RECORDS_MAX = 2_000;
+/** Confirms outstanding on a channel; a client that never waits is refused beyond this. */
+const UNCONFIRMED_MAX = 100_000;
+
+interface PendingBatch {
+  topic: string;
+  partition: number;
+  records: BatchRecord[];
+  bytes: number;
+  seqs: number[];
+}
+
+export interface PublishTarget {
+  core: Core;
+  vhost: string;
+  /** basic.return for an unroutable mandatory message. */
+  send_return(message: PublishedMessage, code: number, text: string): void;
+  send_confirm(outcome: 'ack' | 'nack', delivery_tag: number, multiple: boolean): void;
+  logger_warn(fields: Record<string, unknown>, text: string): void;
+}
+
+export class Publisher {
+  private confirming = false;
+  private next_seq = 1;
+  /** Sequence → appends still to finish (and whether one failed). */
+  private readonly outstanding = new Map<number, { appends: number; failed: boolean }>();
+  /** Finished sequences not yet confirmed because an earlier one is outstanding. */
+  private readonly finished = new Map<number, boolean>();
+  private confirmed_through = 0;
+  private readonly pending = new Map<string, PendingBatch>();
+  private flush_scheduled = false;
+  private round_robin = 0;
+
+  constructor(private readonly target: PublishTarget) {}
+
+  get confirm_mode(): boolean {
+    return this.confirming;
+  }
+
+  select_confirms(): void {
+    this.confirming = true;
+  }
+
+  publish(message: PublishedMessage, mandatory: boolean): void {
+    const { core, vhost } = this.target;
+    const exchange = core.routing.exchange(vhost, message.exchange);
+    if (!exchange)
+      throw new AmqpError(
+        ReplyCode.NOT_FOUND,
+        `NOT_FOUND - no exchange '${message.exchange}' in vhost '${vhost}'`,
+        60,
+        40,
+      );
+    if (exchange.internal)
+      throw new AmqpError(
+        ReplyCode.ACCESS_REFUSED,
+        `ACCESS_REFUSED - cannot publish to internal exchange '${exchange.name}'`,
+        60,
+        40,
+      );
+    if (this.outstanding.size >= UNCONFIRMED_MAX)
+      throw new AmqpError(
+        ReplyCode.PRECONDITION_FAILED,
+        `PRECONDITION_FAILED - more than ${UNCONFIRMED_MAX} publishes unconfirmed`,
+        60,
+        40,
+      );
+    const headers = exchange.type === 'headers' ? routing_headers(message.properties.headers) : null;
+    const queues = core.routing.route(vhost, message.exchange, message.routing_key, headers);
+    const seq = this.confirming ? this.next_seq++ : 0;
+    if (queues.length === 0) {
+      if (mandatory) this.target.send_return(message, ReplyCode.NO_ROUTE, 'NO_ROUTE');
+      if (seq) this.finish(seq, true);
+      return;
+    }
+    const record = record_of(message, core.clock.now_ms());
+    if (seq) this.outstanding.set(seq, { appends: queues.length, failed: false });
+    for (const queue of queues) this.add(queue, record, message.body.length, seq);
+  }
+
+  private add(queue: QueueRecord, record: BatchRecord, bytes: number, seq: number): void {
+    const partitions = this.target.core.topics.get(queue.topic)?.partitions ?? 1;
+    const partition = partitions === 1 ? 0 : this.round_robin++ % partitions;
+    const key = `${queue.topic}\0${partition}`;
+    let batch = this.pending.get(key);
+    if (batch && (batch.bytes + bytes > BATCH_BYTES_MAX || batch.records.length >= BATCH_RECORDS_MAX)) {
+      this.send(batch);
+      batch = undefined;
+    }
+    if (!batch) {
+      batch = { topic: queue.topic, partition, records: [], bytes: 0, seqs: [] };
+      this.pending.set(key, batch);
+    }
+    batch.records.push(record);
+    batch.bytes += bytes + 64;
+    if (seq) batch.seqs.push(seq);
+    if (!this.flush_scheduled) {
+      this.flush_scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** Sends what this turn gathered. */
+  flush(): void {
+    this.flush_scheduled = false;
+    for (const batch of this.pending.values()) this.send(batch);
+  }
+
+  private send(batch: PendingBatch): void {
+    this.pending.delete(`${batch.topic}\0${batch.partition}`);
+    const settle = (ok: boolean) => {
+      for (const seq of batch.seqs) this.append_done(seq, ok);
+    };
+    this.target.core.partitions.produce(batch.topic, batch.partition, encode_record_batch(batch.records), -1).then(
+      () => settle(true),
+      (error: unknown) => {
+        this.target.logger_warn({ topic: batch.topic, error: String(error) }, 'AMQP publish not stored');
+        settle(false);
+      },
+    );
+  }
+
+  private append_done(seq: number, ok: boolean): void {
+    const entry = this.outstanding.get(seq);
+    if (!entry) return;
+    if (!ok) entry.failed = true;
+    if (--entry.appends > 0) return;
+    this.outstanding.delete(seq);
+    this.finish(seq, !entry.failed);
+  }
+
+  /** Confirms every finished sequence from the lowest unconfirmed one on, grouping equal outcomes. */
+  private finish(seq: number, ok: boolean): void {
+    this.finished.set(seq, ok);
+    let run: { outcome: boolean; first: number; last: number } | null = null;
+    const emit = () => {
+      if (run) this.target.send_confirm(run.outcome ? 'ack' : 'nack', run.last, run.last > run.first);
+    };
+    for (let next = this.confirmed_through + 1; this.finished.has(next); next++) {
+      const outcome = this.finished.get(next)!;
+      this.finished.delete(next);
+      this.confirmed_through = next;
+      if (run && run.outcome === outcome) run.last = next;
+      else {
+        emit();
+        run = { outcome, first: next, last: next };
+      }
+    }
+    emit();
+  }
+}

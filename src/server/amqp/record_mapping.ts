@@ -1,0 +1,94 @@
+// How an AMQP message is kept as a record of a topic, and how any record is delivered over AMQP.
+// The routing key is the record's key and the body its value; the content-header properties are
+// kept as received (header `amqp.properties`) so AMQP consumers get them byte for byte, and are
+// also written as readable headers for Kafka consumers: each entry of the `headers` table under its
+// own name, the other properties as `amqp.<property>`. A record a Kafka producer wrote gets its
+// headers as the AMQP `headers` table. docs/amqp-compatibility.md has the table.
+import type { RecordHeader, BatchRecord, DecodedRecord } from '../../protocol/record_batch.ts';
+import type { BasicProperties } from '../../protocol/amqp/properties.ts';
+import { encode_properties } from '../../protocol/amqp/properties.ts';
+import type { FieldTable, FieldValue } from '../../protocol/amqp/field_table.ts';
+
+export const HEADER_PROPERTIES = 'amqp.properties';
+export const HEADER_EXCHANGE = 'amqp.exchange';
+
+/** Properties written as readable headers, with their header names. */
+const READABLE: ReadonlyArray<[keyof BasicProperties, string]> = [
+  ['content_type', 'amqp.content-type'],
+  ['content_encoding', 'amqp.content-encoding'],
+  ['delivery_mode', 'amqp.delivery-mode'],
+  ['priority', 'amqp.priority'],
+  ['correlation_id', 'amqp.correlation-id'],
+  ['reply_to', 'amqp.reply-to'],
+  ['expiration', 'amqp.expiration'],
+  ['message_id', 'amqp.message-id'],
+  ['timestamp', 'amqp.timestamp'],
+  ['type', 'amqp.type'],
+  ['user_id', 'amqp.user-id'],
+  ['app_id', 'amqp.app-id'],
+];
+
+export interface PublishedMessage {
+  exchange: string;
+  routing_key: string;
+  properties: BasicProperties;
+  /** The properties as received (flags and list). */
+  properties_raw: Buffer;
+  body: Buffer;
+}
+
+/** A header value as text a Kafka consumer can read; null for nested tables and arrays. */
+function readable(value: FieldValue): string | null {
+  if (value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  if (value instanceof Date) return String(value.getTime());
+  return null;
+}
+
+export function record_of(message: PublishedMessage, now_ms: number): BatchRecord {
+  const headers: RecordHeader[] = [{ key: HEADER_EXCHANGE, value: Buffer.from(message.exchange, 'utf8') }];
+  if (message.properties_raw.length > 2) headers.push({ key: HEADER_PROPERTIES, value: message.properties_raw });
+  for (const [field, name] of READABLE) {
+    const value = message.properties[field];
+    if (value !== undefined) headers.push({ key: name, value: Buffer.from(String(value), 'utf8') });
+  }
+  for (const [name, value] of Object.entries(message.properties.headers ?? {})) {
+    const text = readable(value);
+    if (text !== null) headers.push({ key: name, value: Buffer.from(text, 'utf8') });
+  }
+  return {
+    key: message.routing_key === '' ? null : Buffer.from(message.routing_key, 'utf8'),
+    value: message.body,
+    timestamp_ms: now_ms,
+    headers,
+  };
+}
+
+export interface DeliverableMessage {
+  exchange: string;
+  routing_key: string;
+  /** Properties to send as they are (flags and list), or built for a record without them. */
+  properties: Buffer | BasicProperties;
+  body: Buffer;
+}
+
+/** A stored record as an AMQP delivery. */
+export function message_of(record: DecodedRecord): DeliverableMessage {
+  let exchange: string | null = null;
+  let raw: Buffer | null = null;
+  for (const h of record.headers ?? []) {
+    if (h.key === HEADER_EXCHANGE && h.value) exchange = h.value.toString('utf8');
+    else if (h.key === HEADER_PROPERTIES && h.value) raw = h.value;
+  }
+  const routing_key = record.key?.toString('utf8') ?? '';
+  const body = record.value ?? Buffer.alloc(0);
+  if (exchange !== null) return { exchange, routing_key, properties: raw ?? encode_properties({}), body };
+  // Written by a Kafka producer: its headers become the headers table.
+  const headers: FieldTable = {};
+  for (const h of record.headers ?? []) headers[h.key] = h.value?.toString('utf8') ?? null;
+  const properties: BasicProperties = { timestamp: Math.floor(record.timestamp_ms / 1000) };
+  if (Object.keys(headers).length > 0) properties.headers = headers;
+  return { exchange: '', routing_key, properties, body };
+}
