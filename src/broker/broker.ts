@@ -108,6 +108,8 @@ export class Broker implements Core, CoreInternals {
       append,
       ensure_topic: (name, partitions) => this.topic_index.ensure(name, partitions),
       group_configs: (group_id) => parts.metadata.group_configs(group_id),
+      // Routing is built after the coordinators; dead letters only flow once both exist.
+      route_dead_letters: (...args) => this.routing.route_dead_letters(...args),
       settings: { groups: parts.settings.groups, shares: parts.settings.share_groups, delayed: parts.settings.delayed },
     });
     this.overflow = new OverflowGuard(

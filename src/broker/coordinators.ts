@@ -8,6 +8,7 @@ import { BrokerError } from '../core/errors.ts';
 import { rethrow_invariant } from '../core/invariants.ts';
 import type { PartitionReader } from '../core/partition_reader.ts';
 import type { ReplicaRole } from '../core/placement.ts';
+import type { DeadLetterRouter } from './routing/dead_lettering.ts';
 import type { GroupConfigs } from '../core/types.ts';
 import type { PartitionLog } from '../storage/index.ts';
 import { DELAYED_TOPIC, DelayedDelivery, type DelayedSettings } from './delayed/delayed_delivery.ts';
@@ -29,6 +30,8 @@ export interface CoordinatorDeps {
   append: AppendRecords;
   ensure_topic(name: string, partitions: number): Promise<void>;
   group_configs(group_id: string): GroupConfigs;
+  /** Routes a share group's dead letters through an AMQP dead-letter exchange; null: none. */
+  route_dead_letters?: DeadLetterRouter;
   settings: { groups: GroupSettings; shares: ShareGroupSettings; delayed: DelayedSettings };
 }
 
@@ -113,6 +116,7 @@ export class Coordinators {
           ensure_dead_letter_topic: (name) => deps.ensure_topic(name, 1),
           group_configs: deps.group_configs,
           append: deps.append,
+          route_dead_letters: deps.route_dead_letters,
         },
         deps.settings.shares,
       );

@@ -219,6 +219,11 @@ export interface SharesApi {
     records_max: number,
     bytes_max: number,
   ): Promise<FetchedPartition[]>;
+  /**
+   * Keeps the group's state for every partition of `topic` from now on, with no member yet: its
+   * records expire by their time to live and its depth is known before anyone consumes.
+   */
+  track(group_id: string, topic: string): Promise<void>;
   /** Calls `listener` when records of the group become available again; returns the unsubscribe. */
   on_available(group_id: string, listener: () => void): () => void;
   group_ids(): string[];

@@ -310,8 +310,11 @@ export const REDRIVE_OFFSETS_MAX = 10_000;
 
 // ------------------------------------------------------------------ routing (AMQP's model)
 
-/** How an exchange picks the queues and exchanges bound to it for a message. */
-export type ExchangeType = 'direct' | 'fanout' | 'topic' | 'headers';
+/**
+ * How an exchange picks the queues and exchanges bound to it for a message; an x-delayed-message
+ * exchange routes as its `x-delayed-type` argument says, once a message's `x-delay` has passed.
+ */
+export type ExchangeType = 'direct' | 'fanout' | 'topic' | 'headers' | 'x-delayed-message';
 /** Declare and binding arguments as routing keeps them (AMQP field tables reduced to these). */
 export type RoutingArgValue = string | number | boolean | null;
 export type RoutingArgs = Record<string, RoutingArgValue>;

@@ -14,6 +14,8 @@ import type {
   RoutingDefinitions,
 } from '../../core/types.ts';
 import type { CoreInternals } from './internals.ts';
+import type { BatchRecord } from '../../protocol/record_batch.ts';
+import { dead_letter_message, type DeadLetterRouter } from '../routing/dead_lettering.ts';
 import { RoutingTable, is_standard, same_args } from '../routing/routing_table.ts';
 import {
   check_queue_arguments,
@@ -34,6 +36,7 @@ interface VhostState {
 export interface RoutingCore extends RoutingApi {
   /** Drops what this broker declared before it (re)started that does not outlive it. */
   forget_transient(): Promise<void>;
+  route_dead_letters: DeadLetterRouter;
 }
 
 export function routing_api(broker: CoreInternals, topics: TopicsApi, shares: SharesApi): RoutingCore {
@@ -82,6 +85,7 @@ class Routing implements RoutingCore {
     if (!adopted) await this.topics.create(topic, 1, queue_topic_configs(spec.arguments));
     const group_id = queue_group_id(topic);
     await this.shares.set_configs(group_id, queue_group_configs(spec.arguments));
+    if (this.shares.is_coordinator) await this.shares.track(group_id, topic);
     return { ...spec, topic, group_id, owns_topic: !adopted, declared_by: this.broker.node_id };
   }
 
@@ -177,6 +181,33 @@ class Routing implements RoutingCore {
   route(vhost: string, exchange: string, routing_key: string, headers: RoutingArgs | null): QueueRecord[] {
     return this.state(vhost).table.route(exchange, routing_key, headers);
   }
+
+  /** The queue whose deliveries share group `group_id` makes, with its virtual host. */
+  private queue_of_group(group_id: string): { vhost: string; queue: QueueRecord } | null {
+    for (const vhost of this.broker.metadata.routing_vhosts())
+      for (const queue of this.state(vhost).table.queues.values())
+        if (queue.group_id === group_id) return { vhost, queue };
+    return null;
+  }
+
+  readonly route_dead_letters: DeadLetterRouter = (group_id, letters, originals, now_ms) => {
+    const found = this.queue_of_group(group_id);
+    const exchange = found?.queue.arguments['x-dead-letter-exchange'];
+    if (!found || typeof exchange !== 'string') return null;
+    const { vhost, queue } = found;
+    const fixed_key = queue.arguments['x-dead-letter-routing-key'];
+    const by_topic = new Map<string, BatchRecord[]>();
+    for (const letter of letters) {
+      const original = originals.get(letter.offset);
+      if (!original) continue;
+      const routing_key = typeof fixed_key === 'string' ? fixed_key : (original.key?.toString('utf8') ?? '');
+      const targets = this.route(vhost, exchange, routing_key, null);
+      if (targets.length === 0) return null; // the dead-letter topic keeps them instead
+      const record = dead_letter_message(queue, original, letter.reason, exchange, routing_key, now_ms);
+      for (const target of targets) by_topic.set(target.topic, [...(by_topic.get(target.topic) ?? []), record]);
+    }
+    return [...by_topic].map(([topic, records]) => ({ topic, records }));
+  };
 
   /** Non-durable and exclusive declarations this broker made before it restarted. */
   async forget_transient(): Promise<void> {

@@ -21,6 +21,8 @@ export function shares_api(broker: CoreInternals): SharesApi {
     acknowledge: (group_id, member_id, acks) => coordinators.shares.acknowledge(group_id, member_id, acks, now()),
     fetch: (group_id, member_id, partitions, records_max, bytes_max) =>
       coordinators.shares.fetch(group_id, member_id, partitions, records_max, bytes_max, now()),
+    track: (group_id, topic) =>
+      coordinators.shares.track(group_id, topic, broker.topic_index.get(topic)?.partitions ?? 0),
     on_available: (group_id, listener) => coordinators.shares.on_available(group_id, listener),
     group_ids: () => coordinators.shares.group_ids(),
     queue_stats: (group_id, options) => coordinators.shares.queue_stats(group_id, options),

@@ -8,9 +8,9 @@ import { BrokerError } from '../../core/errors.ts';
 import { BATCH_HEADER_BYTES, batch_compression, batch_records_count } from '../../format/batch_layout.ts';
 import { RecordFormatError, RecordReader } from '../../format/record_reader.ts';
 
-export const DELIVER_AT_HEADER = 'sluice-deliver-at';
-export const DELAY_MS_HEADER = 'sluice-delay-ms';
-export const TTL_MS_HEADER = 'sluice-ttl-ms';
+import { DELAY_MS_HEADER, DELIVER_AT_HEADER, TTL_MS_HEADER } from '../../protocol/message_headers.ts';
+
+export { DELAY_MS_HEADER, DELIVER_AT_HEADER, TTL_MS_HEADER };
 /** Every header name read here starts with this; an uncompressed batch without these bytes has none. */
 const COMMON_PREFIX = Buffer.from('sluice-');
 const INTEGER = /^\d{1,16}$/;

@@ -30,6 +30,7 @@ import type {
 import { key_of, new_share_counters, type Member, type PartitionState, type ShareGroup } from './share_group.ts';
 import { describe_group, partitions_of, queue_stats, type PartitionSummary } from './share_stats.ts';
 import { rethrow_invariant } from '../../core/invariants.ts';
+import type { DeadLetterRouter } from '../routing/dead_lettering.ts';
 
 /** Records one fetch may acquire across its partitions, whatever the client asks. */
 export const FETCH_RECORDS_MAX = 10_000;
@@ -51,6 +52,8 @@ export interface ShareCoordinatorDeps {
   group_configs(group_id: string): GroupConfigs;
   /** Appends to a partition on its leader (dead letters). */
   append: AppendRecords;
+  /** Routes a group's dead letters through its queue's dead-letter exchange; null: it has none. */
+  route_dead_letters?: DeadLetterRouter;
 }
 
 export class ShareCoordinator {
@@ -262,6 +265,16 @@ export class ShareCoordinator {
       this.writer.mark_dirty(group, state);
     }
     return state;
+  }
+
+  /**
+   * Keeps the group's state for every partition of `topic` from now on, before any member fetches
+   * (an AMQP queue: its messages expire and its depth is known with nobody consuming).
+   */
+  async track(group_id: string, topic: string, partitions: number): Promise<void> {
+    const group = this.group(group_id);
+    for (let p = 0; p < partitions; p++) this.partition_state(group, topic, p, await this.deps.reader(topic, p));
+    await this.writer.persist();
   }
 
   // ------------------------------------------------------------------ acknowledge and fetch

@@ -8,6 +8,7 @@ import { rethrow_invariant } from '../../core/invariants.ts';
 import type { AppendRecords, TopicManager } from '../topics.ts';
 import { dead_letter_records, dead_letter_topic_name, read_records_at } from './dead_letters.ts';
 import type { PartitionState, ShareCounters, ShareGroup } from './share_group.ts';
+import type { DeadLetterRouter } from '../routing/dead_lettering.ts';
 
 /** Expired records handled per partition per round. */
 const EXPIRED_PER_ROUND_MAX = 10_000;
@@ -23,6 +24,8 @@ export interface ExpiryDeps {
   /** Creates a dead-letter topic (one partition) if it does not exist. */
   ensure_dead_letter_topic(name: string): Promise<void>;
   append: AppendRecords;
+  /** Routes a group's dead letters through its queue's dead-letter exchange; null: it has none. */
+  route_dead_letters?: DeadLetterRouter;
 }
 
 /** Reads ahead for expiry times, then expires what is due; true when anything expired. */
@@ -72,9 +75,11 @@ export async function write_dead_letters(
       log,
       letters.map((l) => l.offset),
     );
+    const routed = deps.route_dead_letters?.(group.id, letters, originals, now_ms) ?? null;
     const origin = { topic: state.topic, partition: state.partition, group: group.id };
-    const records = dead_letter_records(origin, letters, originals, now_ms);
-    if (records.length > 0) {
+    const records = routed ? routed.flatMap((r) => r.records) : dead_letter_records(origin, letters, originals, now_ms);
+    for (const target of routed ?? []) await deps.append(target.topic, 0, encode_record_batch(target.records));
+    if (!routed && records.length > 0) {
       const dlq = group.settings.dead_letter_topic || dead_letter_topic_name(state.topic, group.id);
       await deps.ensure_dead_letter_topic(dlq);
       const dlq_partitions = deps.topics.get(dlq)!.partitions;

@@ -192,7 +192,8 @@ function binding_matches(
   routing_key: string,
   headers: RoutingArgs | null,
 ): boolean {
-  switch (exchange.type) {
+  const type = exchange.type === 'x-delayed-message' ? delayed_type(exchange) : exchange.type;
+  switch (type) {
     case 'direct':
       return binding.routing_key === routing_key;
     case 'fanout':
@@ -202,6 +203,12 @@ function binding_matches(
     case 'headers':
       return headers_match(binding.arguments, headers ?? {});
   }
+}
+
+/** The routing of an x-delayed-message exchange (its x-delayed-type; direct when unset). */
+function delayed_type(exchange: ExchangeRecord): 'direct' | 'fanout' | 'topic' | 'headers' {
+  const type = exchange.arguments['x-delayed-type'];
+  return type === 'fanout' || type === 'topic' || type === 'headers' ? type : 'direct';
 }
 
 /** x-match all/any (keys starting x- ignored) or all-with-x/any-with-x (they count too). */

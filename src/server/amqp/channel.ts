@@ -37,6 +37,15 @@ interface Incoming {
 
 type Task = () => void | Promise<void>;
 
+/** What a transaction holds until tx.commit: its publishes, and the deliveries it settled. */
+interface Transaction {
+  publishes: Array<{ message: PublishedMessage; mandatory: boolean }>;
+  settled: Array<{ tag: number; delivery: Delivery; type: AckTypeCode }>;
+}
+
+/** Publishes one transaction may hold (its body bytes are bounded by message_bytes_max each). */
+const TX_PUBLISHES_MAX = 10_000;
+
 export class AmqpChannel implements ConsumerHost, ChannelPort {
   private closing = false;
   private incoming: Incoming | null = null;
@@ -50,6 +59,7 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
   private readonly tasks: Task[] = [];
   private running = false;
   private readonly declarations: Declarations;
+  private tx: Transaction | null = null;
 
   constructor(
     readonly connection: ConnectionPort,
@@ -166,7 +176,16 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
         60,
         40,
       );
-    this.publisher.publish(message, mandatory);
+    if (!this.tx) return this.publisher.publish(message, mandatory);
+    this.publisher.check_exchange(message.exchange);
+    if (this.tx.publishes.length >= TX_PUBLISHES_MAX)
+      throw new AmqpError(
+        ReplyCode.PRECONDITION_FAILED,
+        `PRECONDITION_FAILED - over ${TX_PUBLISHES_MAX} publishes in one transaction`,
+        60,
+        40,
+      );
+    this.tx.publishes.push({ message, mandatory });
   }
 
   /** Runs tasks one at a time; a synchronous one runs at once when nothing is ahead of it. */
@@ -257,7 +276,28 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
         this.settle_all(AckType.RELEASE);
         if (method.name === 'basic.recover') this.send('basic.recover-ok', {});
         return;
+      case 'tx.select':
+        if (this.publisher.confirm_mode)
+          throw new AmqpError(
+            ReplyCode.PRECONDITION_FAILED,
+            'PRECONDITION_FAILED - cannot switch from confirm to tx mode',
+            90,
+            10,
+          );
+        this.tx ??= { publishes: [], settled: [] };
+        return this.send('tx.select-ok', {});
+      case 'tx.commit':
+        return this.commit();
+      case 'tx.rollback':
+        return this.rollback();
       case 'confirm.select':
+        if (this.tx)
+          throw new AmqpError(
+            ReplyCode.PRECONDITION_FAILED,
+            'PRECONDITION_FAILED - cannot switch from tx to confirm mode',
+            85,
+            10,
+          );
         this.publisher.select_confirms();
         if (!method.args.nowait) this.send('confirm.select-ok', {});
         return;
@@ -377,27 +417,60 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
   }
 
   private settle(tag: number, multiple: boolean, type: AckTypeCode): void {
-    const taken: Delivery[] = [];
+    const taken: Array<[number, Delivery]> = [];
     if (multiple) {
       for (const [t, d] of this.deliveries) {
         if (tag !== 0 && t > tag) break;
-        taken.push(d);
+        taken.push([t, d]);
         this.deliveries.delete(t);
       }
     } else {
       const d = this.deliveries.get(tag);
       if (!d)
         throw new AmqpError(ReplyCode.PRECONDITION_FAILED, `PRECONDITION_FAILED - unknown delivery tag ${tag}`, 60, 80);
-      taken.push(d);
+      taken.push([tag, d]);
       this.deliveries.delete(tag);
     }
-    this.apply(taken, type);
+    this.apply_or_hold(taken, type);
   }
 
   private settle_all(type: AckTypeCode): void {
-    const taken = [...this.deliveries.values()];
+    const taken = [...this.deliveries];
     this.deliveries.clear();
-    this.apply(taken, type);
+    this.apply_or_hold(taken, type);
+  }
+
+  private apply_or_hold(taken: Array<[number, Delivery]>, type: AckTypeCode): void {
+    if (this.tx) for (const [tag, delivery] of taken) this.tx.settled.push({ tag, delivery, type });
+    else
+      this.apply(
+        taken.map(([, d]) => d),
+        type,
+      );
+  }
+
+  /** Stores the transaction's publishes (one batch per partition), then applies its settlements. */
+  private async commit(): Promise<void> {
+    const tx = this.tx;
+    if (!tx)
+      throw new AmqpError(ReplyCode.PRECONDITION_FAILED, 'PRECONDITION_FAILED - channel is not transactional', 90, 20);
+    this.tx = { publishes: [], settled: [] };
+    await this.publisher.commit(tx.publishes);
+    for (const { delivery, type } of tx.settled) this.apply([delivery], type);
+    this.send('tx.commit-ok', {});
+  }
+
+  /** Forgets the publishes; what the transaction acknowledged is unacknowledged again. */
+  private rollback(): void {
+    const tx = this.tx;
+    if (!tx)
+      throw new AmqpError(ReplyCode.PRECONDITION_FAILED, 'PRECONDITION_FAILED - channel is not transactional', 90, 30);
+    this.tx = { publishes: [], settled: [] };
+    const all = [...this.deliveries, ...tx.settled.map((s) => [s.tag, s.delivery] as [number, Delivery])];
+    all.sort((a, b) => a[0] - b[0]);
+    this.deliveries.clear();
+    for (const [tag, d] of all) this.deliveries.set(tag, d);
+    this.send('tx.rollback-ok', {});
   }
 
   private apply(taken: Delivery[], type: AckTypeCode): void {

@@ -9,7 +9,8 @@ import type { ConnectionPort } from './ports.ts';
 import type { DecodedMethod, MethodArgs, MethodInput, MethodName } from '../../protocol/amqp/methods.ts';
 import { routing_args } from './arguments.ts';
 
-const EXCHANGE_TYPES: readonly string[] = ['direct', 'fanout', 'topic', 'headers'];
+const EXCHANGE_TYPES: readonly string[] = ['direct', 'fanout', 'topic', 'headers', 'x-delayed-message'];
+const ROUTING_TYPES: readonly string[] = ['direct', 'fanout', 'topic', 'headers'];
 const NAME_BYTES_MAX = 255;
 
 /** What declarations need of their channel. */
@@ -118,6 +119,14 @@ export class Declarations {
           10,
         );
       check_name(name, 40, 10);
+      const delayed_type = args.arguments['x-delayed-type'];
+      if (args.type === 'x-delayed-message' && !ROUTING_TYPES.includes(String(delayed_type)))
+        throw new AmqpError(
+          ReplyCode.PRECONDITION_FAILED,
+          `PRECONDITION_FAILED - x-delayed-message needs x-delayed-type (one of ${ROUTING_TYPES.join(', ')})`,
+          40,
+          10,
+        );
       await this.core.routing.declare_exchange(this.vhost, {
         name,
         type: args.type as ExchangeType,

@@ -3,9 +3,10 @@
 // basic.ack / basic.nack in publish order once every queue the message reached has it durably
 // (acks=all: fsync'd, and in a cluster on the in-sync replicas). Consecutive outcomes share one
 // frame with `multiple`.
-import type { Core, QueueRecord } from '../../core/index.ts';
+import { BrokerError, type Core, type QueueRecord } from '../../core/index.ts';
 import { encode_record_batch, type BatchRecord } from '../../protocol/record_batch.ts';
 import { AmqpError, ReplyCode } from '../../protocol/amqp/constants.ts';
+import { as_integer } from '../../protocol/amqp/field_table.ts';
 import { record_of, type PublishedMessage } from './record_mapping.ts';
 import { routing_headers } from './arguments.ts';
 
@@ -16,6 +17,7 @@ const BATCH_RECORDS_MAX = 2_000;
 const UNCONFIRMED_MAX = 100_000;
 
 interface PendingBatch {
+  key: string;
   topic: string;
   partition: number;
   records: BatchRecord[];
@@ -55,22 +57,8 @@ export class Publisher {
   }
 
   publish(message: PublishedMessage, mandatory: boolean): void {
-    const { core, vhost } = this.target;
-    const exchange = core.routing.exchange(vhost, message.exchange);
-    if (!exchange)
-      throw new AmqpError(
-        ReplyCode.NOT_FOUND,
-        `NOT_FOUND - no exchange '${message.exchange}' in vhost '${vhost}'`,
-        60,
-        40,
-      );
-    if (exchange.internal)
-      throw new AmqpError(
-        ReplyCode.ACCESS_REFUSED,
-        `ACCESS_REFUSED - cannot publish to internal exchange '${exchange.name}'`,
-        60,
-        40,
-      );
+    const { core } = this.target;
+    this.check_exchange(message.exchange);
     if (this.outstanding.size >= UNCONFIRMED_MAX)
       throw new AmqpError(
         ReplyCode.PRECONDITION_FAILED,
@@ -78,30 +66,91 @@ export class Publisher {
         60,
         40,
       );
-    const headers = exchange.type === 'headers' ? routing_headers(message.properties.headers) : null;
-    const queues = core.routing.route(vhost, message.exchange, message.routing_key, headers);
+    const queues = this.route(message);
     const seq = this.confirming ? this.next_seq++ : 0;
     if (queues.length === 0) {
       if (mandatory) this.target.send_return(message, ReplyCode.NO_ROUTE, 'NO_ROUTE');
       if (seq) this.finish(seq, true);
       return;
     }
-    const record = record_of(message, core.clock.now_ms());
+    const delay_ms = this.delay_of(message);
+    const record = record_of(message, core.clock.now_ms(), delay_ms);
     if (seq) this.outstanding.set(seq, { appends: queues.length, failed: false });
-    for (const queue of queues) this.add(queue, record, message.body.length, seq);
+    for (const queue of queues) this.add(queue, record, message.body.length, seq, delay_ms > 0);
   }
 
-  private add(queue: QueueRecord, record: BatchRecord, bytes: number, seq: number): void {
+  /**
+   * A transaction's publishes: each partition's share as one record batch, so on one queue the
+   * transaction is stored whole or not at all. Resolves once every batch is durable.
+   */
+  async commit(messages: ReadonlyArray<{ message: PublishedMessage; mandatory: boolean }>): Promise<void> {
+    const batches = new Map<string, { topic: string; partition: number; records: BatchRecord[] }>();
+    const now_ms = this.target.core.clock.now_ms();
+    for (const { message, mandatory } of messages) {
+      const queues = this.route(message);
+      if (queues.length === 0 && mandatory) this.target.send_return(message, ReplyCode.NO_ROUTE, 'NO_ROUTE');
+      const record = record_of(message, now_ms, this.delay_of(message));
+      for (const queue of queues) {
+        const partition = this.partition_for(queue);
+        const key = `${queue.topic}\0${partition}`;
+        let batch = batches.get(key);
+        if (!batch) batches.set(key, (batch = { topic: queue.topic, partition, records: [] }));
+        batch.records.push(record);
+      }
+    }
+    const { partitions } = this.target.core;
+    await Promise.all(
+      [...batches.values()].map((b) => partitions.produce(b.topic, b.partition, encode_record_batch(b.records), -1)),
+    );
+  }
+
+  /** Throws the channel exception for an exchange that is missing or may not be published to. */
+  check_exchange(name: string): void {
+    const { core, vhost } = this.target;
+    const exchange = core.routing.exchange(vhost, name);
+    if (!exchange)
+      throw new AmqpError(ReplyCode.NOT_FOUND, `NOT_FOUND - no exchange '${name}' in vhost '${vhost}'`, 60, 40);
+    if (exchange.internal)
+      throw new AmqpError(
+        ReplyCode.ACCESS_REFUSED,
+        `ACCESS_REFUSED - cannot publish to internal exchange '${exchange.name}'`,
+        60,
+        40,
+      );
+  }
+
+  private route(message: PublishedMessage): QueueRecord[] {
+    const { core, vhost } = this.target;
+    const exchange = core.routing.exchange(vhost, message.exchange);
+    if (!exchange) return [];
+    const headers = exchange.type === 'headers' ? routing_headers(message.properties.headers) : null;
+    return core.routing.route(vhost, message.exchange, message.routing_key, headers);
+  }
+
+  private partition_for(queue: QueueRecord): number {
     const partitions = this.target.core.topics.get(queue.topic)?.partitions ?? 1;
-    const partition = partitions === 1 ? 0 : this.round_robin++ % partitions;
-    const key = `${queue.topic}\0${partition}`;
+    return partitions === 1 ? 0 : this.round_robin++ % partitions;
+  }
+
+  /** An x-delayed-message exchange holds a message back for its x-delay header's milliseconds. */
+  private delay_of(message: PublishedMessage): number {
+    const exchange = this.target.core.routing.exchange(this.target.vhost, message.exchange);
+    if (exchange?.type !== 'x-delayed-message') return 0;
+    const delay = as_integer(message.properties.headers?.['x-delay']);
+    return delay !== undefined && delay > 0 ? delay : 0;
+  }
+
+  private add(queue: QueueRecord, record: BatchRecord, bytes: number, seq: number, delayed: boolean): void {
+    const partition = this.partition_for(queue);
+    // Delayed messages travel in batches of their own, so the others are not held with them.
+    const key = `${queue.topic}\0${partition}${delayed ? '\0delayed' : ''}`;
     let batch = this.pending.get(key);
-    if (batch && (batch.bytes + bytes > BATCH_BYTES_MAX || batch.records.length >= BATCH_RECORDS_MAX)) {
+    if (batch && (batch.bytes + bytes > BATCH_BYTES_MAX || batch.records.length >= this.records_max(queue))) {
       this.send(batch);
       batch = undefined;
     }
     if (!batch) {
-      batch = { topic: queue.topic, partition, records: [], bytes: 0, seqs: [] };
+      batch = { key, topic: queue.topic, partition, records: [], bytes: 0, seqs: [] };
       this.pending.set(key, batch);
     }
     batch.records.push(record);
@@ -113,6 +162,16 @@ export class Publisher {
     }
   }
 
+  /**
+   * Records one batch may hold for the queue: one for a queue with a length limit, whose overflow
+   * policy takes or refuses each message, not a batch of them.
+   */
+  private records_max(queue: QueueRecord): number {
+    const configs = this.target.core.topics.get(queue.topic)?.configs;
+    const bounded = configs?.['sluice.max.messages'] !== undefined || configs?.['sluice.max.bytes'] !== undefined;
+    return bounded ? 1 : BATCH_RECORDS_MAX;
+  }
+
   /** Sends what this turn gathered. */
   flush(): void {
     this.flush_scheduled = false;
@@ -120,14 +179,16 @@ export class Publisher {
   }
 
   private send(batch: PendingBatch): void {
-    this.pending.delete(`${batch.topic}\0${batch.partition}`);
+    this.pending.delete(batch.key);
     const settle = (ok: boolean) => {
       for (const seq of batch.seqs) this.append_done(seq, ok);
     };
     this.target.core.partitions.produce(batch.topic, batch.partition, encode_record_batch(batch.records), -1).then(
       () => settle(true),
       (error: unknown) => {
-        this.target.logger_warn({ topic: batch.topic, error: String(error) }, 'AMQP publish not stored');
+        // A full queue refusing a publish is the queue's policy, not a fault worth a warning.
+        if (!(error instanceof BrokerError && error.kind === 'queue_full'))
+          this.target.logger_warn({ topic: batch.topic, error: String(error) }, 'AMQP publish not stored');
         settle(false);
       },
     );

@@ -9,8 +9,10 @@ import type { BasicProperties } from '../../protocol/amqp/properties.ts';
 import { encode_properties } from '../../protocol/amqp/properties.ts';
 import type { FieldTable, FieldValue } from '../../protocol/amqp/field_table.ts';
 
-export const HEADER_PROPERTIES = 'amqp.properties';
-export const HEADER_EXCHANGE = 'amqp.exchange';
+import { HEADER_EXCHANGE, HEADER_PROPERTIES } from '../../protocol/amqp/record_headers.ts';
+import { DELAY_MS_HEADER, TTL_MS_HEADER } from '../../protocol/message_headers.ts';
+
+const MILLISECONDS = /^\d{1,15}$/;
 
 /** Properties written as readable headers, with their header names. */
 const READABLE: ReadonlyArray<[keyof BasicProperties, string]> = [
@@ -47,8 +49,14 @@ function readable(value: FieldValue): string | null {
   return null;
 }
 
-export function record_of(message: PublishedMessage, now_ms: number): BatchRecord {
+/** `delay_ms`: held back this long first (an x-delayed-message exchange's x-delay). */
+export function record_of(message: PublishedMessage, now_ms: number, delay_ms = 0): BatchRecord {
   const headers: RecordHeader[] = [{ key: HEADER_EXCHANGE, value: Buffer.from(message.exchange, 'utf8') }];
+  // Per-message TTL: the queue engine expires (and dead-letters) by this header.
+  const expiration = message.properties.expiration;
+  if (expiration !== undefined && MILLISECONDS.test(expiration))
+    headers.push({ key: TTL_MS_HEADER, value: Buffer.from(expiration, 'utf8') });
+  if (delay_ms > 0) headers.push({ key: DELAY_MS_HEADER, value: Buffer.from(String(delay_ms), 'utf8') });
   if (message.properties_raw.length > 2) headers.push({ key: HEADER_PROPERTIES, value: message.properties_raw });
   for (const [field, name] of READABLE) {
     const value = message.properties[field];
