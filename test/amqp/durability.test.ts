@@ -102,9 +102,10 @@ test('a consumer whose connection dies hands its unacknowledged messages to anot
   (doomed as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
   const survivor = await amqp.connect(url);
   const second = await survivor.createChannel();
-  const again: Array<{ body: string; redelivered: boolean }> = [];
+  const again: Array<{ body: string; redelivered: boolean; count: unknown }> = [];
   await second.consume('work', (m) => {
-    again.push({ body: m!.content.toString(), redelivered: m!.fields.redelivered });
+    const count = m!.properties.headers?.['x-delivery-count'];
+    again.push({ body: m!.content.toString(), redelivered: m!.fields.redelivered, count });
     second.ack(m!);
   });
   await until(() => again.length === 10, 'all ten redelivered');

@@ -5,7 +5,7 @@
 // expiration removed. A dead letter the exchange routes nowhere falls back to the dead-letter topic
 // rather than being dropped.
 import type { BatchRecord, DecodedRecord, RecordHeader } from '../../protocol/record_batch.ts';
-import { decode_content_header, encode_properties, type BasicProperties } from '../../protocol/amqp/properties.ts';
+import { decode_properties, encode_properties, type BasicProperties } from '../../protocol/amqp/properties.ts';
 import type { FieldTable, FieldValue } from '../../protocol/amqp/field_table.ts';
 import type { QueueRecord } from '../../core/types.ts';
 import { HEADER_EXCHANGE, HEADER_PROPERTIES } from '../../protocol/amqp/record_headers.ts';
@@ -19,7 +19,6 @@ export type DeadLetterRouter = (
   now_ms: number,
 ) => Array<{ topic: string; records: BatchRecord[] }> | null;
 
-const CONTENT_HEADER_PREFIX_BYTES = 12;
 
 /** RabbitMQ's reason words for the share engine's reasons. */
 export function death_reason(reason: string): string {
@@ -30,11 +29,7 @@ export function death_reason(reason: string): string {
 
 function properties_of(record: DecodedRecord): BasicProperties {
   const raw = record.headers?.find((h) => h.key === HEADER_PROPERTIES)?.value;
-  if (!raw) return {};
-  const payload = Buffer.alloc(CONTENT_HEADER_PREFIX_BYTES + raw.length);
-  payload.writeUInt16BE(60, 0);
-  raw.copy(payload, CONTENT_HEADER_PREFIX_BYTES);
-  return decode_content_header(payload).properties;
+  return raw ? decode_properties(raw) : {};
 }
 
 /** The headers table with this death recorded (an earlier death in the same queue and reason counted up). */

@@ -116,6 +116,14 @@ export function decode_content_header(payload: Buffer): ContentHeader {
   return { class_id, body_size, properties, properties_raw: payload.subarray(HEADER_PREFIX_BYTES) };
 }
 
+/** Properties kept as received (the flags and list of `properties_raw`), decoded. */
+export function decode_properties(raw: Buffer): BasicProperties {
+  const payload = Buffer.alloc(HEADER_PREFIX_BYTES + raw.length);
+  payload.writeUInt16BE(BASIC_CLASS_ID, 0);
+  raw.copy(payload, HEADER_PREFIX_BYTES);
+  return decode_content_header(payload).properties;
+}
+
 // ------------------------------------------------------------------ encoding
 
 function shortstr_bytes(name: string, value: unknown): number {

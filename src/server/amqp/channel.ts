@@ -350,7 +350,7 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
   async deliver(consumer: QueueConsumer, fetched: FetchedPartition[]): Promise<number> {
     let delivered = 0;
     await each_acquired(fetched, (topic, partition, record, count) => {
-      const message = message_of(record);
+      const message = message_of(record, count);
       if (this.closing || !consumer.active) {
         consumer.member.settle({ topic, partition, offset: record.offset, type: AckType.RELEASE });
         return;
@@ -397,7 +397,7 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
       const tag = this.next_tag++;
       if (args.no_ack) member.settle({ topic, partition, offset: record.offset, type: AckType.ACCEPT });
       else this.deliveries.set(tag, { member, consumer: null, topic, partition, offset: record.offset });
-      const message = message_of(record);
+      const message = message_of(record, count);
       const remaining = Math.max(0, this.declarations.ready_count(queue) - 1);
       this.connection.send_content(
         this.id,

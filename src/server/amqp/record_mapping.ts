@@ -6,7 +6,7 @@
 // headers as the AMQP `headers` table. docs/amqp-compatibility.md has the table.
 import type { RecordHeader, BatchRecord, DecodedRecord } from '../../protocol/record_batch.ts';
 import type { BasicProperties } from '../../protocol/amqp/properties.ts';
-import { encode_properties } from '../../protocol/amqp/properties.ts';
+import { decode_properties, encode_properties } from '../../protocol/amqp/properties.ts';
 import type { FieldTable, FieldValue } from '../../protocol/amqp/field_table.ts';
 
 import { HEADER_EXCHANGE, HEADER_PROPERTIES } from '../../protocol/amqp/record_headers.ts';
@@ -82,8 +82,14 @@ export interface DeliverableMessage {
   body: Buffer;
 }
 
-/** A stored record as an AMQP delivery. */
-export function message_of(record: DecodedRecord): DeliverableMessage {
+/** A stored record as an AMQP delivery; `delivery_count` above 1 adds x-delivery-count. */
+export function message_of(record: DecodedRecord, delivery_count = 1): DeliverableMessage {
+  const message = stored_message(record);
+  if (delivery_count > 1) message.properties = with_delivery_count(message.properties, delivery_count - 1);
+  return message;
+}
+
+function stored_message(record: DecodedRecord): DeliverableMessage {
   let exchange: string | null = null;
   let raw: Buffer | null = null;
   for (const h of record.headers ?? []) {
@@ -99,4 +105,14 @@ export function message_of(record: DecodedRecord): DeliverableMessage {
   const properties: BasicProperties = { timestamp: Math.floor(record.timestamp_ms / 1000) };
   if (Object.keys(headers).length > 0) properties.headers = headers;
   return { exchange: '', routing_key, properties, body };
+}
+
+/**
+ * The properties with `x-delivery-count` set to the deliveries before this one (RabbitMQ's
+ * quorum-queue header), for a message delivered again.
+ */
+export function with_delivery_count(properties: Buffer | BasicProperties, earlier: number): BasicProperties {
+  const decoded = Buffer.isBuffer(properties) ? decode_properties(properties) : { ...properties };
+  decoded.headers = { ...decoded.headers, 'x-delivery-count': earlier };
+  return decoded;
 }
