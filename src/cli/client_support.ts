@@ -79,6 +79,6 @@ export function progress(
   };
 }
 
-export function print(flags: ClientFlags, value: unknown, text: () => string): void {
+export function print(flags: { json?: boolean }, value: unknown, text: () => string): void {
   process.stdout.write(flags.json ? `${JSON.stringify(value)}\n` : `${text()}\n`);
 }

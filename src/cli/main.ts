@@ -15,6 +15,7 @@ function lazy<T>(load: () => Promise<T>): T {
 }
 const client = lazy(() => import('./client_commands.ts'));
 const dlq = lazy(() => import('./dlq_commands.ts'));
+const amqp = lazy(() => import('./amqp_commands.ts'));
 const transfer = lazy(() => import('./transfer_commands.ts'));
 const cluster_commands = lazy(() => import('./cluster_commands.ts'));
 const run_start = async (flags: import('./start.ts').StartFlags) => (await import('./start.ts')).run_start(flags);
@@ -207,14 +208,34 @@ function add_bench(program: Command): void {
     });
 }
 
+function add_amqp(program: Command): void {
+  const group = program.command('amqp').description('the AMQP side of a broker, from its HTTP admin API');
+  const what = {
+    queues: 'queues with ready and unacknowledged messages and consumers',
+    exchanges: 'exchanges',
+    bindings: 'bindings of exchanges to queues and exchanges',
+    connections: "this broker's AMQP connections",
+  } as const;
+  for (const [name, description] of Object.entries(what) as Array<[keyof typeof what, string]>) {
+    group
+      .command(name)
+      .description(description)
+      .option('--http <host:port>', "the broker's HTTP listener", process.env.SLUICE_HTTP ?? '127.0.0.1:8080')
+      .option('--vhost <name>', 'virtual host', '/')
+      .option('--json', 'machine-readable output')
+      .action((options) => amqp.amqp_list(name, options));
+  }
+}
+
 export function build_program(): Command {
   const program = new Command('sluice')
-    .description('Sluice: a durable message broker speaking the Kafka protocol')
+    .description('Sluice: a durable message broker speaking the Kafka and AMQP 0-9-1 protocols')
     .showHelpAfterError();
   add_start(program);
   add_topic(program);
   add_produce_consume(program);
   add_dlq_and_group(program);
+  add_amqp(program);
   add_bench(program);
   return program;
 }

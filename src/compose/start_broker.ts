@@ -155,7 +155,9 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     await broker.join(kafka.address);
     await amqp?.listen();
     const console_handler = options.console_handler ?? null;
-    http = options.http ? new HttpListener({ ...options.http, core: broker, kafka, logger, console_handler }) : null;
+    http = options.http
+      ? new HttpListener({ ...options.http, core: broker, kafka, amqp, logger, console_handler })
+      : null;
     await http?.listen();
   } catch (error) {
     await amqp?.close();

@@ -14,7 +14,7 @@ const MESSAGES = 200;
 function pika_missing(): string | null {
   const probe = spawnSync(PYTHON, ['-c', 'import pika'], { encoding: 'utf8', timeout: 10_000 });
   if (probe.error || probe.status !== 0)
-    return `python3-pika is not available (${probe.error?.message ?? probe.stderr.trim()}); apt-get install python3-pika`;
+    return `python3-pika is not available (${probe.error?.message ?? probe.stderr.trim()}): apt-get install it`;
   return null;
 }
 

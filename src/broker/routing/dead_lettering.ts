@@ -19,7 +19,6 @@ export type DeadLetterRouter = (
   now_ms: number,
 ) => Array<{ topic: string; records: BatchRecord[] }> | null;
 
-
 /** RabbitMQ's reason words for the share engine's reasons. */
 export function death_reason(reason: string): string {
   if (reason.startsWith('expired')) return 'expired';

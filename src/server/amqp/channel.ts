@@ -80,6 +80,10 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
     return this.connection.core;
   }
 
+  get consumer_count(): number {
+    return this.consumers.size;
+  }
+
   get client_host(): string {
     return this.connection.remote_address ?? '';
   }

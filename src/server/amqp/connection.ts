@@ -26,7 +26,7 @@ import { HEARTBEAT_FRAME, content_frames, method_frame } from '../../protocol/am
 import type { BasicProperties } from '../../protocol/amqp/properties.ts';
 import { MECHANISMS, check_login, login_of } from './authenticate.ts';
 import { AmqpChannel } from './channel.ts';
-import type { AmqpLimits, ChannelPort, ConnectionPort, RegistryPort } from './ports.ts';
+import type { AmqpConnectionInfo, AmqpLimits, ChannelPort, ConnectionPort, RegistryPort } from './ports.ts';
 import type { QueueConsumer } from './consumer.ts';
 
 export const AMQP_LIMITS_DEFAULT: AmqpLimits = {
@@ -412,6 +412,20 @@ export class AmqpConnection implements ConnectionPort {
     this.channels.clear();
     this.on_drain();
     this.deps.registry.closed(this);
+  }
+
+  info(): AmqpConnectionInfo {
+    let consumers = 0;
+    for (const channel of this.channels.values()) consumers += channel.consumer_count;
+    return {
+      id: this.id,
+      user: this.username,
+      vhost: this.vhost,
+      channels: this.channels.size,
+      consumers,
+      opened_ms: this.opened_ms,
+      client: this.client_properties,
+    };
   }
 
   /** The broker is stopping: tell the client, then close. */

@@ -4,7 +4,7 @@
 import net from 'node:net';
 import type { Core, Credentials, Logger } from '../../core/index.ts';
 import { AMQP_LIMITS_DEFAULT, AmqpConnection } from './connection.ts';
-import type { AmqpLimits } from './ports.ts';
+import type { AmqpConnectionInfo, AmqpLimits } from './ports.ts';
 import { ConnectionRegistry } from './registry.ts';
 
 export interface AmqpListenerOptions {
@@ -66,6 +66,11 @@ export class AmqpListener {
 
   get connection_count(): number {
     return this.registry.connections.size;
+  }
+
+  /** The open connections, for the admin API and metrics. */
+  connections(): AmqpConnectionInfo[] {
+    return [...this.registry.connections].map((c) => c.info());
   }
 
   async close(): Promise<void> {

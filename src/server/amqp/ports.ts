@@ -20,8 +20,21 @@ export interface AmqpLimits {
   unsent_bytes_max: number;
 }
 
+/** One connection as the admin API and metrics show it. */
+export interface AmqpConnectionInfo {
+  id: string;
+  user: string;
+  vhost: string;
+  channels: number;
+  consumers: number;
+  opened_ms: number;
+  client: Record<string, unknown>;
+}
+
 export interface ChannelPort {
   readonly id: number;
+  /** Consumers (basic.consume) active on the channel. */
+  readonly consumer_count: number;
   close_with(error: AmqpError): void;
   cancel_by_broker(consumer: QueueConsumer): void;
 }
@@ -53,6 +66,7 @@ export interface ConnectionPort {
   cancel_consumer(consumer: QueueConsumer): void;
   /** The broker is stopping: CONNECTION_FORCED, then close. */
   shutdown(): void;
+  info(): AmqpConnectionInfo;
 }
 
 export interface RegistryPort {

@@ -4,6 +4,7 @@
 // layer and the Kafka handlers know nothing of Prometheus).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Core, PartitionTraffic, QueueStats } from '../../core/index.ts';
+import type { AmqpSource } from './api_amqp.ts';
 
 const REQUEST_BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const FSYNC_BUCKETS_SECONDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
@@ -12,6 +13,8 @@ export interface MetricsSources {
   core: Core;
   /** Kafka client connections open now. */
   connections(): number;
+  /** The AMQP listener's connections, when it runs. */
+  amqp?: AmqpSource | null;
 }
 
 /** What the metric builders below share: the registry, the core, and a once-per-scrape memo. */
@@ -164,6 +167,24 @@ function broker_metrics({ registers, core }: MetricContext, connections: () => n
   });
 }
 
+function amqp_metrics({ registers, per_scrape }: MetricContext, amqp: AmqpSource): void {
+  const connections = per_scrape(() => amqp.connections());
+  const gauge = (name: string, help: string, pick: () => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(pick());
+      },
+    });
+  gauge('sluice_amqp_connections', 'AMQP client connections open', () => connections().length);
+  gauge('sluice_amqp_channels', 'AMQP channels open', () => connections().reduce((n, c) => n + c.channels, 0));
+  gauge('sluice_amqp_consumers', 'AMQP consumers (basic.consume) active', () =>
+    connections().reduce((n, c) => n + c.consumers, 0),
+  );
+}
+
 export class BrokerMetrics {
   readonly registry = new Registry();
   private readonly request_children = new Map<string, { observe(value: number): void }>();
@@ -193,6 +214,7 @@ export class BrokerMetrics {
     lag_metric(context);
     queue_metrics(context);
     broker_metrics(context, sources.connections);
+    if (sources.amqp) amqp_metrics(context, sources.amqp);
   }
 
   private per_scrape<T>(compute: () => T): () => T {

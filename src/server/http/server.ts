@@ -2,6 +2,7 @@
 // /metrics, /healthz and /readyz, and everything else (GET) handed to the web console. Node's
 // http module, no framework. Bounded: request bodies (BODY_BYTES_MAX), open connections, listing
 // pages (request_params.ts), message pages (messages.ts).
+import { add_amqp_routes, type AmqpSource } from './api_amqp.ts';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type net from 'node:net';
 import { stop_on_invariant_failure, type Core, type Logger } from '../../core/index.ts';
@@ -32,6 +33,8 @@ export interface HttpListenerOptions {
   core: Core;
   /** The Kafka listener's address and connection count, for the cluster view and metrics. */
   kafka: { readonly address: { host: string; port: number }; readonly connection_count: number };
+  /** The AMQP listener's connections, when it runs. */
+  amqp?: AmqpSource | null;
   logger: Logger;
   console_handler?: ConsoleHandler | null;
 }
@@ -46,12 +49,14 @@ export class HttpListener {
   constructor(private readonly options: HttpListenerOptions) {
     const { core, kafka } = options;
     this.ctx = { core, kafka_address: () => kafka.address, connections: () => kafka.connection_count };
-    this.metrics = new BrokerMetrics({ core, connections: () => kafka.connection_count });
+    const amqp = options.amqp ?? null;
+    this.metrics = new BrokerMetrics({ core, connections: () => kafka.connection_count, amqp });
     add_cluster_routes(this.router);
     add_topic_routes(this.router);
     add_group_routes(this.router);
     add_queue_routes(this.router);
     add_dead_letter_routes(this.router);
+    add_amqp_routes(this.router, amqp);
     this.server = http.createServer(
       { requestTimeout: REQUEST_TIMEOUT_MS },
       (request, response) => void this.serve(request, response),
