@@ -16,9 +16,8 @@ async function get<T>(flags: AmqpFlags, path: string): Promise<T> {
   try {
     response = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
   } catch (error) {
-    throw new Error(
-      `the admin API at ${flags.http} did not answer (${error instanceof Error ? error.message : String(error)}); is the broker's --http on?`,
-    );
+    const why = error instanceof Error ? error.message : String(error);
+    throw new Error(`the admin API at ${flags.http} did not answer (${why}); is the broker's --http on?`);
   }
   const body = (await response.json()) as T & { error?: { message: string } };
   if (!response.ok) throw new Error(body.error?.message ?? `HTTP ${response.status}`);
