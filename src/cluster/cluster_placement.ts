@@ -273,7 +273,7 @@ export class ClusterPlacement implements Placement {
     else await node.forwarder.append(topic, partition, records);
   }
 
-  forward(topic: string, partition: number, records: Buffer): Promise<number> {
-    return this.joined().forwarder.append(topic, partition, records);
+  forward(topic: string, partition: number, records: Buffer, as_client = false): Promise<number> {
+    return this.joined().forwarder.append(topic, partition, records, !as_client);
   }
 }

@@ -35,8 +35,11 @@ export class ProduceForwarder {
     this.peers = new PeerConnections(view, { client_id: `sluice-broker-${node_id}` }, dial);
   }
 
-  /** Appends `records` (one batch) to the partition on its leader; resolves once acknowledged there. */
-  async append(topic: string, partition: number, records: Buffer): Promise<number> {
+  /**
+   * Appends `records` (one batch) to the partition on its leader; resolves once acknowledged there.
+   * `broker_append` false: the leader takes it as a client's produce.
+   */
+  async append(topic: string, partition: number, records: Buffer, broker_append = true): Promise<number> {
     const deadline = this.clock.now_ms() + FORWARD_DEADLINE_MS;
     let last = 'no leader';
     while (this.clock.now_ms() < deadline) {
@@ -52,7 +55,7 @@ export class ProduceForwarder {
           acks: -1,
           timeout_ms: FORWARD_DEADLINE_MS,
           topic_data: [{ name: topic, partition_data: [{ index: partition, records }] }],
-          sluice_broker_append: true,
+          sluice_broker_append: broker_append,
         });
         const row = response.responses[0]!.partition_responses[0]!;
         if (row.error_code === ErrorCode.NONE) return row.base_offset;

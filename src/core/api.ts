@@ -97,13 +97,15 @@ export interface PartitionsApi {
   /**
    * Appends one record batch (idempotence, delays and overflow caps applied). acks 0/1: local write.
    * `broker_append`: a batch another broker writes for itself; its delay headers are not acted on.
+   * `forward`: a partition led elsewhere is produced through its leader (acks=all there) instead of
+   * refused; the result then knows the base offset only (-1 for the times and log start).
    */
   produce(
     topic: string,
     partition: number,
     records: Buffer,
     acks: -1 | 0 | 1,
-    options?: { broker_append?: boolean },
+    options?: { broker_append?: boolean; forward?: boolean },
   ): Promise<ProduceResult>;
   /** A partition this broker leads, for consumers (Fetch, ListOffsets, DeleteRecords). */
   consumer_source(topic: string, partition: number): ConsumerSource;

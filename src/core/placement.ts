@@ -126,6 +126,9 @@ export interface Placement {
   is_leader(topic: string, partition: number): boolean;
   /** Appends a batch the broker writes itself, on the partition's leader; resolves once acknowledged. */
   append(topic: string, partition: number, records: Buffer): Promise<void>;
-  /** Produces a batch on the partition's leader elsewhere; the base offset (-1 when not known). */
-  forward(topic: string, partition: number, records: Buffer): Promise<number>;
+  /**
+   * Produces a batch on the partition's leader elsewhere; the base offset (-1 when not known).
+   * `as_client`: the leader treats it as a client's produce (delay headers acted on).
+   */
+  forward(topic: string, partition: number, records: Buffer, as_client?: boolean): Promise<number>;
 }

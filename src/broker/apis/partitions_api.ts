@@ -9,8 +9,12 @@ import { read_records } from '../log_reader.ts';
 export function partitions_api(broker: CoreInternals): PartitionsApi {
   const { topic_index: topics, placement } = broker;
   return {
-    produce: (topic, partition, records, acks, options) =>
-      broker.produce_path.produce(topic, partition, records, acks, options),
+    async produce(topic, partition, records, acks, options) {
+      if (!options?.forward || placement.is_leader(topic, partition))
+        return broker.produce_path.produce(topic, partition, records, acks, options);
+      const base_offset = await placement.forward(topic, partition, records, !options.broker_append);
+      return { base_offset, log_append_time_ms: -1, log_start_offset: -1 };
+    },
     consumer_source(topic, partition) {
       topics.check(topic, partition);
       return placement.read_log(topic, partition);

@@ -2,7 +2,7 @@
 // the publish behind it is routed), content frames are gathered into messages for the publisher,
 // and deliveries are numbered with delivery tags that ack, nack, reject and recover settle. A
 // channel exception sends channel.close and drops everything but close-ok until it comes.
-import { AckType, RoutingError, type AckTypeCode, type FetchedPartition } from '../../core/index.ts';
+import { AckType, BrokerError, RoutingError, type AckTypeCode, type FetchedPartition } from '../../core/index.ts';
 import { AmqpError, ReplyCode } from '../../protocol/amqp/constants.ts';
 import type { DecodedMethod, MethodArgs, MethodInput, MethodName } from '../../protocol/amqp/methods.ts';
 import { decode_content_header, type BasicProperties } from '../../protocol/amqp/properties.ts';
@@ -14,6 +14,7 @@ import { QueueConsumer, type ConsumerHost } from './consumer.ts';
 import { ShareMember } from './share_member.ts';
 import { message_of, type PublishedMessage } from './record_mapping.ts';
 import { Declarations } from './declarations.ts';
+import { broker_failure, routing_failure } from './channel_errors.ts';
 
 /** Frames a channel holds while an earlier method is still running; reading pauses beyond this. */
 const QUEUED_FRAMES_MAX = 10_000;
@@ -231,6 +232,8 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
     if (error instanceof AmqpError) return this.connection.channel_failed(this, error);
     if (error instanceof RoutingError)
       return this.connection.channel_failed(this, routing_failure(error, class_id, method_id));
+    if (error instanceof BrokerError)
+      return this.connection.channel_failed(this, broker_failure(this.core, error, class_id, method_id));
     this.connection.fail(error, class_id, method_id);
   }
 
@@ -560,14 +563,4 @@ async function each_acquired(
       }
     }
   }
-}
-
-function routing_failure(error: RoutingError, class_id: number, method_id: number): AmqpError {
-  const codes = {
-    not_found: ReplyCode.NOT_FOUND,
-    precondition_failed: ReplyCode.PRECONDITION_FAILED,
-    access_refused: ReplyCode.ACCESS_REFUSED,
-    resource_locked: ReplyCode.RESOURCE_LOCKED,
-  } as const;
-  return new AmqpError(codes[error.kind], `${error.kind.toUpperCase()} - ${error.message}`, class_id, method_id);
 }

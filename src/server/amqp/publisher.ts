@@ -13,6 +13,8 @@ import { routing_headers } from './arguments.ts';
 /** A batch is sent before it grows past these (the topic's max.message.bytes bounds a batch). */
 const BATCH_BYTES_MAX = 512 * 1024;
 const BATCH_RECORDS_MAX = 2_000;
+/** A queue led by another broker of a cluster is published to through its leader. */
+const FORWARD = { forward: true } as const;
 /** Confirms outstanding on a channel; a client that never waits is refused beyond this. */
 const UNCONFIRMED_MAX = 100_000;
 
@@ -100,7 +102,9 @@ export class Publisher {
     }
     const { partitions } = this.target.core;
     await Promise.all(
-      [...batches.values()].map((b) => partitions.produce(b.topic, b.partition, encode_record_batch(b.records), -1)),
+      [...batches.values()].map((b) =>
+        partitions.produce(b.topic, b.partition, encode_record_batch(b.records), -1, FORWARD),
+      ),
     );
   }
 
@@ -183,7 +187,8 @@ export class Publisher {
     const settle = (ok: boolean) => {
       for (const seq of batch.seqs) this.append_done(seq, ok);
     };
-    this.target.core.partitions.produce(batch.topic, batch.partition, encode_record_batch(batch.records), -1).then(
+    const records = encode_record_batch(batch.records);
+    this.target.core.partitions.produce(batch.topic, batch.partition, records, -1, FORWARD).then(
       () => settle(true),
       (error: unknown) => {
         // A full queue refusing a publish is the queue's policy, not a fault worth a warning.
