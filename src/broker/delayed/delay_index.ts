@@ -123,6 +123,8 @@ class LevelBuckets {
 export class DelayIndex {
   private readonly levels = LEVELS.map((level) => new LevelBuckets(level));
   private count = 0;
+  /** Entries per batch offset: what the delay log must keep (see oldest_batch). */
+  private readonly per_batch = new Map<number, number>();
 
   get size(): number {
     return this.count;
@@ -131,6 +133,22 @@ export class DelayIndex {
   add(due_ms: number, ref: number, now_ms: number): void {
     this.place(due_ms, ref, now_ms);
     this.count++;
+    const batch = unpack(ref).batch_offset;
+    this.per_batch.set(batch, (this.per_batch.get(batch) ?? 0) + 1);
+  }
+
+  private forget(ref: number): void {
+    const batch = unpack(ref).batch_offset;
+    const left = (this.per_batch.get(batch) ?? 1) - 1;
+    if (left > 0) this.per_batch.set(batch, left);
+    else this.per_batch.delete(batch);
+  }
+
+  /** The lowest batch offset an entry refers to, or Infinity (a pass over the batches held). */
+  oldest_batch(): number {
+    let oldest = Infinity;
+    for (const batch of this.per_batch.keys()) if (batch < oldest) oldest = batch;
+    return oldest;
   }
 
   private place(due_ms: number, ref: number, now_ms: number): void {
@@ -178,7 +196,11 @@ export class DelayIndex {
       if ((key + 1) * fine.level.bucket_ms > now_ms) break;
       const bucket = fine.buckets.get(key)!;
       const take = Math.min(bucket.length, max - out.length);
-      for (let e = bucket.length - take; e < bucket.length; e++) out.push(bucket.ref_at(e));
+      for (let e = bucket.length - take; e < bucket.length; e++) {
+        const ref = bucket.ref_at(e);
+        out.push(ref);
+        this.forget(ref);
+      }
       bucket.truncate(bucket.length - take);
       this.count -= take;
       if (bucket.length === 0) fine.drop_first();
@@ -193,7 +215,10 @@ export class DelayIndex {
         let kept = 0;
         for (let e = 0; e < bucket.length; e++) {
           const ref = bucket.ref_at(e);
-          if (!keep(ref)) continue;
+          if (!keep(ref)) {
+            this.forget(ref);
+            continue;
+          }
           bucket.set(kept, bucket.due_at(e), ref);
           kept++;
         }

@@ -215,3 +215,25 @@ test('done_marker_lost_when_its_write_failed: written with the next, a restart d
     await again.close();
   });
 });
+
+test('delay_log_pruned_past_a_pending_batch: pruning keeps every batch the index still owes, whatever the counts say', async () => {
+  await with_broker(async (broker) => {
+    await broker.topics.create('t', 1);
+    await broker.partitions.produce('t', 0, encode_record_batch([record('soon', [header(DELAY_MS_HEADER, '20')])]), -1);
+    await broker.partitions.produce(
+      't',
+      0,
+      encode_record_batch([record('later', [header(DELAY_MS_HEADER, '1500')])]),
+      -1,
+    );
+    // The per-batch count losing a pending batch (how seed 1414's host came to prune past one).
+    const internals = broker.coordinators.delayed as unknown as { remaining: Map<number, number> };
+    assert.ok(internals.remaining.delete(1), 'the later batch is the delay log offset 1');
+    const log = broker.topic_index.local_log('__sluice_delayed', 0)!;
+    await until(async () => (await values_in(broker, 't')).length === 1, 'the first delivery');
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the prune interval
+    assert.ok(log.log_start_offset <= 1, `the pending batch is kept (log start ${log.log_start_offset})`);
+    await until(async () => (await values_in(broker, 't')).length === 2, 'the later one delivered', 5_000);
+    assert.deepEqual(await values_in(broker, 't'), ['soon', 'later']);
+  });
+});

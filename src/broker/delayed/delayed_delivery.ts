@@ -45,6 +45,8 @@ const READ_BYTES = 1024 * 1024;
 /** Decoded batches kept between ticks (records of one batch are often due together). */
 const BATCH_CACHE_MAX = 256;
 const LATENESS_SAMPLES_MAX = 10_000;
+/** The delay log is pruned at most this often. */
+const PRUNE_INTERVAL_MS = 1_000;
 
 /** The key of a delay-log record: a held batch's target and receive time, or done markers. */
 interface WrapperKey {
@@ -76,6 +78,11 @@ export class DelayedDelivery {
   private readonly cache = new Map<number, StoredBatch>();
   /** Delivered (or dropped) records whose done marker is not written yet: batch offset -> indexes. */
   private readonly unmarked = new Map<number, number[]>();
+  /** Refs taken from the index by the delivery running now (neither marked nor put back yet). */
+  private in_flight: readonly number[] = [];
+  private pruned_at_ms = -Infinity;
+  /** A prune was skipped for the interval: the timer runs it once the interval has passed. */
+  private prune_owed = false;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   readonly counters = { scheduled: 0, delivered: 0, dropped: 0 };
@@ -142,7 +149,7 @@ export class DelayedDelivery {
       });
       if (left > 0) this.remaining.set(batch_offset, left);
     });
-    await this.prune();
+    await this.prune(true);
   }
 
   /** Calls `visit` with every record of the delay log in order: its offset, parsed key and value. */
@@ -156,8 +163,11 @@ export class DelayedDelivery {
 
   start(): void {
     this.timer = setInterval(() => {
-      if (this.running || (this.index.size === 0 && this.unmarked.size === 0)) return;
-      this.running = this.deliver_due(this.clock.now_ms())
+      if (this.running) return;
+      const idle = this.index.size === 0 && this.unmarked.size === 0;
+      if (idle && !this.prune_owed) return;
+      const round = idle ? this.prune() : this.deliver_due(this.clock.now_ms());
+      this.running = round
         .catch((error: unknown) => {
           rethrow_invariant(error);
           this.logger.warn({ error: String(error) }, 'delayed delivery failed; will retry');
@@ -205,14 +215,19 @@ export class DelayedDelivery {
       await this.write_done_marker(); // one a failure left behind
       return 0;
     }
-    let targets: Target[];
+    this.in_flight = refs;
     try {
-      targets = await this.group_by_target(refs.sort((a, b) => a - b));
-    } catch (error) {
-      for (const ref of refs) this.index.add(now_ms + RETRY_MS, ref, now_ms);
-      throw error;
+      let targets: Target[];
+      try {
+        targets = await this.group_by_target(refs.sort((a, b) => a - b));
+      } catch (error) {
+        for (const ref of refs) this.index.add(now_ms + RETRY_MS, ref, now_ms);
+        throw error;
+      }
+      await Promise.all(targets.map((target) => this.append_to_target(target, now_ms)));
+    } finally {
+      this.in_flight = [];
     }
-    await Promise.all(targets.map((target) => this.append_to_target(target, now_ms)));
     // Written even while closing: close() waits for this delivery, and a delivered record without
     // its marker would be delivered again after the restart.
     await this.write_done_marker();
@@ -335,9 +350,24 @@ export class DelayedDelivery {
     while (this.cache.size > BATCH_CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
   }
 
-  /** Deletes the log before the oldest batch that still has a pending record. */
-  private async prune(): Promise<void> {
-    const oldest = this.remaining.size > 0 ? this.remaining.keys().next().value! : this.log.next_offset;
+  /**
+   * Deletes the log before the oldest batch a record is still owed from: one in the index, being
+   * delivered, delivered without its marker, or counted in `remaining` (the lowest of them, so one
+   * that lost count of a batch cannot delete it: seed 1414). At most once a second, as finding
+   * the oldest is a pass over the pending batches.
+   */
+  private async prune(force = false): Promise<void> {
+    const now_ms = this.clock.now_ms();
+    if (!force && now_ms - this.pruned_at_ms < PRUNE_INTERVAL_MS) {
+      this.prune_owed = true;
+      return;
+    }
+    this.pruned_at_ms = now_ms;
+    this.prune_owed = false;
+    let oldest = Math.min(this.index.oldest_batch(), this.log.next_offset);
+    if (this.remaining.size > 0) oldest = Math.min(oldest, this.remaining.keys().next().value!);
+    for (const batch of this.unmarked.keys()) oldest = Math.min(oldest, batch);
+    for (const ref of this.in_flight) oldest = Math.min(oldest, unpack(ref).batch_offset);
     if (oldest <= this.log.log_start_offset) return;
     await this.log.delete_records_before(Math.min(oldest, this.log.high_watermark));
   }

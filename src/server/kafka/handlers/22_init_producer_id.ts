@@ -14,13 +14,16 @@ export const init_producer_id_handler = kafka_handler(
   async (request, ctx) => {
     if (request.transactional_id !== null)
       return { throttle_time_ms: 0, error_code: ErrorCode.INVALID_REQUEST, producer_id: -1, producer_epoch: -1 };
-    if (request.producer_id >= 0)
-      return {
-        throttle_time_ms: 0,
-        error_code: 0,
-        producer_id: request.producer_id,
-        producer_epoch: (request.producer_epoch + 1) & EPOCH_MASK,
-      };
+    if (request.producer_id >= 0) {
+      // Logged: batches a client resends under the new epoch cannot be told from new ones, so a
+      // duplicate a fault run finds is traced to this.
+      const producer_epoch = (request.producer_epoch + 1) & EPOCH_MASK;
+      ctx.core.logger.info(
+        { producer_id: request.producer_id, producer_epoch },
+        'idempotent producer bumped its epoch',
+      );
+      return { throttle_time_ms: 0, error_code: 0, producer_id: request.producer_id, producer_epoch };
+    }
     return {
       throttle_time_ms: 0,
       error_code: 0,
