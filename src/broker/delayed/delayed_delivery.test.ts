@@ -216,7 +216,7 @@ test('done_marker_lost_when_its_write_failed: written with the next, a restart d
   });
 });
 
-test('delay_log_pruned_past_a_pending_batch: pruning keeps every batch the index still owes, whatever the counts say', async () => {
+test('delay_log_pruned_past_a_pending_batch: pruning keeps every batch the index still owes', async () => {
   await with_broker(async (broker) => {
     await broker.topics.create('t', 1);
     await broker.partitions.produce('t', 0, encode_record_batch([record('soon', [header(DELAY_MS_HEADER, '20')])]), -1);
