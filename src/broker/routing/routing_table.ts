@@ -11,54 +11,24 @@ import type {
 } from '../../core/types.ts';
 import { topic_matcher } from './topic_match.ts';
 
+const standard = (name: string, type: ExchangeRecord['type']): ExchangeRecord => ({
+  name,
+  type,
+  durable: true,
+  auto_delete: false,
+  internal: false,
+  arguments: {},
+  declared_by: -1,
+});
+
 /** The exchanges every virtual host has; they cannot be deleted. */
 export const STANDARD_EXCHANGES: readonly ExchangeRecord[] = [
-  { name: '', type: 'direct', durable: true, auto_delete: false, internal: false, arguments: {}, declared_by: -1 },
-  {
-    name: 'amq.direct',
-    type: 'direct',
-    durable: true,
-    auto_delete: false,
-    internal: false,
-    arguments: {},
-    declared_by: -1,
-  },
-  {
-    name: 'amq.fanout',
-    type: 'fanout',
-    durable: true,
-    auto_delete: false,
-    internal: false,
-    arguments: {},
-    declared_by: -1,
-  },
-  {
-    name: 'amq.topic',
-    type: 'topic',
-    durable: true,
-    auto_delete: false,
-    internal: false,
-    arguments: {},
-    declared_by: -1,
-  },
-  {
-    name: 'amq.headers',
-    type: 'headers',
-    durable: true,
-    auto_delete: false,
-    internal: false,
-    arguments: {},
-    declared_by: -1,
-  },
-  {
-    name: 'amq.match',
-    type: 'headers',
-    durable: true,
-    auto_delete: false,
-    internal: false,
-    arguments: {},
-    declared_by: -1,
-  },
+  standard('', 'direct'),
+  standard('amq.direct', 'direct'),
+  standard('amq.fanout', 'fanout'),
+  standard('amq.topic', 'topic'),
+  standard('amq.headers', 'headers'),
+  standard('amq.match', 'headers'),
 ];
 
 /** Exchange hops one message may take (exchange bindings can form cycles; each is visited once). */

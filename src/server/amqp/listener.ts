@@ -6,6 +6,7 @@ import type { Core, Credentials, Logger } from '../../core/index.ts';
 import { AMQP_LIMITS_DEFAULT, AmqpConnection } from './connection.ts';
 import type { AmqpConnectionInfo, AmqpLimits } from './ports.ts';
 import { ConnectionRegistry } from './registry.ts';
+import { listen_on } from '../listen.ts';
 
 export interface AmqpListenerOptions {
   host: string;
@@ -49,13 +50,7 @@ export class AmqpListener {
   }
 
   async listen(): Promise<{ host: string; port: number }> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.options.port, this.options.host, () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen_on(this.server, this.options.port, this.options.host);
     return this.address;
   }
 

@@ -15,6 +15,7 @@ import { add_topic_routes } from './api_topics.ts';
 import { add_group_routes } from './api_groups.ts';
 import { add_queue_routes } from './api_queues.ts';
 import { add_dead_letter_routes } from './api_dead_letters.ts';
+import { listen_on } from '../listen.ts';
 
 /** Largest request body accepted (the API's bodies are small JSON objects). */
 export const BODY_BYTES_MAX = 1024 * 1024;
@@ -65,13 +66,7 @@ export class HttpListener {
   }
 
   async listen(): Promise<{ host: string; port: number }> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.options.port, this.options.host, () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen_on(this.server, this.options.port, this.options.host);
     this.metrics.attach();
     return this.address;
   }

@@ -10,6 +10,7 @@ import { handler_table } from './handlers/index.ts';
 import { instrument_handlers } from './instrument.ts';
 import { SaslSession } from './sasl_session.ts';
 import { ShareSessions } from './share_sessions.ts';
+import { listen_on } from '../listen.ts';
 
 export interface KafkaListenerOptions {
   host: string;
@@ -63,13 +64,7 @@ export class KafkaListener {
   }
 
   async listen(): Promise<{ host: string; port: number }> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.options.port, this.options.host, () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen_on(this.server, this.options.port, this.options.host);
     const address = this.server.address() as net.AddressInfo;
     this.info.advertised_host = this.options.advertised_host ?? this.options.host;
     this.info.advertised_port = this.options.advertised_port ?? address.port;
