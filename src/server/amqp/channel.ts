@@ -343,6 +343,10 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
     this.send('basic.cancel', { consumer_tag: consumer.tag, nowait: true });
   }
 
+  may_fetch(consumer: QueueConsumer): boolean {
+    return this.connection.registry.is_active(consumer);
+  }
+
   prefetch(consumer: QueueConsumer): number {
     if (this.global_prefetch === 0) return this.prefetch_count;
     const held = [...this.consumers.values()].reduce((n, c) => n + c.unacked, 0);

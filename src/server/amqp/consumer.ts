@@ -21,6 +21,8 @@ export interface ConsumerHost {
   readonly client_host: string;
   /** Current prefetch for this consumer (0: unlimited). */
   prefetch(consumer: QueueConsumer): number;
+  /** False while another consumer of a single-active-consumer queue is the active one. */
+  may_fetch(consumer: QueueConsumer): boolean;
   drained(): Promise<void>;
   /** Delivers what was acquired; returns how many messages went out. */
   deliver(consumer: QueueConsumer, fetched: FetchedPartition[]): Promise<number>;
@@ -61,6 +63,11 @@ export class QueueConsumer {
     this.wake?.();
   }
 
+  /** It became the active consumer of its single-active-consumer queue. */
+  activated(): void {
+    this.wake?.();
+  }
+
   /** Stops acquiring; the member stays until `leave`. */
   stop(): Promise<void> {
     this.fetching = false;
@@ -75,6 +82,7 @@ export class QueueConsumer {
 
   private credit(): number {
     const prefetch = this.host.prefetch(this) || UNLIMITED_PREFETCH;
+    if (!this.host.may_fetch(this)) return 0;
     return this.no_ack ? FETCH_RECORDS_MAX : prefetch - this.unacked;
   }
 

@@ -78,6 +78,8 @@ export interface RegistryPort {
   owns(connection: ConnectionPort, queue: QueueRecord): boolean;
   consumer_count(queue: QueueRecord): number;
   add_consumer(connection: ConnectionPort, queue: QueueRecord, consumer: QueueConsumer): void;
+  /** Whether the consumer may be delivered to (single-active-consumer queues have one at a time). */
+  is_active(consumer: QueueConsumer): boolean;
   remove_consumer(connection: ConnectionPort, consumer: QueueConsumer): Promise<void>;
   delete_queue(core: Core, vhost: string, queue: QueueRecord): Promise<void>;
 }

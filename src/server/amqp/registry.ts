@@ -13,6 +13,8 @@ interface QueueEntry {
   consumers: Map<QueueConsumer, ConnectionPort>;
   /** Whether it ever had a consumer (an auto-delete queue goes only after its last one). */
   consumed: boolean;
+  /** x-single-active-consumer: the one consumer delivered to; the others wait their turn. */
+  active: QueueConsumer | null;
 }
 
 export class ConnectionRegistry implements RegistryPort {
@@ -58,7 +60,7 @@ export class ConnectionRegistry implements RegistryPort {
 
   add_consumer(connection: ConnectionPort, queue: QueueRecord, consumer: QueueConsumer): void {
     let entry = this.queues.get(queue.topic);
-    if (!entry) this.queues.set(queue.topic, (entry = { queue, consumers: new Map(), consumed: false }));
+    if (!entry) this.queues.set(queue.topic, (entry = { queue, consumers: new Map(), consumed: false, active: null }));
     const others = [...entry.consumers.keys()];
     if (others.some((c) => c.exclusive) || (consumer.exclusive && others.length > 0))
       throw new AmqpError(
@@ -69,11 +71,22 @@ export class ConnectionRegistry implements RegistryPort {
       );
     entry.consumers.set(consumer, connection);
     entry.consumed = true;
+    if (queue.arguments['x-single-active-consumer'] === true) entry.active ??= consumer;
+  }
+
+  is_active(consumer: QueueConsumer): boolean {
+    const entry = this.queues.get(consumer.queue.topic);
+    return entry?.queue.arguments['x-single-active-consumer'] !== true || entry.active === consumer;
   }
 
   async remove_consumer(connection: ConnectionPort, consumer: QueueConsumer): Promise<void> {
     const entry = this.queues.get(consumer.queue.topic);
     if (!entry?.consumers.delete(consumer)) return;
+    if (entry.active === consumer) {
+      // The next in the order they subscribed takes over, as RabbitMQ's single active consumer does.
+      entry.active = entry.consumers.keys().next().value ?? null;
+      entry.active?.activated();
+    }
     if (entry.consumers.size > 0) return;
     this.queues.delete(consumer.queue.topic);
     const queue = this.core.routing.queue(connection.vhost, consumer.queue.name);
