@@ -1,8 +1,15 @@
 // Where a follower cuts its log after asking the leader about its latest epoch (OffsetForLeaderEpoch),
-// including the case where the leader never saw that epoch at all.
+// including the case where the leader never saw that epoch at all; and a copied tail cut across a
+// leader's batch.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { divergence_point } from './follower_fetcher.ts';
+import { FollowerFetcher, divergence_point } from './follower_fetcher.ts';
+import { SILENT_LOGGER, SimFileIO } from '../storage/index.ts';
+import { make_batch, open_sim, values_of } from '../../test/support/storage.ts';
+
+const never = (() => {
+  throw new Error('not used here');
+}) as never;
 
 /** A log whose epochs begin at the given offsets, ending at `next_offset`. */
 function log_with(starts: Array<[epoch: number, start_offset: number]>, next_offset: number) {
@@ -35,4 +42,33 @@ test('the leader never saw the epoch: the log is cut where its own copy of the a
 
 test('the leader knows nothing as old: the whole log goes', () => {
   assert.equal(divergence_point(-1, -1, 2, log_with([[2, 0]], 100)), 0);
+});
+
+/** A batch of `count` records stamped as a leader stores it: its base offset and leader epoch. */
+function stored_batch(tag: string, base_offset: number, count: number, leader_epoch: number): Buffer {
+  const batch = make_batch(tag, count);
+  batch.writeBigInt64BE(BigInt(base_offset), 0);
+  batch.writeInt32BE(leader_epoch, 12);
+  return batch;
+}
+
+test('follower_copy_cut_across_a_leader_batch: a batch covering the log end replaces the tail', async () => {
+  const storage = await open_sim(new SimFileIO());
+  const log = await storage.create_partition('t-0');
+  // Copied from a leader since deposed: 0..2 and 3..4, in epoch 1.
+  await log.append(Buffer.concat([stored_batch('old', 0, 3, 1), stored_batch('old', 3, 2, 1)]), {
+    replicated: true,
+  });
+  const replica = { name: 't-0', log, role: 'follower', epoch: 2, needs_truncation: false, truncating: null };
+  const truncated: number[] = [];
+  const host = { on_truncated: (_log: unknown, end: number) => truncated.push(end), on_replicated: () => undefined };
+  const fetcher = new FollowerFetcher(2, 1, {} as never, host as never, SILENT_LOGGER, () => undefined, never, never);
+  // The new leader's copy: 0..2 as before, then 3..7 in one batch of epoch 2, asked for from 5.
+  const row = { records: stored_batch('new', 3, 5, 2), high_watermark: 8, log_start_offset: 0 };
+  await (fetcher as unknown as { apply(r: unknown, row: unknown, e: number): Promise<void> }).apply(replica, row, 2);
+  assert.equal(log.next_offset, 8, 'the leader batch taken whole');
+  assert.deepEqual(truncated, [3], 'the tail from 3 was cut first');
+  const { batches } = await log.read(3, 1 << 20, 'log_end');
+  assert.deepEqual(values_of(batches), ['new:0', 'new:1', 'new:2', 'new:3', 'new:4']);
+  await storage.close();
 });

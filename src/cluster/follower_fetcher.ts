@@ -178,6 +178,12 @@ export class FollowerFetcher {
           if (!current()) return;
           await log.restart_at(base);
           this.host.on_truncated(log, base);
+        } else if (start < 0 && straddles_end(records, position, log)) {
+          // The leader's batch covers this log's end, so this copy of [base, end) was cut into
+          // other batches: a deposed leader's (seed 1616, a follower paused through a leader
+          // change that the new leader's epoch cache had not recorded). The batch is taken whole.
+          if (!current()) return;
+          await this.cut(replica, base);
         }
         if (base >= log.next_offset && start < 0) start = position;
         if (start >= 0 && epoch > log.epochs.latest_epoch) {
@@ -331,6 +337,13 @@ function sleep(ms: number): Promise<void> {
  * or past it: the leader's log start falls inside that batch (delete-records, a pruned internal
  * log), and an empty log started there takes the whole batch from its base offset.
  */
+/** A batch that begins below this log's end and ends at or past it. */
+function straddles_end(records: Buffer, position: number, log: Pick<PartitionLog, 'next_offset'>): boolean {
+  const base = batch_base_offset(records, position);
+  const last = base + records.readInt32BE(position + OFFSET_LAST_OFFSET_DELTA);
+  return base < log.next_offset && last >= log.next_offset;
+}
+
 function straddles(records: Buffer, position: number, log: PartitionLog): boolean {
   const base = batch_base_offset(records, position);
   const last = base + records.readInt32BE(position + OFFSET_LAST_OFFSET_DELTA);

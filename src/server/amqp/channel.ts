@@ -321,8 +321,10 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
     const consumer = new QueueConsumer(this, tag, queue, args.no_ack, args.exclusive);
     this.connection.registry.add_consumer(this.connection, queue, consumer);
     this.consumers.set(tag, consumer);
-    if (!args.nowait) this.send('basic.consume-ok', { consumer_tag: tag });
+    // Joined first: a broker that cannot serve consumers refuses before consume-ok (its first
+    // fetch waits a turn, so consume-ok still goes out before any delivery).
     consumer.start();
+    if (!args.nowait) this.send('basic.consume-ok', { consumer_tag: tag });
   }
 
   private async cancel(tag: string, nowait: boolean): Promise<void> {

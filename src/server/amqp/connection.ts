@@ -199,7 +199,9 @@ export class AmqpConnection implements ConnectionPort {
   private on_connection_method(method: DecodedMethod): void {
     switch (method.name) {
       case 'connection.start-ok':
-        return this.expect('start_ok', method, () => void this.on_start_ok(method.args));
+        return this.expect('start_ok', method, () => {
+          this.on_start_ok(method.args).catch((error: unknown) => this.fail(error, 10, 11));
+        });
       case 'connection.tune-ok':
         return this.expect('tune_ok', method, () => this.on_tune_ok(method.args));
       case 'connection.open':
