@@ -182,7 +182,7 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
         40,
       );
     if (!this.tx) return this.publisher.publish(message, mandatory);
-    this.publisher.check_exchange(message.exchange);
+    this.publisher.exchange_for(message.exchange);
     if (this.tx.publishes.length >= TX_PUBLISHES_MAX)
       throw new AmqpError(
         ReplyCode.PRECONDITION_FAILED,
@@ -363,11 +363,11 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
   async deliver(consumer: QueueConsumer, fetched: FetchedPartition[]): Promise<number> {
     let delivered = 0;
     await each_acquired(fetched, (topic, partition, record, count) => {
-      const message = message_of(record, count);
       if (this.closing || !consumer.active) {
         consumer.member.settle({ topic, partition, offset: record.offset, type: AckType.RELEASE });
         return;
       }
+      const message = message_of(record, count);
       const tag = this.next_tag++;
       if (consumer.no_ack) consumer.member.settle({ topic, partition, offset: record.offset, type: AckType.ACCEPT });
       else {

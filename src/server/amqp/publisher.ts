@@ -3,7 +3,7 @@
 // basic.ack / basic.nack in publish order once every queue the message reached has it durably
 // (acks=all: fsync'd, and in a cluster on the in-sync replicas). Consecutive outcomes share one
 // frame with `multiple`.
-import { BrokerError, type Core, type QueueRecord } from '../../core/index.ts';
+import { BrokerError, type Core, type ExchangeRecord, type QueueRecord } from '../../core/index.ts';
 import { encode_record_batch, type BatchRecord } from '../../protocol/record_batch.ts';
 import { AmqpError, ReplyCode } from '../../protocol/amqp/constants.ts';
 import { as_integer } from '../../protocol/amqp/field_table.ts';
@@ -60,7 +60,7 @@ export class Publisher {
 
   publish(message: PublishedMessage, mandatory: boolean): void {
     const { core } = this.target;
-    this.check_exchange(message.exchange);
+    const exchange = this.exchange_for(message.exchange);
     if (this.outstanding.size >= UNCONFIRMED_MAX)
       throw new AmqpError(
         ReplyCode.PRECONDITION_FAILED,
@@ -68,14 +68,14 @@ export class Publisher {
         60,
         40,
       );
-    const queues = this.route(message);
+    const queues = this.route(message, exchange);
     const seq = this.confirming ? this.next_seq++ : 0;
     if (queues.length === 0) {
       if (mandatory) this.target.send_return(message, ReplyCode.NO_ROUTE, 'NO_ROUTE');
       if (seq) this.finish(seq, true);
       return;
     }
-    const delay_ms = this.delay_of(message);
+    const delay_ms = delay_of(message, exchange);
     const record = record_of(message, core.clock.now_ms(), delay_ms);
     if (seq) this.outstanding.set(seq, { appends: queues.length, failed: false });
     for (const queue of queues) this.add(queue, record, message.body.length, seq, delay_ms > 0);
@@ -88,10 +88,13 @@ export class Publisher {
   async commit(messages: ReadonlyArray<{ message: PublishedMessage; mandatory: boolean }>): Promise<void> {
     const batches = new Map<string, { topic: string; partition: number; records: BatchRecord[] }>();
     const now_ms = this.target.core.clock.now_ms();
+    const { core, vhost } = this.target;
     for (const { message, mandatory } of messages) {
-      const queues = this.route(message);
+      // Checked when published; an exchange deleted since routes nowhere.
+      const exchange = core.routing.exchange(vhost, message.exchange);
+      const queues = exchange ? this.route(message, exchange) : [];
       if (queues.length === 0 && mandatory) this.target.send_return(message, ReplyCode.NO_ROUTE, 'NO_ROUTE');
-      const record = record_of(message, now_ms, this.delay_of(message));
+      const record = record_of(message, now_ms, exchange ? delay_of(message, exchange) : 0);
       for (const queue of queues) {
         const partition = this.partition_for(queue);
         const key = `${queue.topic}\0${partition}`;
@@ -100,7 +103,7 @@ export class Publisher {
         batch.records.push(record);
       }
     }
-    const { partitions } = this.target.core;
+    const { partitions } = core;
     await Promise.all(
       [...batches.values()].map((b) =>
         partitions.produce(b.topic, b.partition, encode_record_batch(b.records), -1, FORWARD),
@@ -108,8 +111,8 @@ export class Publisher {
     );
   }
 
-  /** Throws the channel exception for an exchange that is missing or may not be published to. */
-  check_exchange(name: string): void {
+  /** The exchange published to, or the channel exception for one missing or internal. */
+  exchange_for(name: string): ExchangeRecord {
     const { core, vhost } = this.target;
     const exchange = core.routing.exchange(vhost, name);
     if (!exchange)
@@ -121,27 +124,19 @@ export class Publisher {
         60,
         40,
       );
+    return exchange;
   }
 
-  private route(message: PublishedMessage): QueueRecord[] {
+  private route(message: PublishedMessage, exchange: ExchangeRecord): QueueRecord[] {
     const { core, vhost } = this.target;
-    const exchange = core.routing.exchange(vhost, message.exchange);
-    if (!exchange) return [];
-    const headers = exchange.type === 'headers' ? routing_headers(message.properties.headers) : null;
+    const by_headers = exchange.type === 'headers' || exchange.arguments['x-delayed-type'] === 'headers';
+    const headers = by_headers ? routing_headers(message.properties.headers) : null;
     return core.routing.route(vhost, message.exchange, message.routing_key, headers);
   }
 
   private partition_for(queue: QueueRecord): number {
     const partitions = this.target.core.topics.get(queue.topic)?.partitions ?? 1;
     return partitions === 1 ? 0 : this.round_robin++ % partitions;
-  }
-
-  /** An x-delayed-message exchange holds a message back for its x-delay header's milliseconds. */
-  private delay_of(message: PublishedMessage): number {
-    const exchange = this.target.core.routing.exchange(this.target.vhost, message.exchange);
-    if (exchange?.type !== 'x-delayed-message') return 0;
-    const delay = as_integer(message.properties.headers?.['x-delay']);
-    return delay !== undefined && delay > 0 ? delay : 0;
   }
 
   private add(queue: QueueRecord, record: BatchRecord, bytes: number, seq: number, delayed: boolean): void {
@@ -227,4 +222,11 @@ export class Publisher {
     }
     emit();
   }
+}
+
+/** An x-delayed-message exchange holds a message back for its x-delay header's milliseconds. */
+function delay_of(message: PublishedMessage, exchange: ExchangeRecord): number {
+  if (exchange.type !== 'x-delayed-message') return 0;
+  const delay = as_integer(message.properties.headers?.['x-delay']);
+  return delay !== undefined && delay > 0 ? delay : 0;
 }
