@@ -171,7 +171,10 @@ export class Broker implements Core, CoreInternals {
         if (!this.producer_states.has(log.name) && !is_internal_topic(topic)) await this.producer_states.load(log);
         return log;
       },
-      on_role: (topic, partition, role, log) => this.coordinators.on_role(topic, partition, role, log),
+      on_role: (topic, partition, role, log) => {
+        if (role === 'leader') this.producer_states.led(log);
+        return this.coordinators.on_role(topic, partition, role, log);
+      },
       durable_end: (log) => (fsync ? log.flushed_offset : log.written_offset),
       min_insync_replicas: (topic) => Number(this.topic_index.get(topic)?.configs['min.insync.replicas'] ?? 1),
       on_replicated: (log, batches) => this.producer_states.record_batches(log, batches),

@@ -18,12 +18,18 @@ function same_record(a: DecodedRecord, b: DecodedRecord): boolean {
   return x.length === y.length && x.every((h, i) => h.key === y[i]!.key && same_bytes(h.value, y[i]!.value));
 }
 
-/** True when `incoming` holds the same records as the stored batch at `base_offset`, or that batch is gone. */
+/**
+ * True when `incoming` holds the same records as the stored batch at `base_offset`, or that batch
+ * was deleted (below the log start). No batch beginning there means the producer state names a
+ * batch this log does not hold (finding 25: a follower's copy that a full disk refused), so the
+ * offsets it names belong to other records.
+ */
 export async function matches_stored(log: PartitionLog, base_offset: number, incoming: Buffer): Promise<boolean> {
-  if (base_offset < log.log_start_offset || base_offset >= log.next_offset) return true; // deleted or truncated
+  if (base_offset < log.log_start_offset) return true;
+  if (base_offset >= log.written_offset) return false;
   const { batches } = await log.read(base_offset, incoming.length, 'log_end');
   const stored = batches.find((batch) => batch_base_offset(batch, 0) === base_offset);
-  if (!stored) return true;
+  if (!stored) return false;
   const [mine, theirs] = await Promise.all([decompress_record_batch(incoming), decompress_record_batch(stored)]);
   const a = decode_record_batch(mine);
   const b = decode_record_batch(theirs);

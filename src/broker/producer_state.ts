@@ -83,12 +83,16 @@ export class PartitionProducers {
     if (entry.batches.length === 0) this.producers.delete(producer_id);
   }
 
-  /** Drops batches at or past `offset` (the log was truncated there after a leader change). */
-  truncate_from(offset: number): void {
+  /** Drops batches at or past `offset` (the log was truncated there); returns how many went. */
+  truncate_from(offset: number): number {
+    let dropped = 0;
     for (const [id, entry] of this.producers) {
-      entry.batches = entry.batches.filter((b) => b.last_offset < offset);
-      if (entry.batches.length === 0) this.producers.delete(id);
+      const kept = entry.batches.filter((b) => b.last_offset < offset);
+      dropped += entry.batches.length - kept.length;
+      entry.batches = kept;
+      if (kept.length === 0) this.producers.delete(id);
     }
+    return dropped;
   }
 
   /** The state as of `offset`: only batches that end before it. */

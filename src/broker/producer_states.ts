@@ -70,6 +70,9 @@ export class ProducerStates {
   async load(log: PartitionLog): Promise<void> {
     const saved = this.snapshot[log.name];
     const producers = saved ? PartitionProducers.from_json(saved.producers) : new PartitionProducers();
+    // Recovery may have cut the log below the snapshot (a corrupt or truncated segment): the
+    // batches it lost are no producer's any more.
+    producers.truncate_from(log.written_offset);
     this.partitions.set(log.name, producers);
     let offset = Math.max(saved?.offset ?? 0, log.log_start_offset);
     while (offset < log.written_offset) {
@@ -90,6 +93,21 @@ export class ProducerStates {
 
   truncated(log: PartitionLog, end: number): void {
     this.partitions.get(log.name)?.truncate_from(end);
+  }
+
+  /**
+   * A new leader answers retries from this state, so none of it may name offsets its log does not
+   * hold. Every truncation and failed append already drops those; any found here is logged, as
+   * it shows a path that did not (a retry answered from it would be acknowledged unstored).
+   */
+  led(log: PartitionLog): void {
+    const dropped = this.partitions.get(log.name)?.truncate_from(log.next_offset) ?? 0;
+    if (dropped > 0) {
+      this.logger.error(
+        { partition: log.name, dropped, end: log.next_offset },
+        'producer state named batches past the log end',
+      );
+    }
   }
 
   forget(name: string): void {

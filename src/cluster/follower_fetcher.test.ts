@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FollowerFetcher, divergence_point } from './follower_fetcher.ts';
-import { SILENT_LOGGER, SimFileIO } from '../storage/index.ts';
+import { DiskFullError, SILENT_LOGGER, SimFileIO } from '../storage/index.ts';
 import { make_batch, open_sim, values_of } from '../../test/support/storage.ts';
 
 const never = (() => {
@@ -70,5 +70,33 @@ test('follower_copy_cut_across_a_leader_batch: a batch covering the log end repl
   assert.deepEqual(truncated, [3], 'the tail from 3 was cut first');
   const { batches } = await log.read(3, 1 << 20, 'log_end');
   assert.deepEqual(values_of(batches), ['new:0', 'new:1', 'new:2', 'new:3', 'new:4']);
+  await storage.close();
+});
+
+test('follower_append_failed_on_a_full_disk_leaves_no_producer_state: the copied batch is handed back', async () => {
+  const io = new SimFileIO();
+  const storage = await open_sim(io);
+  const log = await storage.create_partition('t-0');
+  await log.epochs.assign(1, 0);
+  await log.append(stored_batch('before', 0, 3, 1), { replicated: true });
+  const replica = { name: 't-0', log, role: 'follower', epoch: 1, needs_truncation: false, truncating: null };
+  // The producer state as the broker keeps it: the base offsets of the batches it has learnt.
+  let learnt: number[] = [];
+  const host = {
+    on_replicated: (_log: unknown, batches: Buffer) => learnt.push(Number(batches.readBigInt64BE(0))),
+    on_truncated: (_log: unknown, end: number) => (learnt = learnt.filter((base) => base < end)),
+  };
+  const fetcher = new FollowerFetcher(2, 1, {} as never, host as never, SILENT_LOGGER, () => undefined, never, never);
+  const apply = (row: unknown) =>
+    (fetcher as unknown as { apply(r: unknown, row: unknown, e: number): Promise<void> }).apply(replica, row, 1);
+  const row = { records: stored_batch('copied', 3, 2, 1), high_watermark: 3, log_start_offset: 0 };
+  io.capacity_bytes = io.used_bytes() + 10;
+  await assert.rejects(apply(row), DiskFullError);
+  assert.equal(log.next_offset, 3);
+  assert.deepEqual(learnt, [], 'a batch that never entered the log is not a producer batch');
+  io.capacity_bytes = null;
+  await apply(row);
+  assert.equal(log.next_offset, 5);
+  assert.deepEqual(learnt, [3]);
   await storage.close();
 });

@@ -226,7 +226,15 @@ export class FollowerFetcher {
     // The producer state learns the batches as they enter the log, not once they are durable: if
     // this replica is made leader meanwhile, a producer's retry of one of them is a duplicate.
     this.host.on_replicated(replica.log, batches);
-    await appended;
+    try {
+      await appended;
+    } catch (error) {
+      // A failed write (a full disk) hands its offsets back, and so must the producer state: a
+      // batch it still listed would answer a producer's next send as a duplicate, with offsets
+      // that later hold other records (finding 25, seed 1717).
+      this.host.on_truncated(replica.log, batch_base_offset(batches, 0));
+      throw error;
+    }
   }
 
   /**
