@@ -237,3 +237,33 @@ test('delay_log_pruned_past_a_pending_batch: pruning keeps every batch the index
     assert.deepEqual(await values_in(broker, 't'), ['soon', 'later']);
   });
 });
+
+test('delay_log_pruned_past_a_batch_being_appended: a batch whose append awaits the ISR is kept', async () => {
+  await with_broker(async (broker) => {
+    await broker.topics.create('t', 1);
+    const log = broker.topic_index.local_log('__sluice_delayed', 0)!;
+    const later_at = log.next_offset;
+    // The ISR has not confirmed the batch yet (seed 1818: a follower cut off), though it is written
+    // and, on a single node, below the high watermark.
+    let confirm!: () => void;
+    const confirmed = new Promise<void>((resolve) => (confirm = resolve));
+    log.ack_gate = async (result) => {
+      if (result.base_offset === later_at) await confirmed;
+      return result;
+    };
+    const later = broker.partitions.produce(
+      't',
+      0,
+      encode_record_batch([record('later', [header(DELAY_MS_HEADER, '50')])]),
+      -1,
+    );
+    await broker.partitions.produce('t', 0, encode_record_batch([record('soon', [header(DELAY_MS_HEADER, '20')])]), -1);
+    await until(async () => (await values_in(broker, 't')).length === 1, 'the first delivery');
+    await new Promise((resolve) => setTimeout(resolve, 1_300)); // past the prune interval
+    assert.ok(log.log_start_offset <= later_at, `the batch being appended is kept (log start ${log.log_start_offset})`);
+    confirm();
+    await later;
+    await until(async () => (await values_in(broker, 't')).length === 2, 'the later one delivered');
+    assert.deepEqual(await values_in(broker, 't'), ['soon', 'later']);
+  });
+});

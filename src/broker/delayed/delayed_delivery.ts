@@ -19,7 +19,7 @@ import type { AppendRecords, TopicManager } from '../topics.ts';
 import { due_time_of } from './delay_headers.ts';
 import { DelayIndex, RECORDS_PER_BATCH_MAX, pack, unpack } from './delay_index.ts';
 import { replay_log } from '../replay_log.ts';
-import { rethrow_invariant } from '../../core/invariants.ts';
+import { invariant, rethrow_invariant } from '../../core/invariants.ts';
 import { default_number } from '../../core/settings.ts';
 
 export const DELAYED_TOPIC = '__sluice_delayed';
@@ -75,6 +75,8 @@ export class DelayedDelivery {
   private readonly index = new DelayIndex();
   /** Batch offset in the delay log -> records of it not yet delivered (insertion order = offset order). */
   private readonly remaining = new Map<number, number>();
+  /** Delay-log offsets of batches whose append is not yet acknowledged (not yet indexed). */
+  private readonly appending = new Set<number>();
   private readonly cache = new Map<number, StoredBatch>();
   /** Delivered (or dropped) records whose done marker is not written yet: batch offset -> indexes. */
   private readonly unmarked = new Map<number, number[]>();
@@ -196,7 +198,17 @@ export class DelayedDelivery {
     if (due_ms.length > RECORDS_PER_BATCH_MAX) {
       throw new RangeError(`a delayed batch holds at most ${RECORDS_PER_BATCH_MAX} records`);
     }
-    const { base_offset } = await this.log.append(DelayedDelivery.wrap(topic, partition, batch, received_ms));
+    // The batch is indexed once its append is acknowledged, which in a cluster waits for the ISR;
+    // until then prune must not pass it, though the high watermark may (seed 1818).
+    const expected = this.log.next_offset;
+    this.appending.add(expected);
+    let base_offset: number;
+    try {
+      ({ base_offset } = await this.log.append(DelayedDelivery.wrap(topic, partition, batch, received_ms)));
+    } finally {
+      this.appending.delete(expected);
+    }
+    invariant(base_offset === expected, () => `delay log: batch at ${base_offset}, expected at ${expected}`);
     // Not cached: a batch is read again when it falls due, which may be days away.
     const now_ms = this.clock.now_ms();
     due_ms.forEach((due, i) => this.index.add(due, pack(base_offset, i), now_ms));
@@ -352,8 +364,8 @@ export class DelayedDelivery {
 
   /**
    * Deletes the log before the oldest batch a record is still owed from: one in the index, being
-   * delivered, delivered without its marker, or counted in `remaining` (the lowest of them, so one
-   * that lost count of a batch cannot delete it: seed 1414). At most once a second, as finding
+   * appended, being delivered, delivered without its marker, or counted in `remaining` (the
+   * lowest of them, so one that lost count of a batch cannot delete it: seed 1414). At most once a second, as finding
    * the oldest is a pass over the pending batches.
    */
   private async prune(force = false): Promise<void> {
@@ -368,6 +380,7 @@ export class DelayedDelivery {
     if (this.remaining.size > 0) oldest = Math.min(oldest, this.remaining.keys().next().value!);
     for (const batch of this.unmarked.keys()) oldest = Math.min(oldest, batch);
     for (const ref of this.in_flight) oldest = Math.min(oldest, unpack(ref).batch_offset);
+    for (const offset of this.appending) oldest = Math.min(oldest, offset);
     if (oldest <= this.log.log_start_offset) return;
     await this.log.delete_records_before(Math.min(oldest, this.log.high_watermark));
   }
