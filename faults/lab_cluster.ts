@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { NetworkLab } from './net.ts';
+import { AMQP_PORT } from './amqp_workload.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SLUICE_BIN = path.join(ROOT, 'bin', 'sluice.js');
@@ -129,6 +130,11 @@ export class LabCluster {
     return cluster;
   }
 
+  /** The address of every broker in node-id order, for the harness's AMQP clients. */
+  get hosts(): string[] {
+    return [...this.brokers.values()].map((b) => b.address);
+  }
+
   /** HOST:PORT of every broker, for clients in the harness. */
   get bootstrap(): string[] {
     return [...this.brokers.values()].map((b) => `${b.address}:${KAFKA_PORT}`);
@@ -156,6 +162,8 @@ export class LabCluster {
     const etcd = `http://${this.lab.host('etcd').address}:${ETCD_PORT}`;
     const args = [SLUICE_BIN, 'start', '--data', broker.data_dir];
     args.push('--kafka', `${broker.address}:${KAFKA_PORT}`, '--http', 'off', '--log-level', 'info');
+    // The harness's AMQP clients are not on loopback: guest is let in from anywhere here.
+    args.push('--amqp', `${broker.address}:${AMQP_PORT}`, '--amqp-guest', 'anywhere');
     args.push('--etcd', etcd, '--node-id', String(node_id), '--config', path.join(this.dir, 'config.json'));
     const child = this.lab.spawn(broker.host, process.execPath, args, {
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -16,6 +16,7 @@ import { network_missing, sweep } from './net.ts';
 import { Sluice } from '../src/sdk/index.ts';
 import { group_member } from './group_workload.ts';
 import { queue_members } from './queue_workload.ts';
+import { AMQP_QUEUE, amqp_workload } from './amqp_workload.ts';
 import { replica_history } from './replicas.ts';
 import { kcat_missing, kcat_producer } from './kcat_workload.ts';
 import { DELAYED_TOPIC, delayed_workload } from './delayed_workload.ts';
@@ -171,6 +172,7 @@ async function main(): Promise<number> {
     const kafka = lab_kafka(cluster.bootstrap, 'faults');
     await create_topic(kafka);
     await create_topic(kafka, DELAYED_TOPIC, 1);
+    await create_topic(kafka, AMQP_QUEUE, 1);
     const end_ms = Date.now() + minutes * 60_000;
     const until = () => Date.now() < end_ms;
     const writing = Array.from({ length: PRODUCERS }, (_, i) =>
@@ -178,6 +180,8 @@ async function main(): Promise<number> {
     );
     writing.push(kcat_producer(cluster.bootstrap, started_ms, until, history, path.join(dir, 'kcat.log')));
     const queue = queue_members(cluster.bootstrap, started_ms, history);
+    const amqp = await amqp_workload(cluster.hosts, started_ms, until, history);
+    writing.push(amqp.publishing);
     const sdk = new Sluice({ brokers: cluster.bootstrap, clientId: 'faults-group' });
     const lifetimes = random_from(seed + 1);
     const consuming = Array.from({ length: GROUP_MEMBERS }, (_, i) =>
@@ -196,6 +200,8 @@ async function main(): Promise<number> {
     await wait_for_full_isr(kafka, BROKERS);
     const unaccepted = await queue.drain();
     if (unaccepted > 0) log(`queue: ${unaccepted} acknowledged writes never accepted`);
+    const unreceived = await amqp.drain();
+    if (unreceived > 0) log(`amqp: ${unreceived} confirmed messages never delivered`);
     const undelivered = await delayed.drain();
     if (undelivered > 0) {
       log(`delayed: ${undelivered} acknowledged messages never delivered`);

@@ -2,6 +2,7 @@
 // measured, whether the target is met (null when it could not be judged) and a note.
 import { QUEUE_CONSUMERS, QUEUE_PEER, SLUICE_KCAT, SLUICE_MAIN, SLUICE_QUEUE, SLUICE_SDK } from './profiles.ts';
 import type { Report, TargetCheck, WorkloadResult } from './report.ts';
+import { amqp_checks } from './amqp_targets.ts';
 
 /** A report's results with the lookups the checks share. */
 class Results {
@@ -49,6 +50,7 @@ export function check_targets(report: Report): TargetCheck[] {
     queue_check(results),
     ...sdk_checks(results),
     cold_start_check(report),
+    ...amqp_checks(results),
   ];
 }
 

@@ -15,7 +15,7 @@ import {
   type WriteOp,
 } from './history.ts';
 import { OffsetMap, duplicates, key_order, lost_writes, offset_conflicts, replicas_diverge } from './log_properties.ts';
-import { commits_backwards, delayed_delivery, queue_delivery } from './delivery_properties.ts';
+import { amqp_delivery, commits_backwards, delayed_delivery, queue_delivery } from './delivery_properties.ts';
 
 export interface CheckResult {
   valid: boolean;
@@ -48,10 +48,13 @@ export function check_history(ops: readonly HistoryOp[], bounds: CheckBounds = D
     ...commits_backwards(commits),
     ...queue_delivery(writes, accepts, bounds),
     ...delayed_delivery(delayed_writes, delayed_reads, clock_faults, bounds),
+    ...amqp_delivery(of_kind(ops, 'amqp_publish'), of_kind(ops, 'amqp_ack'), bounds),
   ];
   const counts: Record<string, number> = {};
   for (const op of ops) counts[op.kind] = (counts[op.kind] ?? 0) + 1;
   for (const write of writes) counts[`write_${write.outcome}`] = (counts[`write_${write.outcome}`] ?? 0) + 1;
+  for (const publish of of_kind(ops, 'amqp_publish'))
+    counts[`amqp_publish_${publish.outcome}`] = (counts[`amqp_publish_${publish.outcome}`] ?? 0) + 1;
   // Records of unknown writes the client sent again as new ones: not the broker's doing, but shown.
   if (resent.size > 0) counts.stored_twice_after_unknown_write = resent.size;
   return { valid: failures.length === 0, failures, counts };

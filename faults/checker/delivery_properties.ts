@@ -1,8 +1,10 @@
 // The properties of delivery: consumer groups' committed offsets never go back, every message of
-// a queue (share group) is accepted and none more often than the bound, and delayed messages are
-// delivered, none early.
+// a queue (share group) is accepted and none more often than the bound, delayed messages are
+// delivered, none early, and every confirmed AMQP publish is delivered, none too often.
 import type {
   AcceptOp,
+  AmqpAckOp,
+  AmqpPublishOp,
   CheckBounds,
   ClockFaultOp,
   CommitOp,
@@ -121,6 +123,44 @@ export function delayed_delivery(
         ops: [write, read],
       });
     }
+  }
+  return failures;
+}
+
+/**
+ * Every confirmed AMQP publish is delivered and acknowledged at least once, none more often than
+ * `queue_accepts_max`, and nothing is delivered that no one published.
+ */
+export function amqp_delivery(
+  publishes: readonly AmqpPublishOp[],
+  acks: readonly AmqpAckOp[],
+  bounds: CheckBounds,
+): Failure[] {
+  const failures: Failure[] = [];
+  const by_value = new Map<string, AmqpAckOp[]>();
+  for (const ack of acks) {
+    const seen = by_value.get(ack.value);
+    if (seen) seen.push(ack);
+    else by_value.set(ack.value, [ack]);
+  }
+  const published = new Set(publishes.map((p) => p.value));
+  for (const publish of publishes) {
+    if (publish.outcome === 'ok' && !by_value.has(publish.value))
+      failures.push({
+        property: 'AMQP confirmed message lost',
+        detail: `${publish.queue}: ${publish.value} never delivered`,
+        ops: [publish],
+      });
+  }
+  for (const [value, seen] of by_value) {
+    if (!published.has(value))
+      failures.push({ property: 'AMQP message never published delivered', detail: value, ops: seen.slice(0, 3) });
+    else if (seen.length > bounds.queue_accepts_max)
+      failures.push({
+        property: 'AMQP message acknowledged too often',
+        detail: `${value} acknowledged ${seen.length} times (at most ${bounds.queue_accepts_max})`,
+        ops: seen,
+      });
   }
   return failures;
 }

@@ -77,6 +77,28 @@ export interface DelayedReadOp {
   at_ms: number;
 }
 
+/** One AMQP publish with confirms, as the publisher saw it (ok: confirmed, fail: nacked). */
+export interface AmqpPublishOp {
+  kind: 'amqp_publish';
+  process: string;
+  queue: string;
+  /** Unique per publish in a run. */
+  value: string;
+  outcome: Outcome;
+  invoked_ms: number;
+  completed_ms: number;
+}
+
+/** An AMQP delivery its consumer acknowledged (basic.ack sent). */
+export interface AmqpAckOp {
+  kind: 'amqp_ack';
+  consumer: string;
+  queue: string;
+  value: string;
+  redelivered: boolean;
+  at_ms: number;
+}
+
 /** Where a replica's log of a partition ended: its records are ReadOps with `replica-<id>`. */
 export interface ReplicaEndOp {
   kind: 'replica_end';
@@ -100,11 +122,23 @@ export interface ClockFaultOp {
 }
 
 export type HistoryOp =
-  WriteOp | ReadOp | CommitOp | AcceptOp | DelayedWriteOp | DelayedReadOp | ReplicaEndOp | ClockFaultOp;
+  | WriteOp
+  | ReadOp
+  | CommitOp
+  | AcceptOp
+  | DelayedWriteOp
+  | DelayedReadOp
+  | AmqpPublishOp
+  | AmqpAckOp
+  | ReplicaEndOp
+  | ClockFaultOp;
 
 /** The bounds docs/guarantees.md gives, which the checker holds the run to. */
 export interface CheckBounds {
-  /** Times one queue message may be accepted (at-least-once redeliveries after faults). */
+  /**
+   * Times one queue message may be accepted (at-least-once redeliveries after faults), over the
+   * Kafka share-group API or acknowledged over AMQP (an ack lost with its connection redelivers).
+   */
   queue_accepts_max: number;
   /** How early a delayed message may arrive with every clock right (the broker's timer granularity). */
   delayed_early_ms: number;

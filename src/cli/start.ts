@@ -27,6 +27,7 @@ import { console_handler } from '../server/http/console_static.ts';
 import type { DurabilityPolicy } from '../storage/index.ts';
 import { CredentialStore, read_users_file } from '../broker/credentials.ts';
 import { share_group_settings, type ShareGroupSettings } from '../broker/queues/group_config.ts';
+import type { GuestAccess } from '../server/amqp/authenticate.ts';
 
 /**
  * The options commander parsed, named by the camelCase of each setting's key (`nodeId`): text, or
@@ -43,6 +44,7 @@ export interface ResolvedSettings {
   kafka: string;
   http: string;
   amqp: string;
+  amqpGuest: string;
   nodeId: string;
   etcd?: string;
   advertise?: string;
@@ -136,6 +138,12 @@ export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = pro
   }
   for (const group of SETTING_GROUPS) resolved[file_group_name(group)] = sources.file[file_group_name(group)];
   return resolved as unknown as ResolvedSettings;
+}
+
+/** `--amqp` and `--amqp-guest`. */
+function amqp_listener(settings: ResolvedSettings): { host: string; port: number; guest: GuestAccess } | null {
+  const listener = parse_listener(settings.amqp, '--amqp');
+  return listener && { ...listener, guest: settings.amqpGuest as GuestAccess };
 }
 
 /** `--http`, `--amqp`: HOST:PORT, or "off" for no such listener. */
@@ -292,7 +300,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
     delayed,
     cluster,
     http,
-    amqp: parse_listener(settings.amqp, '--amqp'),
+    amqp: amqp_listener(settings),
     console_handler,
     logger,
   });

@@ -16,6 +16,7 @@ import type { TopicRecord } from '../core/types.ts';
 import { default_boolean, default_number, default_text, host_port_of } from '../core/settings.ts';
 import { type ConsoleHandler, HttpListener } from '../server/http/server.ts';
 import { AmqpListener } from '../server/amqp/listener.ts';
+import type { GuestAccess } from '../server/amqp/authenticate.ts';
 import type { ConnectionLimits } from '../server/kafka/connection.ts';
 import { KafkaListener } from '../server/kafka/listener.ts';
 import { LocalMetadataStore } from '../single_node/local_metadata_store.ts';
@@ -58,8 +59,11 @@ export interface StartOptions extends CoreOptions {
   credentials?: Credentials | null;
   /** The HTTP admin API, metrics and console; none when absent. */
   http?: { host: string; port: number } | null;
-  /** The AMQP 0-9-1 listener (same users as Kafka SASL); none when absent. */
-  amqp?: { host: string; port: number } | null;
+  /**
+   * The AMQP 0-9-1 listener (same users as Kafka SASL); none when absent. `guest`: where guest/guest
+   * may log in from when there are no credentials (default loopback).
+   */
+  amqp?: { host: string; port: number; guest?: GuestAccess } | null;
   /** Serves GETs outside /api on the HTTP listener (the web console). */
   console_handler?: ConsoleHandler | null;
 }

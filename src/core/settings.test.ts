@@ -190,6 +190,7 @@ test('defaults are the ones the broker has always had, and the code takes them f
     kafka: '127.0.0.1:9092',
     http: '127.0.0.1:8080',
     amqp: '127.0.0.1:5672',
+    amqp_guest: 'loopback',
     node_id: 1,
     etcd: null,
     advertise: null,

@@ -119,6 +119,11 @@ const HOST_PORT_OR_OFF: TextFormat = {
   pattern: true,
   test: (t) => t.trim().toLowerCase() === 'off' || host_port_of(t.trim()) !== null,
 };
+const GUEST_ACCESS: TextFormat = {
+  shape: 'loopback, anywhere or off',
+  pattern: true,
+  test: (t) => /^(loopback|anywhere|off)$/.test(t),
+};
 const DURABILITY: TextFormat = {
   shape: 'fsync, interval:MS or none',
   pattern: true,
@@ -178,6 +183,15 @@ const TOP_LEVEL: SettingSpec[] = [
     on: CLI,
     placeholder: '<host:port|off>',
     description: 'AMQP 0-9-1 listener (RabbitMQ clients); "off" for none',
+  },
+  {
+    key: 'amqp_guest',
+    type: text(GUEST_ACCESS),
+    default: 'loopback',
+    on: CLI,
+    placeholder: '<loopback|anywhere|off>',
+    option: 'amqp.guest',
+    description: 'without a users file: where AMQP guest/guest may log in from (RabbitMQ lets it in on loopback only)',
   },
   {
     key: 'node_id',

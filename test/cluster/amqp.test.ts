@@ -1,7 +1,8 @@
 // AMQP on a 3-broker cluster (real etcd and broker processes): a queue declared on one broker is
 // published to from another (forwarded to its leader); the queue's leader is killed with kill -9
 // under confirmed publishing; publishing resumes within 5 s and every confirmed message is read
-// back. Consuming happens on the broker that coordinates share groups; any other says which.
+// back. Consuming happens on the broker that coordinates share groups; any other says which, and
+// a consumer whose broker stops coordinating is cancelled (basic.cancel) so it subscribes again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import amqp from 'amqplib';
@@ -48,12 +49,14 @@ function publish_loop(channel: amqp.ConfirmChannel) {
 }
 
 /** The broker a consumer may use: the one that does not refuse basic.consume naming another. */
-async function consuming_broker(): Promise<number> {
+async function consuming_broker(queue = QUEUE, skip: number | null = null): Promise<number> {
   for (const node_id of shared.cluster.brokers.keys()) {
+    if (node_id === skip) continue;
     const connection = await amqp.connect(url_of(node_id));
+    connection.on('error', () => undefined); // a broker that stops serving may close it first
     const channel = await connection.createChannel();
     const refusal = new Promise<Error>((resolve) => channel.once('error', resolve));
-    const outcome = await Promise.race([channel.consume(QUEUE, () => undefined).then(() => null), refusal]).catch(
+    const outcome = await Promise.race([channel.consume(queue, () => undefined).then(() => null), refusal]).catch(
       (error: Error) => error,
     );
     await connection.close().catch(() => undefined);
@@ -108,5 +111,72 @@ test(
       60_000,
     );
     await consumer.close();
+  },
+);
+
+test(
+  'the share-group coordinator paused past its lease: its AMQP consumer is cancelled and subscribes again elsewhere',
+  { skip: missing ?? false, timeout: 120_000 },
+  async () => {
+    const { cluster } = shared;
+    const queue = 'amqp-cluster-moved';
+    const publisher = await amqp.connect(url_of(1));
+    const channel = await publisher.createConfirmChannel();
+    await channel.assertQueue(queue, { durable: true });
+    for (let i = 0; i < 200; i++) channel.sendToQueue(queue, Buffer.from(String(i)), { persistent: true });
+    await channel.waitForConfirms();
+    await publisher.close();
+
+    const first = await consuming_broker(queue);
+    const connection = await amqp.connect(url_of(first));
+    connection.on('error', () => undefined);
+    const reader = await connection.createChannel();
+    await reader.prefetch(10);
+    const seen = new Set<number>();
+    let cancelled = false;
+    await reader.consume(queue, (m) => {
+      if (m === null) {
+        cancelled = true;
+        return;
+      }
+      if (seen.size < 50) {
+        seen.add(Number(m.content.toString()));
+        reader.ack(m);
+      }
+    });
+    await cluster.wait_for('deliveries', async () => seen.size >= 50);
+    // A consumer waiting on an empty queue on the same broker is cancelled too, and the broker
+    // keeps running.
+    const idle = await connection.createChannel();
+    await idle.assertQueue('amqp-cluster-idle', { durable: true });
+    let idle_cancelled = false;
+    await idle.consume('amqp-cluster-idle', (m) => {
+      if (m === null) idle_cancelled = true;
+    });
+    const paused = cluster.brokers.get(first)!.child;
+    paused.kill('SIGSTOP');
+    let second = -1;
+    try {
+      await cluster.wait_for(
+        'another coordinator',
+        async () => (second = await consuming_broker(queue, first).catch(() => -1)) >= 0,
+        30_000,
+      );
+    } finally {
+      paused.kill('SIGCONT');
+    }
+    await cluster.wait_for('the consumers cancelled by their broker', async () => cancelled && idle_cancelled, 30_000);
+    assert.equal(paused.exitCode, null, 'the broker whose coordinator moved is still running');
+    await connection.close().catch(() => undefined);
+
+    const again = await amqp.connect(url_of(await consuming_broker(queue)));
+    const rest = await again.createChannel();
+    await rest.consume(queue, (m) => {
+      seen.add(Number(m!.content.toString()));
+      rest.ack(m!);
+    });
+    await cluster.wait_for('every message read', async () => seen.size === 200, 60_000);
+    await again.close();
+    assert.notEqual(second, first);
   },
 );

@@ -1,7 +1,8 @@
 // The fault suite's checker on hand-made histories: a clean one passes, and each planted fault
 // fails it with the property it breaks — a lost write, a duplicate, an offset with two values, a
 // reordering, a committed offset going back, a queue message lost or accepted too often, a
-// delayed message early or lost, replicas that differ below the high watermark.
+// delayed message early or lost, a confirmed AMQP message lost or acknowledged too often, replicas
+// that differ below the high watermark.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { check_history, describe_failures } from '../../faults/checker/check.ts';
@@ -115,6 +116,19 @@ test('planted faults: a queue message lost or accepted too often; a delayed mess
   assert.deepEqual(broken([delayed('x', 1000), delivered('x', 990)]), []);
   assert.deepEqual(broken([delayed('x', 1000), delivered('x', 900)]), ['delayed message early']);
   assert.deepEqual(broken([delayed('x', 1000)]), ['delayed message lost']);
+});
+
+test('planted faults: a confirmed AMQP message lost, acknowledged too often, or never published', () => {
+  const publish = (value: string, outcome: 'ok' | 'fail' | 'unknown' = 'ok') =>
+    ({ kind: 'amqp_publish', process: 'a0', queue: 'q', value, outcome, invoked_ms: 1, completed_ms: 2 }) as const;
+  const ack = (value: string, at_ms = 10) =>
+    ({ kind: 'amqp_ack', consumer: 'c', queue: 'q', value, redelivered: false, at_ms }) as const;
+  const published = [publish('m1'), publish('m2'), publish('m3', 'unknown'), publish('m4', 'fail')];
+  assert.deepEqual(broken([...published, ack('m1'), ack('m2'), ack('m2', 20)]), [], 'unconfirmed ones may be absent');
+  assert.deepEqual(broken([...published, ack('m1')]), ['AMQP confirmed message lost']);
+  const six = [1, 2, 3, 4, 5, 6].map((at) => ack('m2', at));
+  assert.deepEqual(broken([...published, ack('m1'), ...six]), ['AMQP message acknowledged too often']);
+  assert.deepEqual(broken([...published, ack('m1'), ack('m2'), ack('zz')]), ['AMQP message never published delivered']);
 });
 
 test('planted faults: a delayed message early by more than a clock set wrong while it was pending', () => {

@@ -239,8 +239,8 @@ export class RabbitMQSystem extends PeerWorkloads implements SystemUnderTest {
   }
 }
 
-/** One set of queues: bench.<run>.<i>. */
-class RabbitRun implements QueuePeerRun {
+/** One set of queues: bench.<run>.<i>. Also drives Sluice's AMQP listener (sluice/amqp.ts). */
+export class RabbitRun implements QueuePeerRun {
   private admin: ChannelModel | undefined;
   private readonly queues: string[];
 

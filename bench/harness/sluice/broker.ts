@@ -18,6 +18,8 @@ export interface BrokerOptions {
   /** Extra node flags for the broker process (e.g. --cpu-prof --cpu-prof-dir=DIR). */
   node_args?: string[];
   log_level?: string;
+  /** Serve AMQP on an ephemeral loopback port too (amqp_port once ready). */
+  amqp?: boolean;
 }
 
 export class BrokerProcess {
@@ -28,6 +30,8 @@ export class BrokerProcess {
     readonly host: string,
     readonly port: number,
     private readonly exited: Promise<void>,
+    /** The AMQP listener's port; 0 when it is off. */
+    readonly amqp_port: number,
   ) {}
 
   get pid(): number {
@@ -50,7 +54,7 @@ export class BrokerProcess {
       '--kafka',
       '127.0.0.1:0',
       '--amqp',
-      'off',
+      options.amqp ? '127.0.0.1:0' : 'off',
       '--http',
       'off',
       '--durability',
@@ -98,7 +102,8 @@ export class BrokerProcess {
       fs.rmSync(data_dir, { recursive: true, force: true });
       throw error;
     }
-    return new BrokerProcess(output, child, data_dir, '127.0.0.1', port, exited);
+    const amqp_port = Number(/ amqp=[^:\s]+:(\d+)/.exec(output.text)?.[1] ?? 0);
+    return new BrokerProcess(output, child, data_dir, '127.0.0.1', port, exited, amqp_port);
   }
 
   /** The tail of what the broker printed. */

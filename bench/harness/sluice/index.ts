@@ -1,12 +1,13 @@
 // Entry point for the orchestrator: every Sluice system of the side-by-side benchmark, one per
-// client (lean.ts under three durability policies, kafkajs.ts, kcat.ts, sdk.ts, platformatic.ts),
-// and those that cannot run here. Each starts its own broker process (system.ts).
+// client (lean.ts under three durability policies, kafkajs.ts, kcat.ts, sdk.ts, platformatic.ts,
+// amqplib in amqp.ts), and those that cannot run here. Each starts its own broker process.
 import type { SystemUnderTest, Unavailable } from '../types.ts';
 import { KafkajsSystem } from './kafkajs.ts';
 import { kcat_unavailable, KcatSystem } from './kcat.ts';
 import { LeanSystem } from './lean.ts';
 import { PlatformaticSystem } from './platformatic.ts';
 import { SdkSystem } from './sdk.ts';
+import { SluiceAmqpSystem } from './amqp.ts';
 import type { SluiceSystemsOptions } from './system.ts';
 
 export { LEAN_PRODUCE_DEFAULTS } from './lean.ts';
@@ -21,6 +22,7 @@ export function sluice_systems(options: SluiceSystemsOptions = {}): SystemUnderT
     new KcatSystem(options),
     new SdkSystem(options),
     new PlatformaticSystem(options),
+    new SluiceAmqpSystem(options),
   ];
 }
 

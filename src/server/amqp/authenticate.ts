@@ -1,11 +1,13 @@
 // connection.start-ok's login: PLAIN (`\0user\0password`, an authorization id before the first NUL
 // ignored) or AMQPLAIN (a field table without its length prefix, LOGIN and PASSWORD), checked
-// against the same users as Kafka SASL. Without a users file only guest/guest is let in, and only
-// from loopback, as RabbitMQ does.
+// against the same users as Kafka SASL. Without a users file only guest/guest is let in, and by
+// default only from loopback, as RabbitMQ does (`amqp_guest`: loopback, anywhere or off).
 import type { Credentials } from '../../core/index.ts';
 import { decode_table_body } from '../../protocol/amqp/field_table.ts';
 
 export const MECHANISMS = 'PLAIN AMQPLAIN';
+/** Where guest/guest may log in from when there is no users file. */
+export type GuestAccess = 'loopback' | 'anywhere' | 'off';
 const GUEST = 'guest';
 
 export interface Login {
@@ -45,14 +47,16 @@ export async function check_login(
   login: Login,
   credentials: Credentials | null,
   remote_address: string | undefined,
+  guest: GuestAccess = 'loopback',
 ): Promise<string | null> {
   if (credentials) {
     return (await credentials.verify_password(login.username, login.password))
       ? null
       : `login refused for user '${login.username}'`;
   }
+  if (guest === 'off') return `login refused for user '${login.username}': no users file, and guest is off`;
   if (login.username !== GUEST || login.password !== GUEST)
     return `login refused for user '${login.username}': without a users file only guest is let in`;
-  if (!is_loopback(remote_address)) return "user 'guest' can only connect via localhost";
+  if (guest === 'loopback' && !is_loopback(remote_address)) return "user 'guest' can only connect via localhost";
   return null;
 }

@@ -345,6 +345,12 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
     this.send('basic.cancel', { consumer_tag: consumer.tag, nowait: true });
   }
 
+  /** The share-group coordinator moved away: the consumer is cancelled, its queue kept. */
+  coordinator_moved(consumer: QueueConsumer): void {
+    this.cancel_by_broker(consumer);
+    void this.connection.registry.remove_consumer(this.connection, consumer, { auto_delete: false });
+  }
+
   may_fetch(consumer: QueueConsumer): boolean {
     return this.connection.registry.is_active(consumer);
   }

@@ -24,7 +24,7 @@ import {
 } from '../../protocol/amqp/methods.ts';
 import { HEARTBEAT_FRAME, content_frames, method_frame } from '../../protocol/amqp/frame_writer.ts';
 import type { BasicProperties } from '../../protocol/amqp/properties.ts';
-import { MECHANISMS, check_login, login_of } from './authenticate.ts';
+import { type GuestAccess, MECHANISMS, check_login, login_of } from './authenticate.ts';
 import { AmqpChannel } from './channel.ts';
 import type { AmqpConnectionInfo, AmqpLimits, ChannelPort, ConnectionPort, RegistryPort } from './ports.ts';
 import type { QueueConsumer } from './consumer.ts';
@@ -44,6 +44,7 @@ const CLOSE_OK_WAIT_MS = 1_000;
 export interface AmqpConnectionDeps {
   core: Core;
   credentials: Credentials | null;
+  guest: GuestAccess;
   logger: Logger;
   limits: AmqpLimits;
   registry: RegistryPort;
@@ -267,7 +268,7 @@ export class AmqpConnection implements ConnectionPort {
     this.client_properties = args.client_properties;
     const login = login_of(args.mechanism, args.response);
     const refusal = login
-      ? await check_login(login, this.deps.credentials, this.remote_address)
+      ? await check_login(login, this.deps.credentials, this.remote_address, this.deps.guest)
       : `mechanism ${args.mechanism} refused or its response malformed (offered: ${MECHANISMS})`;
     if (this.state !== 'start_ok') return;
     if (refusal !== null) {

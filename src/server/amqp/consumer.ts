@@ -26,6 +26,8 @@ export interface ConsumerHost {
   drained(): Promise<void>;
   /** Delivers what was acquired; returns how many messages went out. */
   deliver(consumer: QueueConsumer, fetched: FetchedPartition[]): Promise<number>;
+  /** This broker no longer coordinates share groups: basic.cancel to the client. */
+  coordinator_moved(consumer: QueueConsumer): void;
   warn(fields: Record<string, unknown>, text: string): void;
 }
 
@@ -33,6 +35,7 @@ export class QueueConsumer {
   readonly member: ShareMember;
   unacked = 0;
   private fetching = true;
+  private cancelled = false;
   private wake: (() => void) | null = null;
   private finished: Promise<void> = Promise.resolve();
 
@@ -43,9 +46,10 @@ export class QueueConsumer {
     readonly no_ack: boolean,
     readonly exclusive: boolean,
   ) {
-    this.member = new ShareMember(host.core, queue, host.client_host, (error) =>
-      host.warn({ queue: queue.name, error: String(error) }, 'AMQP consumer heartbeat or settlement failed'),
-    );
+    this.member = new ShareMember(host.core, queue, host.client_host, (error) => {
+      if (is_coordinator_gone(error)) return this.coordinator_moved();
+      host.warn({ queue: queue.name, error: String(error) }, 'AMQP consumer heartbeat or settlement failed');
+    });
   }
 
   start(): void {
@@ -80,6 +84,20 @@ export class QueueConsumer {
     await this.member.leave();
   }
 
+  /**
+   * The share-group coordinator moved to another broker (seen by a fetch, a heartbeat or a
+   * settlement): the consumer is cancelled, as RabbitMQ cancels consumers on a failover, so the
+   * client subscribes again (basic.consume here then names the broker to use) instead of waiting
+   * on a broker that cannot serve it.
+   */
+  private coordinator_moved(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.fetching = false;
+    this.wake?.();
+    this.host.coordinator_moved(this);
+  }
+
   private credit(): number {
     const prefetch = this.host.prefetch(this) || UNLIMITED_PREFETCH;
     if (!this.host.may_fetch(this)) return 0;
@@ -104,6 +122,7 @@ export class QueueConsumer {
         delivered = await this.host.deliver(this, fetched);
       } catch (error) {
         this.host.warn({ queue: this.queue.name, error: String(error) }, 'AMQP consumer fetch failed');
+        if (is_coordinator_gone(error)) return this.coordinator_moved();
         if (error instanceof BrokerError && error.kind === 'unknown_member_id') this.member.join();
         await this.sleep(RETRY_MS, null);
         continue;
@@ -126,4 +145,8 @@ export class QueueConsumer {
       if (subscribe) unsubscribe = subscribe(done);
     });
   }
+}
+
+function is_coordinator_gone(error: unknown): boolean {
+  return error instanceof BrokerError && error.kind === 'not_coordinator';
 }

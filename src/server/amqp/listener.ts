@@ -6,6 +6,7 @@ import type { Core, Credentials, Logger } from '../../core/index.ts';
 import { AMQP_LIMITS_DEFAULT, AmqpConnection } from './connection.ts';
 import type { AmqpConnectionInfo, AmqpLimits } from './ports.ts';
 import { ConnectionRegistry } from './registry.ts';
+import type { GuestAccess } from './authenticate.ts';
 import { listen_on } from '../listen.ts';
 
 export interface AmqpListenerOptions {
@@ -14,8 +15,10 @@ export interface AmqpListenerOptions {
   limits?: Partial<AmqpLimits>;
   /** Connections accepted at once; more are refused until some close. */
   connections_max?: number;
-  /** Users allowed in (PLAIN, AMQPLAIN); null: guest/guest from loopback only. */
+  /** Users allowed in (PLAIN, AMQPLAIN); null: guest/guest, from where `guest` says. */
   credentials?: Credentials | null;
+  /** Where guest may log in from without a users file (default loopback). */
+  guest?: GuestAccess;
   logger: Logger;
 }
 
@@ -43,6 +46,7 @@ export class AmqpListener {
     new AmqpConnection(socket, {
       core: this.core,
       credentials: this.options.credentials ?? null,
+      guest: this.options.guest ?? 'loopback',
       logger: this.options.logger,
       limits: this.limits,
       registry: this.registry,

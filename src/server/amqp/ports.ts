@@ -80,6 +80,10 @@ export interface RegistryPort {
   add_consumer(connection: ConnectionPort, queue: QueueRecord, consumer: QueueConsumer): void;
   /** Whether the consumer may be delivered to (single-active-consumer queues have one at a time). */
   is_active(consumer: QueueConsumer): boolean;
-  remove_consumer(connection: ConnectionPort, consumer: QueueConsumer): Promise<void>;
+  remove_consumer(
+    connection: ConnectionPort,
+    consumer: QueueConsumer,
+    options?: { auto_delete?: boolean },
+  ): Promise<void>;
   delete_queue(core: Core, vhost: string, queue: QueueRecord): Promise<void>;
 }

@@ -79,7 +79,11 @@ export class ConnectionRegistry implements RegistryPort {
     return entry?.queue.arguments['x-single-active-consumer'] !== true || entry.active === consumer;
   }
 
-  async remove_consumer(connection: ConnectionPort, consumer: QueueConsumer): Promise<void> {
+  async remove_consumer(
+    connection: ConnectionPort,
+    consumer: QueueConsumer,
+    { auto_delete = true }: { auto_delete?: boolean } = {},
+  ): Promise<void> {
     const entry = this.queues.get(consumer.queue.topic);
     if (!entry?.consumers.delete(consumer)) return;
     if (entry.active === consumer) {
@@ -90,7 +94,7 @@ export class ConnectionRegistry implements RegistryPort {
     if (entry.consumers.size > 0) return;
     this.queues.delete(consumer.queue.topic);
     const queue = this.core.routing.queue(connection.vhost, consumer.queue.name);
-    if (queue?.auto_delete && entry.consumed)
+    if (auto_delete && queue?.auto_delete && entry.consumed)
       await this.delete_queue(this.core, connection.vhost, queue).catch(() => undefined);
   }
 

@@ -73,7 +73,15 @@ export class ShareMember {
 
   /** Calls `wake` when records may have arrived or come back; returns the unsubscribe. */
   on_records(wake: () => void): () => void {
-    const unsubscribes = [this.core.shares.on_available(this.queue.group_id, wake)];
+    const unsubscribes: Array<() => void> = [];
+    try {
+      unsubscribes.push(this.core.shares.on_available(this.queue.group_id, wake));
+    } catch {
+      // Not the coordinator any more: the next fetch says so, and the consumer is cancelled. A
+      // throw here escaped the consumer's loop and stopped the broker (fault suite, seed 77).
+      queueMicrotask(wake);
+      return () => {};
+    }
     for (const { topic, partition } of this.partitions) {
       try {
         unsubscribes.push(this.core.partitions.reader_now(topic, partition).on_high_watermark(wake));

@@ -1,0 +1,192 @@
+// The fault suite's AMQP workload: amqplib publishers with confirms and consumers with manual acks
+// on one durable queue while faults happen. The queue is the Kafka topic AMQP_QUEUE (created like
+// the others, three replicas, two in sync for an acknowledgement) bound as a queue, so confirms
+// mean what acks=all means. Every publish is recorded with its outcome (confirmed, nacked, or not
+// known: a timeout, a lost connection) and every delivery a consumer acknowledged, so the checker
+// holds the run to: a confirmed message is delivered, and none is delivered and acknowledged more
+// often than the bound. Clients connect to any broker and move to another when theirs goes; a
+// consumer refused because another broker coordinates share groups goes to the one named, and a
+// consumer its broker cancels (the coordinator moved) subscribes again.
+import { setTimeout as sleep } from 'node:timers/promises';
+import amqp from 'amqplib';
+import type { AmqpAckOp, AmqpPublishOp, HistoryOp } from './checker/history.ts';
+
+export const AMQP_QUEUE = 'faults-amqp';
+export const AMQP_PORT = 5672;
+const PUBLISHERS = 2;
+const CONSUMERS = 2;
+/** Messages a publisher has unconfirmed at once. */
+const WINDOW = 10;
+const PREFETCH = 20;
+/** A window not confirmed within this long is recorded as unknown and its connection dropped. */
+const CONFIRM_TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 2_000;
+const RECONNECT_MS = 300;
+/** How long the consumers may take, after the faults, to receive what is left. */
+const DRAIN_TIMEOUT_MS = 120_000;
+
+const url_of = (host: string) => `amqp://guest:guest@${host}:${AMQP_PORT}?heartbeat=2&frameMax=131072`;
+
+async function connect(host: string): Promise<amqp.ChannelModel> {
+  return await amqp.connect(url_of(host), { timeout: CONNECT_TIMEOUT_MS });
+}
+
+/** Resolves when `connection` closes or errs (a broker gone, a channel exception that closed it). */
+function closed(connection: amqp.ChannelModel): Promise<void> {
+  return new Promise((resolve) => {
+    connection.once('close', () => resolve());
+    connection.once('error', () => resolve());
+  });
+}
+
+/** Publishes windows of confirmed messages until `until()` is false, moving between brokers. */
+async function publisher(
+  name: string,
+  hosts: string[],
+  started_ms: number,
+  until: () => boolean,
+  history: HistoryOp[],
+): Promise<void> {
+  const at = () => Date.now() - started_ms;
+  let sequence = 0;
+  for (let turn = 0; until(); turn++) {
+    let connection: amqp.ChannelModel | null = null;
+    try {
+      connection = await connect(hosts[turn % hosts.length]!);
+      const gone = closed(connection);
+      const channel = await connection.createConfirmChannel();
+      channel.on('error', () => undefined);
+      while (until()) {
+        const window = Array.from({ length: WINDOW }, () => `${name}-${sequence++}`);
+        const invoked_ms = at();
+        const ops: AmqpPublishOp[] = [];
+        const confirms = window.map(
+          (value) =>
+            new Promise<void>((resolve) => {
+              const op: AmqpPublishOp = {
+                kind: 'amqp_publish',
+                process: name,
+                queue: AMQP_QUEUE,
+                value,
+                outcome: 'unknown',
+                invoked_ms,
+                completed_ms: -1,
+              };
+              ops.push(op);
+              channel.sendToQueue(AMQP_QUEUE, Buffer.from(value), { persistent: true, messageId: value }, (error) => {
+                op.outcome = error ? 'fail' : 'ok';
+                op.completed_ms = at();
+                resolve();
+              });
+            }),
+        );
+        const settled = await Promise.race([
+          Promise.all(confirms).then(() => true),
+          gone.then(() => false),
+          sleep(CONFIRM_TIMEOUT_MS).then(() => false),
+        ]);
+        for (const op of ops) {
+          if (op.completed_ms < 0) op.completed_ms = at();
+          history.push(op);
+        }
+        if (!settled) break;
+      }
+    } catch {
+      // refused or cut off: the next broker
+    } finally {
+      await connection?.close().catch(() => undefined);
+    }
+    if (until()) await sleep(RECONNECT_MS);
+  }
+}
+
+/** The broker named in a refusal of basic.consume ("connect to broker N to consume"), if any. */
+function named_broker(error: unknown): number | null {
+  const match = /connect to broker (\d+) to consume/.exec(String(error));
+  return match ? Number(match[1]) : null;
+}
+
+/** Consumes with manual acks until `stopped()`, moving to the broker that coordinates share groups. */
+async function consumer(
+  name: string,
+  hosts: string[],
+  started_ms: number,
+  stopped: () => boolean,
+  history: HistoryOp[],
+  acked: Set<string>,
+): Promise<void> {
+  let turn = Number(name.slice(name.lastIndexOf('-') + 1));
+  while (!stopped()) {
+    let connection: amqp.ChannelModel | null = null;
+    let next: number | null = null;
+    try {
+      connection = await connect(hosts[turn % hosts.length]!);
+      const gone = closed(connection);
+      const channel = await connection.createChannel();
+      const refused = new Promise<void>((resolve) =>
+        channel.once('error', (error: unknown) => {
+          next = named_broker(error);
+          resolve();
+        }),
+      );
+      let cancelled!: () => void;
+      const cancel = new Promise<void>((resolve) => (cancelled = resolve));
+      await channel.prefetch(PREFETCH);
+      await channel.consume(AMQP_QUEUE, (message) => {
+        if (message === null) return cancelled(); // the broker cancelled the consumer
+        const value = message.content.toString();
+        const op: AmqpAckOp = {
+          kind: 'amqp_ack',
+          consumer: name,
+          queue: AMQP_QUEUE,
+          value,
+          redelivered: message.fields.redelivered,
+          at_ms: Date.now() - started_ms,
+        };
+        channel.ack(message);
+        history.push(op);
+        acked.add(value);
+      });
+      const until_stopped = (async () => {
+        while (!stopped()) await sleep(250);
+      })();
+      await Promise.race([gone, refused, cancel, until_stopped]);
+    } catch (error) {
+      next ??= named_broker(error);
+    } finally {
+      await connection?.close().catch(() => undefined);
+    }
+    // Broker N is hosts[N - 1]: node ids are given in order.
+    turn = next !== null ? next - 1 : turn + 1;
+    if (!stopped()) await sleep(RECONNECT_MS);
+  }
+}
+
+/** The queue, declared over AMQP on the topic made for it, and its publishers and consumers. */
+export async function amqp_workload(hosts: string[], started_ms: number, until: () => boolean, history: HistoryOp[]) {
+  const declaring = await connect(hosts[0]!);
+  await (await declaring.createChannel()).assertQueue(AMQP_QUEUE, { durable: true });
+  await declaring.close();
+  const acked = new Set<string>();
+  let stop = false;
+  const publishing = Array.from({ length: PUBLISHERS }, (_, i) =>
+    publisher(`a${i}`, hosts, started_ms, until, history),
+  );
+  const consuming = Array.from({ length: CONSUMERS }, (_, i) =>
+    consumer(`amqp-${i}`, hosts, started_ms, () => stop, history, acked),
+  );
+  return {
+    publishing: Promise.all(publishing).then(() => undefined),
+    /** Waits until every confirmed message was delivered (or the limit); returns how many were not. */
+    async drain(): Promise<number> {
+      const wanted = history
+        .filter((op): op is AmqpPublishOp => op.kind === 'amqp_publish' && op.outcome === 'ok')
+        .map((op) => op.value);
+      const deadline_ms = Date.now() + DRAIN_TIMEOUT_MS;
+      while (Date.now() < deadline_ms && wanted.some((value) => !acked.has(value))) await sleep(500);
+      stop = true;
+      await Promise.allSettled(consuming);
+      return wanted.filter((value) => !acked.has(value)).length;
+    },
+  };
+}
