@@ -9,5 +9,6 @@ export { is_invariant_failure, stop_on_invariant_failure } from './invariants.ts
 export type { ConsumerSource, PartitionReader, ReadIsolation, SourceRead } from './partition_reader.ts';
 export type { Credentials } from './credentials.ts';
 export { PARTITIONS_MAX, is_internal_topic } from './names.ts';
+export { PRIORITY_LEVELS_MAX, PRIORITY_MAX, priority_level, priority_levels } from './queue_priority.ts';
 export * from './settings.ts';
 export * from './setting_values.ts';

@@ -20,6 +20,7 @@ import { RoutingTable, is_standard, same_args } from '../routing/routing_table.t
 import {
   check_queue_arguments,
   queue_group_configs,
+  queue_partitions,
   queue_group_id,
   queue_topic_configs,
   queue_topic_name,
@@ -82,7 +83,8 @@ class Routing implements RoutingCore {
     check_queue_arguments(spec.arguments);
     const topic = queue_topic_name(vhost, spec.name);
     const adopted = this.topics.get(topic) !== undefined;
-    if (!adopted) await this.topics.create(topic, 1, queue_topic_configs(spec.arguments));
+    if (!adopted)
+      await this.topics.create(topic, queue_partitions(spec.arguments), queue_topic_configs(spec.arguments));
     const group_id = queue_group_id(topic);
     await this.shares.set_configs(group_id, queue_group_configs(spec.arguments));
     if (this.shares.is_coordinator) await this.shares.track(group_id, topic);

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { RoutingError } from '../../core/errors.ts';
 import type { GroupConfigs, RoutingArgs, TopicConfigs } from '../../core/types.ts';
+import { PRIORITY_MAX, priority_levels } from '../../core/queue_priority.ts';
 
 /** RabbitMQ's consumer timeout: an unacknowledged delivery is taken back after this long. */
 export const QUEUE_LOCK_DURATION_MS = 1_800_000;
@@ -76,9 +77,20 @@ export function check_queue_arguments(args: RoutingArgs): void {
   for (const name of ['x-message-ttl', 'x-max-length', 'x-max-length-bytes']) integer_arg(args, name, 0);
   integer_arg(args, 'x-expires', 1);
   integer_arg(args, 'x-delivery-limit', 1);
-  integer_arg(args, 'x-max-priority', 0);
+  const priority_max = integer_arg(args, 'x-max-priority', 1);
+  if (priority_max !== undefined && priority_max > PRIORITY_MAX)
+    throw new RoutingError(
+      'precondition_failed',
+      `invalid arg 'x-max-priority': ${priority_max} is above ${PRIORITY_MAX}`,
+    );
   check_choice(args, 'x-overflow', ['drop-head', 'reject-publish', 'reject-publish-dlx']);
   check_choice(args, 'x-queue-type', ['classic', 'quorum']);
+}
+
+/** The partitions of a new queue's topic: one per priority level with x-max-priority, else 1. */
+export function queue_partitions(args: RoutingArgs): number {
+  const max = integer_arg(args, 'x-max-priority', 1);
+  return max === undefined ? 1 : priority_levels(max);
 }
 
 /** The configs of the topic a new queue creates. */

@@ -9,6 +9,7 @@ import { AmqpError, ReplyCode } from '../../protocol/amqp/constants.ts';
 import { as_integer } from '../../protocol/amqp/field_table.ts';
 import { record_of, type PublishedMessage } from './record_mapping.ts';
 import { routing_headers } from './arguments.ts';
+import { priority_level } from '../../core/index.ts';
 
 /** A batch is sent before it grows past these (the topic's max.message.bytes bounds a batch). */
 const BATCH_BYTES_MAX = 512 * 1024;
@@ -78,7 +79,8 @@ export class Publisher {
     const delay_ms = delay_of(message, exchange);
     const record = record_of(message, core.clock.now_ms(), delay_ms);
     if (seq) this.outstanding.set(seq, { appends: queues.length, failed: false });
-    for (const queue of queues) this.add(queue, record, message.body.length, seq, delay_ms > 0);
+    const priority = message.properties.priority;
+    for (const queue of queues) this.add(queue, record, message.body.length, seq, delay_ms > 0, priority);
   }
 
   /**
@@ -96,7 +98,7 @@ export class Publisher {
       if (queues.length === 0 && mandatory) this.target.send_return(message, ReplyCode.NO_ROUTE, 'NO_ROUTE');
       const record = record_of(message, now_ms, exchange ? delay_of(message, exchange) : 0);
       for (const queue of queues) {
-        const partition = this.partition_for(queue);
+        const partition = this.partition_for(queue, message.properties.priority);
         const key = `${queue.topic}\0${partition}`;
         let batch = batches.get(key);
         if (!batch) batches.set(key, (batch = { topic: queue.topic, partition, records: [] }));
@@ -134,13 +136,24 @@ export class Publisher {
     return core.routing.route(vhost, message.exchange, message.routing_key, headers);
   }
 
-  private partition_for(queue: QueueRecord): number {
+  /** A priority queue's level for the message's priority; otherwise round robin over the topic's partitions. */
+  private partition_for(queue: QueueRecord, priority: number | undefined): number {
     const partitions = this.target.core.topics.get(queue.topic)?.partitions ?? 1;
-    return partitions === 1 ? 0 : this.round_robin++ % partitions;
+    if (partitions === 1) return 0;
+    const max = Number(queue.arguments['x-max-priority'] ?? 0); // checked at declare: an integer ≥ 1
+    if (max > 0) return priority_level(max, partitions, priority);
+    return this.round_robin++ % partitions;
   }
 
-  private add(queue: QueueRecord, record: BatchRecord, bytes: number, seq: number, delayed: boolean): void {
-    const partition = this.partition_for(queue);
+  private add(
+    queue: QueueRecord,
+    record: BatchRecord,
+    bytes: number,
+    seq: number,
+    delayed: boolean,
+    priority: number | undefined,
+  ): void {
+    const partition = this.partition_for(queue, priority);
     // Delayed messages travel in batches of their own, so the others are not held with them.
     const key = `${queue.topic}\0${partition}${delayed ? '\0delayed' : ''}`;
     let batch = this.pending.get(key);

@@ -65,6 +65,9 @@ export class ShareMember {
     this.epoch = result.member_epoch;
     this.interval_ms = result.heartbeat_interval_ms;
     this.partitions = [...result.assignment].flatMap(([topic, ps]) => ps.map((partition) => ({ topic, partition })));
+    // A priority queue's levels are its partitions: the highest first, so a fetch takes from the
+    // highest level that has messages before any lower one.
+    if (this.queue.arguments['x-max-priority'] !== undefined) this.partitions.sort((a, b) => b.partition - a.partition);
   }
 
   fetch(records_max: number, bytes_max: number): Promise<FetchedPartition[]> {
