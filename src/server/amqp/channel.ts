@@ -400,6 +400,7 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
 
   private async get(args: MethodArgs<'basic.get'>): Promise<void> {
     const queue = this.declarations.queue_for(args.queue, 60, 70);
+    this.connection.registry.used(this.connection.vhost, queue);
     let member = this.getters.get(queue.name);
     if (!member) {
       member = new ShareMember(this.core, queue, this.client_host, (error) =>

@@ -163,6 +163,7 @@ export class Declarations {
         arguments: routing_args(args.arguments),
       });
       if (queue.exclusive && !existing) this.registry.own(this.channel.connection, queue);
+      this.registry.used(this.vhost, queue); // declaring again renews x-expires; a passive look does not
     }
     if (!args.nowait)
       this.channel.send('queue.declare-ok', {

@@ -55,6 +55,7 @@ export class AmqpListener {
 
   async listen(): Promise<{ host: string; port: number }> {
     await listen_on(this.server, this.options.port, this.options.host);
+    this.registry.expiry.start();
     return this.address;
   }
 
@@ -73,6 +74,7 @@ export class AmqpListener {
   }
 
   async close(): Promise<void> {
+    this.registry.expiry.stop();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const connection of this.registry.connections) connection.shutdown();
     const deadline = setTimeout(() => this.sockets.forEach((s) => s.destroy()), SHUTDOWN_WAIT_MS);

@@ -71,6 +71,8 @@ export interface ConnectionPort {
 
 export interface RegistryPort {
   opened(connection: ConnectionPort): void;
+  /** The queue was declared, consumed from or read with basic.get (x-expires). */
+  used(vhost: string, queue: QueueRecord): void;
   closed(connection: ConnectionPort): void;
   /** A consumer tag unique on this broker. */
   next_tag(): string;

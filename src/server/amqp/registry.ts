@@ -1,12 +1,13 @@
 // What the AMQP listener knows across its connections: which are open, which connection owns each
 // exclusive queue, and the consumers of each queue — for consumer counts, exclusive consumers,
 // auto-delete queues (deleted when their last consumer goes) and basic.cancel to the consumers of
-// a deleted queue.
+// a deleted queue, and x-expires (queue_expiry.ts).
 import { randomBytes } from 'node:crypto';
 import type { Core, QueueRecord } from '../../core/index.ts';
 import { AmqpError, ReplyCode } from '../../protocol/amqp/constants.ts';
 import type { ConnectionPort, RegistryPort } from './ports.ts';
 import type { QueueConsumer } from './consumer.ts';
+import { QueueExpiry } from './queue_expiry.ts';
 
 interface QueueEntry {
   queue: QueueRecord;
@@ -24,7 +25,21 @@ export class ConnectionRegistry implements RegistryPort {
   private tag_counter = 0;
   private readonly tag_prefix = randomBytes(6).toString('base64url');
 
-  constructor(private readonly core: Core) {}
+  readonly expiry: QueueExpiry;
+
+  constructor(private readonly core: Core) {
+    this.expiry = new QueueExpiry(
+      core,
+      (queue) => this.consumer_count(queue),
+      (vhost, queue) => this.delete_queue(core, vhost, queue),
+      () => ['/'],
+    );
+  }
+
+  /** The queue was declared, consumed from or read with basic.get: its x-expires clock restarts. */
+  used(vhost: string, queue: QueueRecord): void {
+    this.expiry.used(vhost, queue);
+  }
 
   opened(connection: ConnectionPort): void {
     this.connections.add(connection);
@@ -93,6 +108,7 @@ export class ConnectionRegistry implements RegistryPort {
     }
     if (entry.consumers.size > 0) return;
     this.queues.delete(consumer.queue.topic);
+    this.used(connection.vhost, consumer.queue);
     const queue = this.core.routing.queue(connection.vhost, consumer.queue.name);
     if (auto_delete && queue?.auto_delete && entry.consumed)
       await this.delete_queue(this.core, connection.vhost, queue).catch(() => undefined);
