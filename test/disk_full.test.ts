@@ -1,6 +1,7 @@
 // A real full disk: the data directory on a small tmpfs. Appends fail with a retriable error once
 // it is full, nothing partial becomes readable, and appends resume when space is freed; a queue
-// consumer whose share state could not be written delivers again once space returns.
+// consumer whose share state could not be written delivers again once space returns; an AMQP
+// publisher is blocked while free space is below the minimum.
 // Needs root (mount); skipped elsewhere with the reason, but never skipped under CI.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +13,7 @@ import { make_batch, read_all, temp_dir } from './support/storage.ts';
 import { start_broker } from '../src/compose/start_broker.ts';
 import { Sluice } from '../src/sdk/index.ts';
 import { until } from './support/until.ts';
+import amqp from 'amqplib';
 
 function mount_tmpfs(dir: string, size: string): string | null {
   try {
@@ -119,6 +121,58 @@ test(
       await running.close();
       execFileSync('umount', [queue_mount]);
       fs.rmSync(queue_mount, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  'an AMQP publisher is blocked (connection.blocked) while free disk is below the minimum; consumers go on',
+  { skip: why_not ?? false, timeout: 60_000 },
+  async () => {
+    const amqp_mount = temp_dir('full-amqp');
+    assert.equal(mount_tmpfs(amqp_mount, '64m'), null);
+    const running = await start_broker({
+      data_dir: path.join(amqp_mount, 'data'),
+      kafka: { host: '127.0.0.1', port: 0 },
+      amqp: { host: '127.0.0.1', port: 0, disk_free_min_bytes: 16 * 1024 * 1024 },
+    });
+    const url = `amqp://guest:guest@127.0.0.1:${running.amqp_address!.port}`;
+    const publisher = await amqp.connect(url);
+    const consumer = await amqp.connect(url);
+    try {
+      const channel = await publisher.createConfirmChannel();
+      await channel.assertQueue('blocked-q', { durable: true });
+      channel.sendToQueue('blocked-q', Buffer.from('before'), { persistent: true });
+      await channel.waitForConfirms();
+      const events: string[] = [];
+      publisher.on('blocked', (reason: string) => events.push(`blocked: ${reason}`));
+      publisher.on('unblocked', () => events.push('unblocked'));
+      // A ballast leaving less than the minimum free (not a full disk: the broker can still write).
+      const ballast = path.join(amqp_mount, 'ballast');
+      fs.writeFileSync(ballast, Buffer.alloc(56 * 1024 * 1024));
+      channel.sendToQueue('blocked-q', Buffer.from('seen-then-blocked'), { persistent: true });
+      await until(() => events.length > 0, 'connection.blocked', 10_000);
+      assert.match(events[0]!, /^blocked: low on disk/);
+      let late_confirmed = false;
+      channel.sendToQueue('blocked-q', Buffer.from('held'), { persistent: true }, () => (late_confirmed = true));
+      const reader = await consumer.createChannel();
+      const got: string[] = [];
+      await reader.consume('blocked-q', (m) => {
+        got.push(m!.content.toString());
+        reader.ack(m!);
+      });
+      await until(() => got.includes('before'), 'a consumer is not blocked');
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      assert.equal(late_confirmed, false, 'a publish after the block is not read');
+      fs.unlinkSync(ballast);
+      await until(() => events.includes('unblocked'), 'connection.unblocked', 10_000);
+      await until(() => late_confirmed && got.includes('held'), 'the held publish stored and delivered', 10_000);
+    } finally {
+      await publisher.close().catch(() => undefined);
+      await consumer.close().catch(() => undefined);
+      await running.close();
+      execFileSync('umount', [amqp_mount]);
+      fs.rmSync(amqp_mount, { recursive: true, force: true });
     }
   },
 );

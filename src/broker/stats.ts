@@ -16,6 +16,8 @@ export class BrokerStats implements StatsApi {
     private readonly exists: (topic: string, partition: number) => boolean = () => true,
     /** Installs the observer of flush rounds (the storage layer's group commit). */
     readonly set_flush_observer: (observer: ((duration_ms: number) => void) | null) => void = () => undefined,
+    /** Free space where the data directory is. */
+    readonly disk_free_bytes: () => Promise<number> = () => Promise.resolve(Number.MAX_SAFE_INTEGER),
   ) {}
 
   private of(topic: string, partition: number): PartitionTraffic {

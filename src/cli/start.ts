@@ -45,6 +45,7 @@ export interface ResolvedSettings {
   http: string;
   amqp: string;
   amqpGuest: string;
+  amqpDiskFreeMinBytes: string;
   nodeId: string;
   etcd?: string;
   advertise?: string;
@@ -140,10 +141,16 @@ export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = pro
   return resolved as unknown as ResolvedSettings;
 }
 
-/** `--amqp` and `--amqp-guest`. */
-function amqp_listener(settings: ResolvedSettings): { host: string; port: number; guest: GuestAccess } | null {
+/** `--amqp`, `--amqp-guest` and `--amqp-disk-free-min-bytes`. */
+function amqp_listener(settings: ResolvedSettings) {
   const listener = parse_listener(settings.amqp, '--amqp');
-  return listener && { ...listener, guest: settings.amqpGuest as GuestAccess };
+  return (
+    listener && {
+      ...listener,
+      guest: settings.amqpGuest as GuestAccess,
+      disk_free_min_bytes: Number(settings.amqpDiskFreeMinBytes),
+    }
+  );
 }
 
 /** `--http`, `--amqp`: HOST:PORT, or "off" for no such listener. */

@@ -61,9 +61,10 @@ export interface StartOptions extends CoreOptions {
   http?: { host: string; port: number } | null;
   /**
    * The AMQP 0-9-1 listener (same users as Kafka SASL); none when absent. `guest`: where guest/guest
-   * may log in from when there are no credentials (default loopback).
+   * may log in from when there are no credentials (default loopback); `disk_free_min_bytes`: below
+   * that much free disk, publishing connections are blocked (default 0: never).
    */
-  amqp?: { host: string; port: number; guest?: GuestAccess } | null;
+  amqp?: { host: string; port: number; guest?: GuestAccess; disk_free_min_bytes?: number } | null;
   /** Serves GETs outside /api on the HTTP listener (the web console). */
   console_handler?: ConsoleHandler | null;
 }

@@ -191,6 +191,7 @@ test('defaults are the ones the broker has always had, and the code takes them f
     http: '127.0.0.1:8080',
     amqp: '127.0.0.1:5672',
     amqp_guest: 'loopback',
+    amqp_disk_free_min_bytes: 52428800,
     node_id: 1,
     etcd: null,
     advertise: null,

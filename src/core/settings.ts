@@ -194,6 +194,16 @@ const TOP_LEVEL: SettingSpec[] = [
     description: 'without a users file: where AMQP guest/guest may log in from (RabbitMQ lets it in on loopback only)',
   },
   {
+    key: 'amqp_disk_free_min_bytes',
+    type: integer(0, Number.MAX_SAFE_INTEGER),
+    default: 50 * 1024 * 1024,
+    on: CLI,
+    placeholder: '<bytes>',
+    option: 'amqp.disk_free_min_bytes',
+    description:
+      'below this much free space for the data directory, AMQP publishers are blocked (connection.blocked) until it is freed; 0 never',
+  },
+  {
     key: 'node_id',
     type: integer(0, 2_147_483_647),
     default: 1,

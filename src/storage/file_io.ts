@@ -40,4 +40,6 @@ export interface FileIO {
   remove_tree(path: string): Promise<void>;
   /** Makes the directory's entries (creations, renames, deletions) durable. */
   fsync_dir(path: string): Promise<void>;
+  /** Bytes an unprivileged writer may still use on the file system holding `path`. */
+  free_bytes(path: string): Promise<number>;
 }

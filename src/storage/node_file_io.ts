@@ -79,6 +79,11 @@ export class NodeFileIO implements FileIO {
     return fs.promises.rm(path, { recursive: true, force: true });
   }
 
+  async free_bytes(path: string): Promise<number> {
+    const stats = await fs.promises.statfs(path);
+    return stats.bavail * stats.bsize;
+  }
+
   async fsync_dir(path: string): Promise<void> {
     const fd = await new Promise<Fd>((resolve, reject) =>
       fs.open(path, fs.constants.O_RDONLY, settle(resolve, reject)),

@@ -130,6 +130,12 @@ export class SimFileIO implements FileIO {
     node.durable = Buffer.from(node.data.subarray(0, node.length));
   }
 
+  free_bytes(_path: string): Promise<number> {
+    return Promise.resolve(
+      this.capacity_bytes === null ? Number.MAX_SAFE_INTEGER : this.capacity_bytes - this.used_bytes(),
+    );
+  }
+
   used_bytes(): number {
     let total = 0;
     for (const node of this.volatile_names.values()) if (node.kind === 'file') total += node.length;

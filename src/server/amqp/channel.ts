@@ -48,6 +48,11 @@ interface Transaction {
 const TX_PUBLISHES_MAX = 10_000;
 
 export class AmqpChannel implements ConsumerHost, ChannelPort {
+  /** Why reading is held for this channel's queue of methods. */
+  private get hold_key(): string {
+    return `channel ${this.id}`;
+  }
+
   private closing = false;
   private incoming: Incoming | null = null;
   private readonly publisher: Publisher;
@@ -206,7 +211,7 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
     };
     if (this.running || this.tasks.length > 0) {
       this.tasks.push(guarded);
-      if (this.tasks.length > QUEUED_FRAMES_MAX) this.connection.socket.pause();
+      if (this.tasks.length > QUEUED_FRAMES_MAX) this.connection.hold_reading(this.hold_key, true);
       return;
     }
     const result = guarded();
@@ -218,11 +223,11 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
     void (async () => {
       await first;
       for (let task = this.tasks.shift(); task; task = this.tasks.shift()) {
-        if (this.tasks.length === QUEUED_FRAMES_MAX / 2) this.connection.socket.resume();
+        if (this.tasks.length === QUEUED_FRAMES_MAX / 2) this.connection.hold_reading(this.hold_key, false);
         await task();
       }
       this.running = false;
-      this.connection.socket.resume();
+      this.connection.hold_reading(this.hold_key, false);
     })();
   }
 
@@ -249,6 +254,7 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
       case 'channel.flow':
         return this.send('channel.flow-ok', { active: method.args.active });
       case 'basic.publish':
+        this.connection.published();
         this.incoming = {
           args: method.args,
           properties: null,

@@ -48,6 +48,8 @@ export interface AmqpConnectionDeps {
   logger: Logger;
   limits: AmqpLimits;
   registry: RegistryPort;
+  /** Raised (a reason) while the data directory's file system is nearly full. */
+  disk_alarm: { readonly reason: string | null };
 }
 
 type State = 'header' | 'start_ok' | 'tune_ok' | 'open' | 'running' | 'closing' | 'closed';
@@ -109,6 +111,60 @@ export class AmqpConnection implements ConnectionPort {
 
   get channel_count(): number {
     return this.channels.size;
+  }
+
+  /** Reasons reading is held for (a channel's queue of methods, the disk alarm). */
+  private readonly holds = new Set<string>();
+  private has_published = false;
+  private blocked = false;
+
+  hold_reading(why: string, on: boolean): void {
+    const before = this.holds.size;
+    if (on) this.holds.add(why);
+    else this.holds.delete(why);
+    if (this.holds.size > 0 && before === 0) this.socket.pause();
+    if (this.holds.size === 0 && before > 0) {
+      this.last_read_ms = this.deps.core.clock.now_ms(); // heartbeats were not read meanwhile
+      this.socket.resume();
+    }
+  }
+
+  /**
+   * The disk alarm was raised or cleared: a connection that publishes is blocked
+   * (connection.blocked when the client takes it, and its socket not read) until it clears, as
+   * RabbitMQ blocks publishers on a resource alarm; consumers go on, so acks can free space.
+   */
+  alarm_changed(): void {
+    if (this.deps.disk_alarm.reason !== null) {
+      if (this.has_published) this.block();
+      return;
+    }
+    if (!this.blocked) return;
+    this.blocked = false;
+    if (this.takes_blocked && this.state === 'running') this.send_method(0, 'connection.unblocked', {});
+    this.hold_reading('alarm', false);
+  }
+
+  published(): void {
+    this.has_published = true;
+    if (this.deps.disk_alarm.reason !== null) this.block();
+  }
+
+  private block(): void {
+    if (this.blocked || this.state !== 'running') return;
+    this.blocked = true;
+    if (this.takes_blocked) this.send_method(0, 'connection.blocked', { reason: this.deps.disk_alarm.reason ?? '' });
+    this.hold_reading('alarm', true);
+  }
+
+  /** Whether the client announced the connection.blocked capability. */
+  private get takes_blocked(): boolean {
+    const capabilities = this.client_properties['capabilities'];
+    return (
+      typeof capabilities === 'object' &&
+      capabilities !== null &&
+      (capabilities as Record<string, unknown>)['connection.blocked'] === true
+    );
   }
 
   /** Whether the socket has more unsent than deliveries may add to. */
@@ -324,7 +380,7 @@ export class AmqpConnection implements ConnectionPort {
     const interval_ms = (this.heartbeat_s * 1000) / 2;
     this.heartbeat_timer = setInterval(() => {
       const now = this.deps.core.clock.now_ms();
-      if (now - this.last_read_ms > this.heartbeat_s * 2000) {
+      if (this.holds.size === 0 && now - this.last_read_ms > this.heartbeat_s * 2000) {
         this.destroy('missed heartbeats');
         return;
       }

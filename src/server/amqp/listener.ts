@@ -7,6 +7,7 @@ import { AMQP_LIMITS_DEFAULT, AmqpConnection } from './connection.ts';
 import type { AmqpConnectionInfo, AmqpLimits } from './ports.ts';
 import { ConnectionRegistry } from './registry.ts';
 import type { GuestAccess } from './authenticate.ts';
+import { DiskAlarm } from './disk_alarm.ts';
 import { listen_on } from '../listen.ts';
 
 export interface AmqpListenerOptions {
@@ -19,6 +20,8 @@ export interface AmqpListenerOptions {
   credentials?: Credentials | null;
   /** Where guest may log in from without a users file (default loopback). */
   guest?: GuestAccess;
+  /** Below this much free disk, publishing connections are blocked (0: never). */
+  disk_free_min_bytes?: number;
   logger: Logger;
 }
 
@@ -29,6 +32,7 @@ export class AmqpListener {
   private readonly sockets = new Set<net.Socket>();
   readonly registry: ConnectionRegistry;
   private readonly limits: AmqpLimits;
+  private readonly disk_alarm: DiskAlarm;
 
   constructor(
     private readonly core: Core,
@@ -38,6 +42,9 @@ export class AmqpListener {
     this.limits = { ...AMQP_LIMITS_DEFAULT, ...options.limits };
     this.server = net.createServer((socket) => this.accept(socket));
     this.server.maxConnections = options.connections_max ?? 10_000;
+    this.disk_alarm = new DiskAlarm(core, options.disk_free_min_bytes ?? 0, () => {
+      for (const connection of this.registry.connections) connection.alarm_changed();
+    });
   }
 
   private accept(socket: net.Socket): void {
@@ -50,12 +57,14 @@ export class AmqpListener {
       logger: this.options.logger,
       limits: this.limits,
       registry: this.registry,
+      disk_alarm: this.disk_alarm,
     });
   }
 
   async listen(): Promise<{ host: string; port: number }> {
     await listen_on(this.server, this.options.port, this.options.host);
     this.registry.expiry.start();
+    this.disk_alarm.start();
     return this.address;
   }
 
@@ -75,6 +84,7 @@ export class AmqpListener {
 
   async close(): Promise<void> {
     this.registry.expiry.stop();
+    this.disk_alarm.stop();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     for (const connection of this.registry.connections) connection.shutdown();
     const deadline = setTimeout(() => this.sockets.forEach((s) => s.destroy()), SHUTDOWN_WAIT_MS);

@@ -58,6 +58,12 @@ export interface ConnectionPort {
     body: Buffer,
   ): void;
   drained(): Promise<void>;
+  /** Stops reading the socket while any reason holds it (`on`), resumes when none does. */
+  hold_reading(why: string, on: boolean): void;
+  /** A message was published on this connection (a disk alarm blocks publishing connections). */
+  published(): void;
+  /** The disk alarm was raised or cleared. */
+  alarm_changed(): void;
   /** A connection exception (or a bug of ours, answered INTERNAL_ERROR). */
   fail(error: unknown, class_id?: number, method_id?: number): void;
   channel_failed(channel: ChannelPort, error: AmqpError): void;
