@@ -201,7 +201,7 @@ const TOP_LEVEL: SettingSpec[] = [
     placeholder: '<bytes>',
     option: 'amqp.disk_free_min_bytes',
     description:
-      'below this much free space for the data directory, AMQP publishers are blocked (connection.blocked) until it is freed; 0 never',
+      'free space for the data directory below which AMQP publishers are blocked (connection.blocked); ' + '0: never',
   },
   {
     key: 'node_id',
