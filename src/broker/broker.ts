@@ -119,6 +119,11 @@ export class Broker implements Core, CoreInternals {
       (name, partitions) => this.topic_index.ensure(name, partitions),
       parts.logger,
       append,
+      // Routing is built after this guard; a queue's drop-head dead letters flow once it exists.
+      (topic, records) => {
+        const found = this.routing.queue_of_topic(topic);
+        return found ? this.routing.route_maxlen(found.vhost, found.queue, records) : null;
+      },
     );
     this.produce_path = new ProducePath({
       topics: this.topic_index,

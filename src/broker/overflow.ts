@@ -4,9 +4,15 @@
 // `sluice.overflow.policy=reject` a produce that would go past a cap is refused with a retriable
 // error and nothing of it is kept; with `archive-oldest` the oldest messages are first copied to
 // `<topic>.archive` and then leave the queue (share groups skip them; a partition no share group
-// reads has them deleted), so nothing is dropped without a copy.
+// reads has them deleted), so nothing is dropped without a copy; an AMQP queue with a dead-letter
+// exchange has them dead-lettered there instead (x-death reason maxlen).
 import { decompress_record_batch } from '../protocol/compression.ts';
-import { decode_record_batch, encode_record_batch, type BatchRecord } from '../protocol/record_batch.ts';
+import {
+  decode_record_batch,
+  encode_record_batch,
+  type BatchRecord,
+  type DecodedRecord,
+} from '../protocol/record_batch.ts';
 import type { Logger, PartitionLog } from '../storage/index.ts';
 import { BrokerError } from '../core/errors.ts';
 import type { ShareCoordinator } from './queues/share_coordinator.ts';
@@ -51,6 +57,14 @@ export class OverflowGuard {
     private readonly ensure_topic: (name: string, partitions: number) => Promise<void>,
     private readonly logger: Logger,
     private readonly append: AppendRecords,
+    /**
+     * The messages pushed out of an AMQP queue with a dead-letter exchange, as its dead letters
+     * (reason maxlen); null for other topics, which archive them.
+     */
+    private readonly dead_letters: (
+      topic: string,
+      records: DecodedRecord[],
+    ) => Array<{ topic: string; records: BatchRecord[] }> | null = () => null,
   ) {}
 
   /** Where the partition's unconsumed messages start. */
@@ -122,30 +136,26 @@ export class OverflowGuard {
     count: number,
   ): Promise<void> {
     const end = Math.min(from + count, log.high_watermark);
-    const records: BatchRecord[] = [];
+    const records: DecodedRecord[] = [];
     let offset = from;
     while (offset < end) {
       const { batches } = await log.read(offset, READ_BYTES);
       if (batches.length === 0) break;
       for (const batch of batches) {
-        for (const record of decode_record_batch(await decompress_record_batch(batch))) {
-          if (record.offset >= offset && record.offset < end)
-            records.push({
-              key: record.key,
-              value: record.value,
-              headers: record.headers,
-              timestamp_ms: record.timestamp_ms,
-            });
-        }
+        for (const record of decode_record_batch(await decompress_record_batch(batch)))
+          if (record.offset >= offset && record.offset < end) records.push(record);
         offset = batch_last_offset(batch, 0) + 1;
         if (offset >= end) break;
       }
     }
-    if (records.length > 0) {
+    const routed = this.dead_letters(topic, records);
+    for (const target of routed ?? []) await this.append(target.topic, 0, encode_record_batch(target.records));
+    if (!routed && records.length > 0) {
       const archive = archive_topic_name(topic);
       await this.ensure_topic(archive, 1);
       const partitions = this.topics.get(archive)!.partitions;
-      await this.append(archive, partition % partitions, encode_record_batch(records));
+      const copies = records.map(({ key, value, headers, timestamp_ms }) => ({ key, value, headers, timestamp_ms }));
+      await this.append(archive, partition % partitions, encode_record_batch(copies));
     }
     // Copied: now the messages leave the queue.
     const shares = this.share_coordinator();
@@ -153,7 +163,7 @@ export class OverflowGuard {
     else await shares.skip_before(topic, partition, end);
     this.counters.archived += records.length;
     this.logger.info(
-      { topic, partition, archived: records.length, to: archive_topic_name(topic) },
+      { topic, partition, archived: records.length, to: routed ? 'dead-letter exchange' : archive_topic_name(topic) },
       'queue full: oldest messages archived',
     );
   }

@@ -45,6 +45,7 @@ import type {
   TrafficTotals,
 } from './types.ts';
 import type { BrokerError } from './errors.ts';
+import type { BatchRecord } from '../protocol/record_batch.ts';
 
 export interface Core {
   readonly node_id: number;
@@ -294,4 +295,9 @@ export interface RoutingApi {
   unbind(vhost: string, binding: BindingRecord): Promise<void>;
   /** The queues a message reaches from `exchange`, through exchange bindings and alternates. */
   route(vhost: string, exchange: string, routing_key: string, headers: RoutingArgs | null): QueueRecord[];
+  /**
+   * Dead-letters messages a full queue refused (x-overflow reject-publish-dlx) through its
+   * dead-letter exchange, with x-death reason maxlen; false when it has none or it routes nowhere.
+   */
+  dead_letter_rejected(vhost: string, queue: QueueRecord, records: readonly BatchRecord[]): Promise<boolean>;
 }

@@ -1,6 +1,7 @@
 // Queue arguments against a broker process with amqplib: expired (queue TTL and per-message
 // expiration), rejected and over-delivered messages reach the dead-letter exchange's queue with
-// x-death; x-max-length with reject-publish and drop-head; an x-delayed-message exchange holds a
+// x-death; x-max-length with reject-publish and drop-head, and with a dead-letter exchange
+// drop-head and reject-publish-dlx dead-lettering (maxlen); an x-delayed-message exchange holds a
 // message for its x-delay.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -109,6 +110,30 @@ test('x-max-length: reject-publish nacks what does not fit, drop-head drops the 
   for (let m = await channel.get('rolling', { noAck: true }); m; m = await channel.get('rolling', { noAck: true }))
     bodies.push(m.content.toString());
   assert.deepEqual(bodies, ['r2', 'r3']);
+});
+
+test('with a dead-letter exchange, drop-head and reject-publish-dlx dead-letter what they push out', async () => {
+  const dropped = await with_dead_letters('rolling-dlx', { 'x-max-length': 2, 'x-overflow': 'drop-head' });
+  for (let i = 0; i < 3; i++) channel.sendToQueue('rolling-dlx', Buffer.from(`d${i}`));
+  await channel.waitForConfirms();
+  const oldest = await next_from(dropped);
+  assert.equal(oldest.content.toString(), 'd0');
+  assert.equal(deaths_of(oldest)?.[0]?.reason, 'maxlen');
+  assert.equal(deaths_of(oldest)?.[0]?.queue, 'rolling-dlx');
+
+  const refused = await with_dead_letters('bounded-dlx', { 'x-max-length': 1, 'x-overflow': 'reject-publish-dlx' });
+  const outcomes: string[] = [];
+  for (const body of ['kept', 'refused'])
+    await new Promise<void>((resolve) =>
+      channel.sendToQueue('bounded-dlx', Buffer.from(body), {}, (error) => {
+        outcomes.push(error ? 'nack' : 'ack');
+        resolve();
+      }),
+    );
+  assert.deepEqual(outcomes, ['ack', 'nack']);
+  const letter = await next_from(refused);
+  assert.equal(letter.content.toString(), 'refused');
+  assert.equal(deaths_of(letter)?.[0]?.reason, 'maxlen');
 });
 
 test('an x-delayed-message exchange holds a message for its x-delay', async () => {

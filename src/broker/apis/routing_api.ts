@@ -14,7 +14,7 @@ import type {
   RoutingDefinitions,
 } from '../../core/types.ts';
 import type { CoreInternals } from './internals.ts';
-import type { BatchRecord } from '../../protocol/record_batch.ts';
+import { encode_record_batch, type BatchRecord, type DecodedRecord } from '../../protocol/record_batch.ts';
 import { dead_letter_message, type DeadLetterRouter } from '../routing/dead_lettering.ts';
 import { RoutingTable, is_standard, same_args } from '../routing/routing_table.ts';
 import {
@@ -38,6 +38,12 @@ export interface RoutingCore extends RoutingApi {
   /** Drops what this broker declared before it (re)started that does not outlive it. */
   forget_transient(): Promise<void>;
   route_dead_letters: DeadLetterRouter;
+  route_maxlen(
+    vhost: string,
+    queue: QueueRecord,
+    records: ReadonlyArray<Pick<DecodedRecord, 'key' | 'value' | 'headers'>>,
+  ): Array<{ topic: string; records: BatchRecord[] }> | null;
+  queue_of_topic(topic: string): { vhost: string; queue: QueueRecord } | null;
 }
 
 export function routing_api(broker: CoreInternals, topics: TopicsApi, shares: SharesApi): RoutingCore {
@@ -210,6 +216,46 @@ class Routing implements RoutingCore {
     }
     return [...by_topic].map(([topic, records]) => ({ topic, records }));
   };
+
+  async dead_letter_rejected(vhost: string, queue: QueueRecord, records: readonly BatchRecord[]): Promise<boolean> {
+    const routed = this.route_maxlen(vhost, queue, records);
+    if (!routed) return false;
+    for (const target of routed)
+      await this.broker.produce_anywhere(target.topic, 0, encode_record_batch(target.records));
+    return true;
+  }
+
+  /**
+   * A queue's messages that its length limit pushes out (drop-head) or refuses
+   * (reject-publish-dlx), as dead letters through its dead-letter exchange; null when it has
+   * none or it routes nowhere (they are archived, or only refused, instead).
+   */
+  route_maxlen(
+    vhost: string,
+    queue: QueueRecord,
+    records: ReadonlyArray<Pick<DecodedRecord, 'key' | 'value' | 'headers'>>,
+  ): Array<{ topic: string; records: BatchRecord[] }> | null {
+    const exchange = queue.arguments['x-dead-letter-exchange'];
+    if (typeof exchange !== 'string' || records.length === 0) return null;
+    const fixed_key = queue.arguments['x-dead-letter-routing-key'];
+    const now_ms = this.broker.clock.now_ms();
+    const by_topic = new Map<string, BatchRecord[]>();
+    for (const original of records) {
+      const routing_key = typeof fixed_key === 'string' ? fixed_key : (original.key?.toString('utf8') ?? '');
+      const targets = this.route(vhost, exchange, routing_key, null);
+      if (targets.length === 0) return null;
+      const record = dead_letter_message(queue, original, 'maxlen', exchange, routing_key, now_ms);
+      for (const target of targets) by_topic.set(target.topic, [...(by_topic.get(target.topic) ?? []), record]);
+    }
+    return [...by_topic].map(([topic, records]) => ({ topic, records }));
+  }
+
+  /** The queue whose messages topic `topic` holds, with its virtual host. */
+  queue_of_topic(topic: string): { vhost: string; queue: QueueRecord } | null {
+    for (const vhost of this.broker.metadata.routing_vhosts())
+      for (const queue of this.state(vhost).table.queues.values()) if (queue.topic === topic) return { vhost, queue };
+    return null;
+  }
 
   /** Non-durable and exclusive declarations this broker made before it restarted. */
   async forget_transient(): Promise<void> {

@@ -23,10 +23,11 @@ export type DeadLetterRouter = (
 export function death_reason(reason: string): string {
   if (reason.startsWith('expired')) return 'expired';
   if (reason.startsWith('delivery limit')) return 'delivery_limit';
+  if (reason.startsWith('maxlen')) return 'maxlen';
   return 'rejected';
 }
 
-function properties_of(record: DecodedRecord): BasicProperties {
+function properties_of(record: Pick<DecodedRecord, 'headers'>): BasicProperties {
   const raw = record.headers?.find((h) => h.key === HEADER_PROPERTIES)?.value;
   return raw ? decode_properties(raw) : {};
 }
@@ -71,7 +72,7 @@ export function with_death(
 /** The dead letter as a message published to the dead-letter exchange. */
 export function dead_letter_message(
   queue: QueueRecord,
-  record: DecodedRecord,
+  record: Pick<DecodedRecord, 'key' | 'value' | 'headers'>,
   reason: string,
   exchange: string,
   routing_key: string,

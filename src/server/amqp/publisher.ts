@@ -21,6 +21,7 @@ const UNCONFIRMED_MAX = 100_000;
 
 interface PendingBatch {
   key: string;
+  queue: QueueRecord;
   topic: string;
   partition: number;
   records: BatchRecord[];
@@ -162,7 +163,7 @@ export class Publisher {
       batch = undefined;
     }
     if (!batch) {
-      batch = { key, topic: queue.topic, partition, records: [], bytes: 0, seqs: [] };
+      batch = { key, queue, topic: queue.topic, partition, records: [], bytes: 0, seqs: [] };
       this.pending.set(key, batch);
     }
     batch.records.push(record);
@@ -200,11 +201,20 @@ export class Publisher {
       () => settle(true),
       (error: unknown) => {
         // A full queue refusing a publish is the queue's policy, not a fault worth a warning.
-        if (!(error instanceof BrokerError && error.kind === 'queue_full'))
-          this.target.logger_warn({ topic: batch.topic, error: String(error) }, 'AMQP publish not stored');
+        const full = error instanceof BrokerError && error.kind === 'queue_full';
+        if (!full) this.target.logger_warn({ topic: batch.topic, error: String(error) }, 'AMQP publish not stored');
+        if (full && batch.queue.arguments['x-overflow'] === 'reject-publish-dlx') this.dead_letter(batch);
         settle(false);
       },
     );
+  }
+
+  /** reject-publish-dlx: what a full queue refused is nacked and dead-lettered (reason maxlen). */
+  private dead_letter(batch: PendingBatch): void {
+    const { core, vhost } = this.target;
+    core.routing.dead_letter_rejected(vhost, batch.queue, batch.records).catch((error: unknown) => {
+      this.target.logger_warn({ queue: batch.queue.name, error: String(error) }, 'refused publishes not dead-lettered');
+    });
   }
 
   private append_done(seq: number, ok: boolean): void {
