@@ -21,14 +21,42 @@ const PREFETCH = 20;
 /** A window not confirmed within this long is recorded as unknown and its connection dropped. */
 const CONFIRM_TIMEOUT_MS = 10_000;
 const CONNECT_TIMEOUT_MS = 2_000;
+/** Any other call to the broker (a channel, a close): a client waits no longer, so none hangs a run. */
+const CALL_TIMEOUT_MS = 5_000;
 const RECONNECT_MS = 300;
 /** How long the consumers may take, after the faults, to receive what is left. */
 const DRAIN_TIMEOUT_MS = 120_000;
 
 const url_of = (host: string) => `amqp://guest:guest@${host}:${AMQP_PORT}?heartbeat=2&frameMax=131072`;
 
+/** `call`, or a rejection once `ms` passed (a broker cut off mid-handshake never answers). */
+async function bounded<T>(call: Promise<T>, ms = CALL_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([call, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function connect(host: string): Promise<amqp.ChannelModel> {
-  return await amqp.connect(url_of(host), { timeout: CONNECT_TIMEOUT_MS });
+  const connecting = amqp.connect(url_of(host), { timeout: CONNECT_TIMEOUT_MS });
+  // One that connects after the bound is closed at once.
+  connecting.then((c) => c.on('error', () => undefined)).catch(() => undefined);
+  return await bounded(connecting, CONNECT_TIMEOUT_MS + CALL_TIMEOUT_MS);
+}
+
+/** connection.close, or the socket destroyed when the broker does not answer it (paused, cut off). */
+async function close_quietly(connection: amqp.ChannelModel | null): Promise<void> {
+  if (!connection) return;
+  try {
+    await bounded(connection.close());
+  } catch {
+    (connection.connection as unknown as { stream?: { destroy(): void } }).stream?.destroy();
+  }
 }
 
 /** Resolves when `connection` closes or errs (a broker gone, a channel exception that closed it). */
@@ -54,7 +82,7 @@ async function publisher(
     try {
       connection = await connect(hosts[turn % hosts.length]!);
       const gone = closed(connection);
-      const channel = await connection.createConfirmChannel();
+      const channel = await bounded(connection.createConfirmChannel());
       channel.on('error', () => undefined);
       while (until()) {
         const window = Array.from({ length: WINDOW }, () => `${name}-${sequence++}`);
@@ -94,7 +122,7 @@ async function publisher(
     } catch {
       // refused or cut off: the next broker
     } finally {
-      await connection?.close().catch(() => undefined);
+      await close_quietly(connection);
     }
     if (until()) await sleep(RECONNECT_MS);
   }
@@ -122,7 +150,7 @@ async function consumer(
     try {
       connection = await connect(hosts[turn % hosts.length]!);
       const gone = closed(connection);
-      const channel = await connection.createChannel();
+      const channel = await bounded(connection.createChannel());
       const refused = new Promise<void>((resolve) =>
         channel.once('error', (error: unknown) => {
           next = named_broker(error);
@@ -131,22 +159,24 @@ async function consumer(
       );
       let cancelled!: () => void;
       const cancel = new Promise<void>((resolve) => (cancelled = resolve));
-      await channel.prefetch(PREFETCH);
-      await channel.consume(AMQP_QUEUE, (message) => {
-        if (message === null) return cancelled(); // the broker cancelled the consumer
-        const value = message.content.toString();
-        const op: AmqpAckOp = {
-          kind: 'amqp_ack',
-          consumer: name,
-          queue: AMQP_QUEUE,
-          value,
-          redelivered: message.fields.redelivered,
-          at_ms: Date.now() - started_ms,
-        };
-        channel.ack(message);
-        history.push(op);
-        acked.add(value);
-      });
+      await bounded(channel.prefetch(PREFETCH));
+      await bounded(
+        channel.consume(AMQP_QUEUE, (message) => {
+          if (message === null) return cancelled(); // the broker cancelled the consumer
+          const value = message.content.toString();
+          const op: AmqpAckOp = {
+            kind: 'amqp_ack',
+            consumer: name,
+            queue: AMQP_QUEUE,
+            value,
+            redelivered: message.fields.redelivered,
+            at_ms: Date.now() - started_ms,
+          };
+          channel.ack(message);
+          history.push(op);
+          acked.add(value);
+        }),
+      );
       const until_stopped = (async () => {
         while (!stopped()) await sleep(250);
       })();
@@ -154,7 +184,7 @@ async function consumer(
     } catch (error) {
       next ??= named_broker(error);
     } finally {
-      await connection?.close().catch(() => undefined);
+      await close_quietly(connection);
     }
     // Broker N is hosts[N - 1]: node ids are given in order.
     turn = next !== null ? next - 1 : turn + 1;
