@@ -7,7 +7,7 @@ import { BrokerError, type Core, type ExchangeRecord, type QueueRecord } from '.
 import { encode_record_batch, type BatchRecord } from '../../protocol/record_batch.ts';
 import { AmqpError, ReplyCode } from '../../protocol/amqp/constants.ts';
 import { as_integer } from '../../protocol/amqp/field_table.ts';
-import { record_of, type PublishedMessage } from './record_mapping.ts';
+import { record_of, sender_selected_keys, without_bcc, type PublishedMessage } from './record_mapping.ts';
 import { routing_headers } from './arguments.ts';
 import { priority_level } from '../../core/index.ts';
 
@@ -78,7 +78,7 @@ export class Publisher {
       return;
     }
     const delay_ms = delay_of(message, exchange);
-    const record = record_of(message, core.clock.now_ms(), delay_ms);
+    const record = record_of(without_bcc(message), core.clock.now_ms(), delay_ms);
     if (seq) this.outstanding.set(seq, { appends: queues.length, failed: false });
     const priority = message.properties.priority;
     for (const queue of queues) this.add(queue, record, message.body.length, seq, delay_ms > 0, priority);
@@ -97,7 +97,7 @@ export class Publisher {
       const exchange = core.routing.exchange(vhost, message.exchange);
       const queues = exchange ? this.route(message, exchange) : [];
       if (queues.length === 0 && mandatory) this.target.send_return(message, ReplyCode.NO_ROUTE, 'NO_ROUTE');
-      const record = record_of(message, now_ms, exchange ? delay_of(message, exchange) : 0);
+      const record = record_of(without_bcc(message), now_ms, exchange ? delay_of(message, exchange) : 0);
       for (const queue of queues) {
         const partition = this.partition_for(queue, message.properties.priority);
         const key = `${queue.topic}\0${partition}`;
@@ -130,11 +130,18 @@ export class Publisher {
     return exchange;
   }
 
+  /** The queues the message reaches by its routing key and any CC and BCC keys, each once. */
   private route(message: PublishedMessage, exchange: ExchangeRecord): QueueRecord[] {
     const { core, vhost } = this.target;
     const by_headers = exchange.type === 'headers' || exchange.arguments['x-delayed-type'] === 'headers';
     const headers = by_headers ? routing_headers(message.properties.headers) : null;
-    return core.routing.route(vhost, message.exchange, message.routing_key, headers);
+    const queues = core.routing.route(vhost, message.exchange, message.routing_key, headers);
+    const extra = sender_selected_keys(message);
+    if (extra.length === 0) return queues;
+    const all = new Map(queues.map((q) => [q.name, q]));
+    for (const key of extra)
+      for (const queue of core.routing.route(vhost, message.exchange, key, headers)) all.set(queue.name, queue);
+    return [...all.values()];
   }
 
   /** A priority queue's level for the message's priority; otherwise round robin over the topic's partitions. */

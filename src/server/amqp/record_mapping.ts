@@ -116,3 +116,23 @@ export function with_delivery_count(properties: Buffer | BasicProperties, earlie
   decoded.headers = { ...decoded.headers, 'x-delivery-count': earlier };
   return decoded;
 }
+
+/** The CC and BCC headers' routing keys (RabbitMQ's sender-selected distribution). */
+export function sender_selected_keys(message: PublishedMessage): string[] {
+  const keys: string[] = [];
+  for (const name of ['CC', 'BCC']) {
+    const value = message.properties.headers?.[name];
+    const list = Array.isArray(value) ? value : value === undefined ? [] : [value];
+    for (const key of list) if (typeof key === 'string' || Buffer.isBuffer(key)) keys.push(key.toString());
+  }
+  return keys;
+}
+
+/** The message without its BCC header, which RabbitMQ never delivers. */
+export function without_bcc(message: PublishedMessage): PublishedMessage {
+  const headers = message.properties.headers;
+  if (!headers || !('BCC' in headers)) return message;
+  const { BCC: _bcc, ...kept } = headers;
+  const properties = { ...message.properties, headers: kept };
+  return { ...message, properties, properties_raw: encode_properties(properties) };
+}
