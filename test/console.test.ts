@@ -1,5 +1,5 @@
 // The web console end to end: a broker in this process serving the built console on its HTTP
-// listener, real clients (kafkajs, the SDK's queue consumer) making the state, and headless
+// listener, real clients (kafkajs, the SDK's queue consumer, amqplib) making the state, and headless
 // Chromium reading and clicking the pages. What the page shows is checked against what the clients
 // see: a topic they created, a group's lag from their own offsets, a redriven dead letter read back
 // from its origin topic. Needs Chromium; skipped with the reason elsewhere, never under CI. (How
@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel, type Admin, type Message } from 'kafkajs';
+import amqp from 'amqplib';
 import type { Page } from 'playwright-core';
 import { start_broker, type RunningBroker } from '../src/compose/start_broker.ts';
 import { console_handler } from '../src/server/http/console_static.ts';
@@ -46,6 +47,7 @@ before(async () => {
     data_dir,
     kafka: { host: '127.0.0.1', port: 0 },
     http: { host: '127.0.0.1', port: 0 },
+    amqp: { host: '127.0.0.1', port: 0 },
     console_handler,
   });
   base = `http://${broker.http_address!.host}:${broker.http_address!.port}`;
@@ -125,6 +127,26 @@ describe('console in headless Chromium: topics and groups', { skip: why_not ?? f
     assert.equal(await messages.nth(0).locator('[data-testid="message-value"]').innerText(), 'order #1');
     assert.equal(await messages.nth(0).locator('[data-testid="message-key"]').innerText(), 'customer-7');
     assert.match(await messages.nth(0).innerText(), /source:\s*web/);
+  });
+
+  test('lists an AMQP queue declared with amqplib, with its depth, topic and bindings', async () => {
+    const connection = await amqp.connect(`amqp://guest:guest@127.0.0.1:${broker.amqp_address!.port}`);
+    const channel = await connection.createConfirmChannel();
+    await channel.assertExchange('console-events', 'topic');
+    await channel.assertQueue('console-audit', { durable: true });
+    await channel.bindQueue('console-audit', 'console-events', 'audit.#');
+    for (let i = 0; i < 3; i++) channel.publish('console-events', 'audit.login', Buffer.from(`event ${i}`));
+    await channel.waitForConfirms();
+    await connection.close();
+
+    await open('#/queues');
+    const row = page.locator('[data-testid="amqp-queue-row"][data-queue="console-audit"]');
+    await row.waitFor();
+    assert.equal(await row.locator('[data-testid="amqp-ready"]').innerText(), '3');
+    assert.match(await row.locator('[data-testid="amqp-bindings"]').innerText(), /console-events → audit\.#/);
+    await row.locator('a').first().click();
+    await page.waitForSelector('[data-testid="partitions-table"]');
+    assert.equal(await page.locator('[data-testid="page-title"]').innerText(), 'console-audit', 'its topic');
   });
 
   test("shows a consumer group's lag equal to its real lag (end offsets minus committed offsets)", async () => {

@@ -126,6 +126,25 @@ export interface QueueSummary {
   expired: number;
 }
 
+/** An AMQP queue (`/amqp/queues`): its topic and share group; depths null off the coordinator. */
+export interface AmqpQueue {
+  name: string;
+  topic: string;
+  group: string;
+  durable: boolean;
+  arguments: Record<string, unknown>;
+  ready: number | null;
+  unacked: number | null;
+  consumers: number | null;
+}
+
+export interface AmqpBinding {
+  source: string;
+  destination: string;
+  destination_type: 'queue' | 'exchange';
+  routing_key: string;
+}
+
 export interface QueueDetail extends Omit<QueueSummary, 'members'> {
   members: Array<Record<string, unknown>>;
   settings: Record<string, unknown>;
@@ -241,6 +260,10 @@ export const api = {
   group: (id: string, signal?: AbortSignal) => request<GroupDetail>('GET', `/groups/${seg(id)}`, undefined, signal),
   queues: (offset: number, limit: number, signal?: AbortSignal) =>
     request<Page<QueueSummary>>('GET', `/queues${q({ offset, limit })}`, undefined, signal),
+  amqp_queues: (signal?: AbortSignal) =>
+    request<{ queues: AmqpQueue[] }>('GET', '/amqp/queues', undefined, signal).then((r) => r.queues),
+  amqp_bindings: (signal?: AbortSignal) =>
+    request<{ bindings: AmqpBinding[] }>('GET', '/amqp/bindings', undefined, signal).then((r) => r.bindings),
   queue: (group: string, signal?: AbortSignal) =>
     request<QueueDetail>('GET', `/queues/${seg(group)}`, undefined, signal),
   dead_letters: (offset: number, limit: number, signal?: AbortSignal) =>

@@ -1,7 +1,7 @@
 // Queues (share groups): how many records each holds in flight or ready, how often they were
-// redelivered, and how many went to a dead-letter topic or expired; one queue's partitions,
-// members and settings.
-import { api, type QueueDetail } from '../api.ts';
+// redelivered, and how many went to a dead-letter topic or expired, then the AMQP queues with
+// their topics, share groups and bindings; one queue's partitions, members and settings.
+import { api, type AmqpBinding, type AmqpQueue, type QueueDetail } from '../api.ts';
 import {
   LIST_PAGE_SIZE,
   error_box,
@@ -22,8 +22,46 @@ import { compact, plain_table } from './plain_table.ts';
 const topic_links = (topics: string[]) =>
   topics.map((t, i) => [i > 0 ? ', ' : '', link(href(`/topics/${path_segment(t)}`), t)]);
 
+const count = (n: number | null) => (n === null ? '–' : fmt.int(n));
+
+/** "exchange → key" for each binding to the queue (the default exchange's is implied). */
+function bindings_of(queue: AmqpQueue, bindings: AmqpBinding[]): string {
+  const mine = bindings.filter((b) => b.destination_type === 'queue' && b.destination === queue.name);
+  return mine.map((b) => `${b.source || '(default)'} → ${b.routing_key || '(any)'}`).join(', ') || '–';
+}
+
+/** The AMQP queues of vhost `/`: each a topic read by a share group, with its bindings. */
+function amqp_table(queues: AmqpQueue[], bindings: AmqpBinding[]): HTMLElement {
+  return table(
+    [
+      { title: 'Queue', cell: (q) => h('span', { class: 'mono' }, q.name) },
+      { title: 'Topic', cell: (q) => link(href(`/topics/${path_segment(q.topic)}`), q.topic) },
+      { title: 'Share group', cell: (q) => link(href(`/queues/${path_segment(q.group)}`), q.group) },
+      { title: 'Ready', cell: (q) => count(q.ready), numeric: true, testid: 'amqp-ready' },
+      { title: 'Unacked', cell: (q) => count(q.unacked), numeric: true },
+      { title: 'Consumers', cell: (q) => count(q.consumers), numeric: true },
+      {
+        title: 'Bindings',
+        cell: (q) => h('span', { class: 'mono small' }, bindings_of(q, bindings)),
+        testid: 'amqp-bindings',
+      },
+      { title: 'Arguments', cell: (q) => h('span', { class: 'mono small' }, compact(q.arguments)) },
+    ],
+    queues,
+    {
+      testid: 'amqp-queues-table',
+      empty: 'No AMQP queues declared.',
+      row_attrs: (q) => ({ testid: 'amqp-queue-row', 'data-queue': q.name }),
+    },
+  );
+}
+
 export async function queues_page({ root, query, signal }: View): Promise<void> {
-  const queues = await api.queues(list_offset(query), LIST_PAGE_SIZE, signal);
+  const [queues, amqp_queues, amqp_bindings] = await Promise.all([
+    api.queues(list_offset(query), LIST_PAGE_SIZE, signal),
+    api.amqp_queues(signal),
+    api.amqp_bindings(signal),
+  ]);
   replace(
     root,
     page_header(
@@ -55,6 +93,8 @@ export async function queues_page({ root, query, signal }: View): Promise<void> 
     ),
     list_pager(queues, LIST_PAGE_SIZE, (o) => href('/queues', { offset: o > 0 ? o : undefined }), 'queues'),
     h('p', { class: 'muted small' }, 'Redeliveries, dead-lettered and expired count since the broker started.'),
+    h('h2', {}, 'AMQP queues'),
+    amqp_table(amqp_queues, amqp_bindings),
   );
 }
 
