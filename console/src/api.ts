@@ -128,6 +128,7 @@ export interface QueueSummary {
 
 /** An AMQP queue (`/amqp/queues`): its topic and share group; depths null off the coordinator. */
 export interface AmqpQueue {
+  vhost: string;
   name: string;
   topic: string;
   group: string;
@@ -139,6 +140,7 @@ export interface AmqpQueue {
 }
 
 export interface AmqpBinding {
+  vhost: string;
   source: string;
   destination: string;
   destination_type: 'queue' | 'exchange';

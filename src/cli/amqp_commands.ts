@@ -4,14 +4,16 @@ import { print } from './client_support.ts';
 
 export interface AmqpFlags {
   http: string;
-  vhost: string;
+  /** Absent: every vhost. */
+  vhost?: string;
   json?: boolean;
 }
 
 const FETCH_TIMEOUT_MS = 10_000;
 
 async function get<T>(flags: AmqpFlags, path: string): Promise<T> {
-  const url = `http://${flags.http}/api/v1/amqp/${path}?vhost=${encodeURIComponent(flags.vhost)}`;
+  const query = flags.vhost === undefined ? '' : `?vhost=${encodeURIComponent(flags.vhost)}`;
+  const url = `http://${flags.http}/api/v1/amqp/${path}${query}`;
   let response: Response;
   try {
     response = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
@@ -43,9 +45,9 @@ function table(rows: Row[], fields: string[], empty: string): string {
 }
 
 const LISTS = {
-  queues: { fields: ['name', 'ready', 'unacked', 'consumers', 'durable', 'topic'], empty: 'no queues' },
-  exchanges: { fields: ['name', 'type', 'durable', 'internal'], empty: 'no exchanges' },
-  bindings: { fields: ['source', 'destination', 'destination_type', 'routing_key'], empty: 'no bindings' },
+  queues: { fields: ['vhost', 'name', 'ready', 'unacked', 'consumers', 'durable', 'topic'], empty: 'no queues' },
+  exchanges: { fields: ['vhost', 'name', 'type', 'durable', 'internal'], empty: 'no exchanges' },
+  bindings: { fields: ['vhost', 'source', 'destination', 'destination_type', 'routing_key'], empty: 'no bindings' },
   connections: { fields: ['id', 'user', 'vhost', 'channels', 'consumers'], empty: 'no AMQP connections' },
 } as const;
 

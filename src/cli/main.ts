@@ -221,7 +221,7 @@ function add_amqp(program: Command): void {
       .command(name)
       .description(description)
       .option('--http <host:port>', "the broker's HTTP listener", process.env.SLUICE_HTTP ?? '127.0.0.1:8080')
-      .option('--vhost <name>', 'virtual host', '/')
+      .option('--vhost <name>', 'one virtual host (default: every vhost)')
       .option('--json', 'machine-readable output')
       .action((options) => amqp.amqp_list(name, options));
   }

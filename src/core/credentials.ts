@@ -8,4 +8,8 @@ export interface Credentials {
   readonly size: number;
   scram(username: string, hash: ScramHash): ScramCredential | null;
   verify_password(username: string, password: string): Promise<boolean>;
+  /** The AMQP virtual hosts served (`/` alone unless the users file names others). */
+  readonly vhosts: readonly string[];
+  /** Whether the user may open the vhost (false for a vhost not served). */
+  admits(username: string, vhost: string): boolean;
 }

@@ -282,7 +282,9 @@ const TOP_LEVEL: SettingSpec[] = [
     on: CLI,
     placeholder: '<file>',
     option: 'credentials',
-    description: 'require SASL PLAIN/SCRAM logins; JSON {"users": {"name": "password"}}',
+    description:
+      'require SASL PLAIN/SCRAM (and AMQP) logins; JSON {"users": {"name": "password"}}, ' +
+      'optionally "vhosts": {"vhost": ["name" or "*"]}',
   },
 ];
 

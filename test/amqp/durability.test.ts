@@ -114,6 +114,11 @@ test('a consumer whose connection dies hands its unacknowledged messages to anot
     again.every((m) => m.redelivered),
     'each marked redelivered',
   );
+  assert.deepEqual(
+    again.map((m) => m.count),
+    again.map(() => 1),
+    'x-delivery-count: one delivery before this one',
+  );
   await survivor.close();
   await producer.close();
 });

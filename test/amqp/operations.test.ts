@@ -81,7 +81,7 @@ test('sluice amqp queues and bindings print what the broker has', async () => {
   const run = (args: string[]) =>
     promisify(execFile)(process.execPath, [...SLUICE_CLI, 'amqp', ...args, '--http', broker.http!]);
   const { stdout } = await run(['queues']);
-  assert.match(stdout, /^orders\.eu\s+3\s+2\s+1\s+true\s+orders\.eu$/m);
+  assert.match(stdout, /^\/\s+orders\.eu\s+3\s+2\s+1\s+true\s+orders\.eu$/m);
   const json = JSON.parse((await run(['bindings', '--json'])).stdout) as Array<{ source: string }>;
   assert.ok(json.some((b) => b.source === 'orders.x'));
   await assert.rejects(run(['queues', '--vhost', 'other']), /no vhost 'other'/);

@@ -45,21 +45,30 @@ export class RawAmqp {
 
   /** Header, start-ok (PLAIN guest), tune-ok, open; then channel 1 opened. */
   static async open(address: string, frame_max = 131_072): Promise<RawAmqp> {
+    const c = await RawAmqp.handshake(address, { frame_max });
+    await c.expect('connection.open-ok');
+    c.send(1, 'channel.open', {});
+    await c.expect('channel.open-ok');
+    return c;
+  }
+
+  /** Logs in and sends connection.open; the caller expects open-ok or a close. */
+  static async handshake(
+    address: string,
+    { username = 'guest', password = 'guest', vhost = '/', frame_max = 131_072 } = {},
+  ): Promise<RawAmqp> {
     const c = await RawAmqp.connect(address);
     c.write(PROTOCOL_HEADER);
     await c.expect('connection.start');
     c.send(0, 'connection.start-ok', {
       client_properties: {},
       mechanism: 'PLAIN',
-      response: Buffer.from('\0guest\0guest'),
+      response: Buffer.from(`\0${username}\0${password}`),
       locale: 'en_US',
     });
     await c.expect('connection.tune');
     c.send(0, 'connection.tune-ok', { channel_max: 0, frame_max, heartbeat: 0 });
-    c.send(0, 'connection.open', { virtual_host: '/' });
-    await c.expect('connection.open-ok');
-    c.send(1, 'channel.open', {});
-    await c.expect('channel.open-ok');
+    c.send(0, 'connection.open', { virtual_host: vhost });
     return c;
   }
 

@@ -26,14 +26,17 @@ const count = (n: number | null) => (n === null ? '–' : fmt.int(n));
 
 /** "exchange → key" for each binding to the queue (the default exchange's is implied). */
 function bindings_of(queue: AmqpQueue, bindings: AmqpBinding[]): string {
-  const mine = bindings.filter((b) => b.destination_type === 'queue' && b.destination === queue.name);
+  const mine = bindings.filter(
+    (b) => b.vhost === queue.vhost && b.destination_type === 'queue' && b.destination === queue.name,
+  );
   return mine.map((b) => `${b.source || '(default)'} → ${b.routing_key || '(any)'}`).join(', ') || '–';
 }
 
-/** The AMQP queues of vhost `/`: each a topic read by a share group, with its bindings. */
+/** The AMQP queues of every vhost: each a topic read by a share group, with its bindings. */
 function amqp_table(queues: AmqpQueue[], bindings: AmqpBinding[]): HTMLElement {
   return table(
     [
+      { title: 'Vhost', cell: (q) => h('span', { class: 'mono' }, q.vhost) },
       { title: 'Queue', cell: (q) => h('span', { class: 'mono' }, q.name) },
       { title: 'Topic', cell: (q) => link(href(`/topics/${path_segment(q.topic)}`), q.topic) },
       { title: 'Share group', cell: (q) => link(href(`/queues/${path_segment(q.group)}`), q.group) },
@@ -51,7 +54,7 @@ function amqp_table(queues: AmqpQueue[], bindings: AmqpBinding[]): HTMLElement {
     {
       testid: 'amqp-queues-table',
       empty: 'No AMQP queues declared.',
-      row_attrs: (q) => ({ testid: 'amqp-queue-row', 'data-queue': q.name }),
+      row_attrs: (q) => ({ testid: 'amqp-queue-row', 'data-queue': q.name, 'data-vhost': q.vhost }),
     },
   );
 }

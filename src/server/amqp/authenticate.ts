@@ -1,7 +1,8 @@
 // connection.start-ok's login: PLAIN (`\0user\0password`, an authorization id before the first NUL
 // ignored) or AMQPLAIN (a field table without its length prefix, LOGIN and PASSWORD), checked
 // against the same users as Kafka SASL. Without a users file only guest/guest is let in, and by
-// default only from loopback, as RabbitMQ does (`amqp_guest`: loopback, anywhere or off).
+// default only from loopback, as RabbitMQ does (`amqp_guest`: loopback, anywhere or off). The users
+// file may name vhosts and who each admits; without one, only `/` is served.
 import type { Credentials } from '../../core/index.ts';
 import { decode_table_body } from '../../protocol/amqp/field_table.ts';
 
@@ -58,5 +59,18 @@ export async function check_login(
   if (login.username !== GUEST || login.password !== GUEST)
     return `login refused for user '${login.username}': without a users file only guest is let in`;
   if (guest === 'loopback' && !is_loopback(remote_address)) return "user 'guest' can only connect via localhost";
+  return null;
+}
+
+/** The vhosts served: the users file's, or `/` alone without one. */
+export function served_vhosts(credentials: Credentials | null): readonly string[] {
+  return credentials?.vhosts ?? ['/'];
+}
+
+/** Null when the user may open the vhost; otherwise why not (for the NOT_ALLOWED reply). */
+export function vhost_refusal(credentials: Credentials | null, username: string, vhost: string): string | null {
+  if (!served_vhosts(credentials).includes(vhost)) return `vhost '${vhost}' not found`;
+  if (credentials && !credentials.admits(username, vhost))
+    return `access to vhost '${vhost}' refused for user '${username}'`;
   return null;
 }

@@ -24,7 +24,7 @@ import {
 } from '../../protocol/amqp/methods.ts';
 import { HEARTBEAT_FRAME, content_frames, method_frame } from '../../protocol/amqp/frame_writer.ts';
 import type { BasicProperties } from '../../protocol/amqp/properties.ts';
-import { type GuestAccess, MECHANISMS, check_login, login_of } from './authenticate.ts';
+import { type GuestAccess, MECHANISMS, check_login, login_of, vhost_refusal } from './authenticate.ts';
 import { AmqpChannel } from './channel.ts';
 import type { AmqpConnectionInfo, AmqpLimits, ChannelPort, ConnectionPort, RegistryPort } from './ports.ts';
 import type { QueueConsumer } from './consumer.ts';
@@ -359,13 +359,8 @@ export class AmqpConnection implements ConnectionPort {
   }
 
   private on_open(args: MethodArgs<'connection.open'>): void {
-    if (args.virtual_host !== '/')
-      throw new AmqpError(
-        ReplyCode.NOT_ALLOWED,
-        `vhost '${args.virtual_host}' not found (this broker serves '/')`,
-        10,
-        40,
-      );
+    const refusal = vhost_refusal(this.deps.credentials, this.username, args.virtual_host);
+    if (refusal) throw new AmqpError(ReplyCode.NOT_ALLOWED, `NOT_ALLOWED - ${refusal}`, 10, 40);
     this.vhost = args.virtual_host;
     this.state = 'running';
     if (this.handshake_timer) clearTimeout(this.handshake_timer);

@@ -6,7 +6,7 @@ import type { Core, Credentials, Logger } from '../../core/index.ts';
 import { AMQP_LIMITS_DEFAULT, AmqpConnection } from './connection.ts';
 import type { AmqpConnectionInfo, AmqpLimits } from './ports.ts';
 import { ConnectionRegistry } from './registry.ts';
-import type { GuestAccess } from './authenticate.ts';
+import { type GuestAccess, served_vhosts } from './authenticate.ts';
 import { DiskAlarm } from './disk_alarm.ts';
 import { listen_on } from '../listen.ts';
 
@@ -33,12 +33,15 @@ export class AmqpListener {
   readonly registry: ConnectionRegistry;
   private readonly limits: AmqpLimits;
   private readonly disk_alarm: DiskAlarm;
+  /** The vhosts served: the users file's, or `/`. */
+  readonly vhosts: readonly string[];
 
   constructor(
     private readonly core: Core,
     private readonly options: AmqpListenerOptions,
   ) {
-    this.registry = new ConnectionRegistry(core);
+    this.vhosts = served_vhosts(options.credentials ?? null);
+    this.registry = new ConnectionRegistry(core, this.vhosts);
     this.limits = { ...AMQP_LIMITS_DEFAULT, ...options.limits };
     this.server = net.createServer((socket) => this.accept(socket));
     this.server.maxConnections = options.connections_max ?? 10_000;

@@ -27,12 +27,15 @@ export class ConnectionRegistry implements RegistryPort {
 
   readonly expiry: QueueExpiry;
 
-  constructor(private readonly core: Core) {
+  constructor(
+    private readonly core: Core,
+    vhosts: readonly string[],
+  ) {
     this.expiry = new QueueExpiry(
       core,
       (queue) => this.consumer_count(queue),
       (vhost, queue) => this.delete_queue(core, vhost, queue),
-      () => ['/'],
+      () => vhosts,
     );
   }
 

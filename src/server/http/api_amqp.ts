@@ -1,18 +1,27 @@
-// /api/v1/amqp/*: the AMQP routing of a vhost (exchanges, queues with their depth and consumers,
-// bindings) from the core, and the AMQP connections of this broker from its listener.
+// /api/v1/amqp/*: the AMQP routing of each vhost, or of the one `?vhost=` names (exchanges, queues
+// with their depth and consumers, bindings) from the core, and this broker's AMQP connections.
 import type { Core, QueueRecord } from '../../core/index.ts';
 import type { Router } from './router.ts';
-import { invalid_query, not_found } from './http_errors.ts';
+import { not_found } from './http_errors.ts';
 
-/** The AMQP listener as this API sees it: its connections, shown as it describes them. */
+/** The AMQP listener as this API sees it: its vhosts and connections, shown as it describes them. */
 export interface AmqpSource {
+  readonly vhosts: readonly string[];
   connections(): Array<{ readonly channels: number; readonly consumers: number }>;
 }
 
-function vhost_of(query: URLSearchParams): string {
-  const vhost = query.get('vhost') ?? '/';
-  if (vhost !== '/') throw invalid_query('vhost', `no vhost '${vhost}' (this broker serves '/')`);
-  return vhost;
+/** The vhost `?vhost=` names (404 when not served), or every served vhost without it. */
+function vhosts_of(query: URLSearchParams, amqp: AmqpSource | null): readonly string[] {
+  const served = amqp?.vhosts ?? ['/'];
+  const vhost = query.get('vhost');
+  if (vhost === null) return served;
+  if (!served.includes(vhost)) throw not_found(`no vhost '${vhost}'`);
+  return [vhost];
+}
+
+/** Rows of each vhost, each marked with its vhost. */
+function per_vhost<T extends object>(vhosts: readonly string[], rows: (vhost: string) => T[]) {
+  return vhosts.flatMap((vhost) => rows(vhost).map((row) => ({ vhost, ...row })));
 }
 
 function queue_row(core: Core, queue: QueueRecord) {
@@ -33,26 +42,29 @@ function queue_row(core: Core, queue: QueueRecord) {
 }
 
 export function add_amqp_routes(router: Router, amqp: AmqpSource | null): void {
+  router.add('GET', '/api/v1/amqp/vhosts', () => ({ status: 200, body: { vhosts: amqp?.vhosts ?? ['/'] } }));
   router.add('GET', '/api/v1/amqp/exchanges', (request, { core }) => ({
     status: 200,
-    body: { exchanges: core.routing.exchanges(vhost_of(request.query)) },
+    body: { exchanges: per_vhost(vhosts_of(request.query, amqp), (v) => core.routing.exchanges(v)) },
   }));
   router.add('GET', '/api/v1/amqp/queues', (request, { core }) => ({
     status: 200,
-    body: { queues: core.routing.queues(vhost_of(request.query)).map((q) => queue_row(core, q)) },
+    body: {
+      queues: per_vhost(vhosts_of(request.query, amqp), (v) => core.routing.queues(v).map((q) => queue_row(core, q))),
+    },
   }));
   router.add('GET', '/api/v1/amqp/queues/:name', (request, { core }) => {
-    const vhost = vhost_of(request.query);
-    const queue = core.routing.queue(vhost, request.params['name']!);
+    const [vhost] = request.query.has('vhost') ? vhosts_of(request.query, amqp) : ['/'];
+    const queue = core.routing.queue(vhost!, request.params['name']!);
     if (!queue) throw not_found(`no queue '${request.params['name']}' in vhost '${vhost}'`);
     const bindings = core.routing
-      .bindings(vhost)
+      .bindings(vhost!)
       .filter((b) => b.destination_type === 'queue' && b.destination === queue.name);
-    return { status: 200, body: { ...queue_row(core, queue), bindings } };
+    return { status: 200, body: { vhost, ...queue_row(core, queue), bindings } };
   });
   router.add('GET', '/api/v1/amqp/bindings', (request, { core }) => ({
     status: 200,
-    body: { bindings: core.routing.bindings(vhost_of(request.query)) },
+    body: { bindings: per_vhost(vhosts_of(request.query, amqp), (v) => core.routing.bindings(v)) },
   }));
   router.add('GET', '/api/v1/amqp/connections', () => ({
     status: 200,
