@@ -220,8 +220,11 @@ export interface DecodedRecord extends BatchRecord {
   offset: number;
 }
 
-/** Decodes the records of the uncompressed batch at `position` (offsets as stamped by the log). */
-export function decode_record_batch(buffer: Buffer, position = 0): DecodedRecord[] {
+/**
+ * Decodes the records of the uncompressed batch at `position` (offsets as stamped by the log);
+ * with `from`/`to`, only those with offsets in that window (the others are stepped over unread).
+ */
+export function decode_record_batch(buffer: Buffer, position = 0, from = 0, to = Infinity): DecodedRecord[] {
   if (batch_compression(buffer, position) !== 0) throw new RangeError('compressed batches are not decoded here');
   const base_offset = batch_base_offset(buffer, position);
   const base_timestamp = batch_base_timestamp(buffer, position);
@@ -234,6 +237,11 @@ export function decode_record_batch(buffer: Buffer, position = 0): DecodedRecord
       reader.byte();
       const timestamp_delta = reader.varint();
       const offset_delta = reader.varint();
+      const offset = base_offset + offset_delta;
+      if (offset < from || offset > to) {
+        reader.leave_record();
+        continue;
+      }
       const key = reader.bytes();
       const value = reader.bytes();
       const header_count = reader.varint();
@@ -243,7 +251,7 @@ export function decode_record_batch(buffer: Buffer, position = 0): DecodedRecord
         headers.push({ key: header_key?.toString('utf8') ?? '', value: reader.bytes() });
       }
       records.push({
-        offset: base_offset + offset_delta,
+        offset,
         key,
         value,
         timestamp_ms: base_timestamp + timestamp_delta,

@@ -5,6 +5,12 @@ import type { AcquiredRange, OffsetRange } from '../../core/types.ts';
 import { AckError } from '../../core/errors.ts';
 import { batch_last_offset } from '../../format/batch_layout.ts';
 
+/**
+ * Bytes asked of the log in one read: the acquired records are usually far fewer bytes than the
+ * fetch's budget, and a read costs what it asks for (file read and CRC checks), not what is used.
+ */
+const READ_BYTES_MAX = 256 * 1024;
+
 export interface AcquiredRead {
   batches: Buffer[];
   /** The acquired ranges the batches cover. */
@@ -53,7 +59,7 @@ async function read_batches_from(
   read: AcquiredRead,
   covered_to: number,
 ): Promise<number> {
-  const result = await log.read(first, Math.max(1, bytes_max - read.bytes));
+  const result = await log.read(first, Math.max(1, Math.min(READ_BYTES_MAX, bytes_max - read.bytes)));
   for (const batch of result.batches) {
     const batch_last = batch_last_offset(batch, 0);
     if (batch_last < first) continue;

@@ -575,8 +575,11 @@ async function each_acquired(
 ): Promise<void> {
   for (const f of fetched) {
     if (f.acquired.length === 0) continue;
+    // A fetch returns whole stored batches; only the acquired window of each is decoded.
+    const from = Math.min(...f.acquired.map((r) => r.first_offset));
+    const to = Math.max(...f.acquired.map((r) => r.last_offset));
     for (const batch of f.batches) {
-      for (const record of decode_record_batch(await decompress_record_batch(batch))) {
+      for (const record of decode_record_batch(await decompress_record_batch(batch), 0, from, to)) {
         const range = f.acquired.find((r) => record.offset >= r.first_offset && record.offset <= r.last_offset);
         if (range) each(f.topic, f.partition, record, range.delivery_count);
       }

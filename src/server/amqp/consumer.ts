@@ -61,10 +61,10 @@ export class QueueConsumer {
     return this.fetching;
   }
 
-  /** Deliveries were settled: room under the prefetch again. */
+  /** Deliveries were settled: room under the prefetch again, worth a fetch once it is a refill's worth. */
   settled(count: number): void {
     this.unacked -= count;
-    this.wake?.();
+    if (this.wake && this.credit() >= this.refill()) this.wake();
   }
 
   /** It became the active consumer of its single-active-consumer queue. */
@@ -104,11 +104,20 @@ export class QueueConsumer {
     return this.no_ack ? FETCH_RECORDS_MAX : prefetch - this.unacked;
   }
 
+  /**
+   * The credit worth a fetch: half the prefetch while deliveries are out. A fetch reads whole
+   * stored batches, so refilling one message per ack would cost a fetch per message.
+   */
+  private refill(): number {
+    if (this.no_ack || this.unacked === 0) return 1;
+    return Math.max(1, Math.floor(Math.min(this.host.prefetch(this) || UNLIMITED_PREFETCH, FETCH_RECORDS_MAX) / 2));
+  }
+
   private async loop(): Promise<void> {
     while (this.fetching) {
       await this.host.drained();
       const credit = this.credit();
-      if (credit <= 0) {
+      if (credit <= 0 || credit < this.refill()) {
         await this.sleep(WAIT_MS, null);
         continue;
       }

@@ -74,7 +74,10 @@ export class Publisher {
     const seq = this.confirming ? this.next_seq++ : 0;
     if (queues.length === 0) {
       if (mandatory) this.target.send_return(message, ReplyCode.NO_ROUTE, 'NO_ROUTE');
-      if (seq) this.finish(seq, true);
+      if (seq) {
+        this.finished.set(seq, true);
+        this.confirm_finished();
+      }
       return;
     }
     const delay_ms = delay_of(message, exchange);
@@ -201,7 +204,9 @@ export class Publisher {
   private send(batch: PendingBatch): void {
     this.pending.delete(batch.key);
     const settle = (ok: boolean) => {
+      if (batch.seqs.length === 0) return;
       for (const seq of batch.seqs) this.append_done(seq, ok);
+      this.confirm_finished(); // after the whole batch, so one frame with `multiple` covers it
     };
     const records = encode_record_batch(batch.records);
     this.target.core.partitions.produce(batch.topic, batch.partition, records, -1, FORWARD).then(
@@ -230,12 +235,11 @@ export class Publisher {
     if (!ok) entry.failed = true;
     if (--entry.appends > 0) return;
     this.outstanding.delete(seq);
-    this.finish(seq, !entry.failed);
+    this.finished.set(seq, !entry.failed);
   }
 
   /** Confirms every finished sequence from the lowest unconfirmed one on, grouping equal outcomes. */
-  private finish(seq: number, ok: boolean): void {
-    this.finished.set(seq, ok);
+  private confirm_finished(): void {
     let run: { outcome: boolean; first: number; last: number } | null = null;
     const emit = () => {
       if (run) this.target.send_confirm(run.outcome ? 'ack' : 'nack', run.last, run.last > run.first);
