@@ -3,16 +3,13 @@
 // acceptance is recorded, so the checker holds the run to at-least-once delivery of every
 // acknowledged write and to the delivery limit. At the end the members run until every
 // acknowledged write was accepted (or a time limit), then leave.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Sluice } from '../src/sdk/index.ts';
 import type { AcceptOp, HistoryOp } from './checker/history.ts';
-import { TOPIC } from './workload.ts';
+import { drain_until_received, TOPIC } from './workload.ts';
 
 export const QUEUE_GROUP = 'faults-queue';
 const MEMBERS = 2;
 const CONCURRENCY = 4;
-/** How long the members may take, after the faults, to accept what is left. */
-const DRAIN_TIMEOUT_MS = 120_000;
 
 export function queue_members(bootstrap: string[], started_ms: number, history: HistoryOp[]) {
   const accepted = new Set<string>();
@@ -44,8 +41,7 @@ export function queue_members(bootstrap: string[], started_ms: number, history: 
       const wanted = history
         .filter((op) => op.kind === 'write' && op.outcome === 'ok')
         .map((op) => (op as { value: string }).value);
-      const deadline_ms = Date.now() + DRAIN_TIMEOUT_MS;
-      while (Date.now() < deadline_ms && wanted.some((value) => !accepted.has(value))) await sleep(500);
+      await drain_until_received(wanted, accepted);
       for (const queue of members) await queue.disconnect().catch(() => undefined);
       await Promise.allSettled(running);
       return wanted.filter((value) => !accepted.has(value)).length;

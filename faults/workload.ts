@@ -191,3 +191,31 @@ export async function high_watermarks(kafka: Kafka): Promise<Map<number, number>
     await admin.disconnect();
   }
 }
+
+/** A drain gives up once this long passes with nothing more received... */
+const DRAIN_STALL_MS = 60_000;
+/** ...or after this long in all, so a run stays bounded. */
+const DRAIN_MAX_MS = 600_000;
+
+/**
+ * Waits until every one of `wanted` is in `received`, for as long as more keep arriving: a
+ * backlog built while faults slowed the consumers is read to its end, a stalled one given up
+ * after DRAIN_STALL_MS. Returns how many never came.
+ */
+export async function drain_until_received(wanted: readonly string[], received: ReadonlySet<string>): Promise<number> {
+  const missing = () => {
+    let n = 0;
+    for (const value of wanted) if (!received.has(value)) n++;
+    return n;
+  };
+  const started_ms = Date.now();
+  let left = missing();
+  let progress_ms = started_ms;
+  while (left > 0 && Date.now() - progress_ms < DRAIN_STALL_MS && Date.now() - started_ms < DRAIN_MAX_MS) {
+    await sleep(500);
+    const now_left = missing();
+    if (now_left < left) progress_ms = Date.now();
+    left = now_left;
+  }
+  return left;
+}

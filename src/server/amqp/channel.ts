@@ -16,6 +16,9 @@ import { message_of, type PublishedMessage } from './record_mapping.ts';
 import { Declarations } from './declarations.ts';
 import { broker_failure, routing_failure } from './channel_errors.ts';
 
+/** Until the content header comes (never written to). */
+const NO_PROPERTIES = Buffer.alloc(0);
+
 /** Frames a channel holds while an earlier method is still running; reading pauses beyond this. */
 const QUEUED_FRAMES_MAX = 10_000;
 
@@ -258,7 +261,7 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
         this.incoming = {
           args: method.args,
           properties: null,
-          properties_raw: Buffer.alloc(0),
+          properties_raw: NO_PROPERTIES,
           body_size: 0,
           chunks: [],
           received: 0,

@@ -3,7 +3,7 @@
 // basic.ack / basic.nack in publish order once every queue the message reached has it durably
 // (acks=all: fsync'd, and in a cluster on the in-sync replicas). Consecutive outcomes share one
 // frame with `multiple`.
-import { BrokerError, type Core, type ExchangeRecord, type QueueRecord } from '../../core/index.ts';
+import { BrokerError, type Core, type ExchangeRecord, type QueueRecord, type TopicRecord } from '../../core/index.ts';
 import { encode_record_batch, type BatchRecord } from '../../protocol/record_batch.ts';
 import { AmqpError, ReplyCode } from '../../protocol/amqp/constants.ts';
 import { as_integer } from '../../protocol/amqp/field_table.ts';
@@ -102,7 +102,7 @@ export class Publisher {
       if (queues.length === 0 && mandatory) this.target.send_return(message, ReplyCode.NO_ROUTE, 'NO_ROUTE');
       const record = record_of(without_bcc(message), now_ms, exchange ? delay_of(message, exchange) : 0);
       for (const queue of queues) {
-        const partition = this.partition_for(queue, message.properties.priority);
+        const partition = this.partition_for(queue, core.topics.get(queue.topic), message.properties.priority);
         const key = `${queue.topic}\0${partition}`;
         let batch = batches.get(key);
         if (!batch) batches.set(key, (batch = { topic: queue.topic, partition, records: [] }));
@@ -148,8 +148,8 @@ export class Publisher {
   }
 
   /** A priority queue's level for the message's priority; otherwise round robin over the topic's partitions. */
-  private partition_for(queue: QueueRecord, priority: number | undefined): number {
-    const partitions = this.target.core.topics.get(queue.topic)?.partitions ?? 1;
+  private partition_for(queue: QueueRecord, topic: TopicRecord | undefined, priority: number | undefined): number {
+    const partitions = topic?.partitions ?? 1;
     if (partitions === 1) return 0;
     const max = Number(queue.arguments['x-max-priority'] ?? 0); // checked at declare: an integer ≥ 1
     if (max > 0) return priority_level(max, partitions, priority);
@@ -164,11 +164,12 @@ export class Publisher {
     delayed: boolean,
     priority: number | undefined,
   ): void {
-    const partition = this.partition_for(queue, priority);
+    const topic = this.target.core.topics.get(queue.topic);
+    const partition = this.partition_for(queue, topic, priority);
     // Delayed messages travel in batches of their own, so the others are not held with them.
-    const key = `${queue.topic}\0${partition}${delayed ? '\0delayed' : ''}`;
+    const key = partition === 0 && !delayed ? queue.topic : `${queue.topic}\0${partition}${delayed ? '\0delayed' : ''}`;
     let batch = this.pending.get(key);
-    if (batch && (batch.bytes + bytes > BATCH_BYTES_MAX || batch.records.length >= this.records_max(queue))) {
+    if (batch && (batch.bytes + bytes > BATCH_BYTES_MAX || batch.records.length >= records_max(topic))) {
       this.send(batch);
       batch = undefined;
     }
@@ -183,16 +184,6 @@ export class Publisher {
       this.flush_scheduled = true;
       setImmediate(() => this.flush());
     }
-  }
-
-  /**
-   * Records one batch may hold for the queue: one for a queue with a length limit, whose overflow
-   * policy takes or refuses each message, not a batch of them.
-   */
-  private records_max(queue: QueueRecord): number {
-    const configs = this.target.core.topics.get(queue.topic)?.configs;
-    const bounded = configs?.['sluice.max.messages'] !== undefined || configs?.['sluice.max.bytes'] !== undefined;
-    return bounded ? 1 : BATCH_RECORDS_MAX;
   }
 
   /** Sends what this turn gathered. */
@@ -256,6 +247,16 @@ export class Publisher {
     }
     emit();
   }
+}
+
+/**
+ * Records one batch may hold for the queue's topic: one for a queue with a length limit, whose
+ * overflow policy takes or refuses each message, not a batch of them.
+ */
+function records_max(topic: TopicRecord | undefined): number {
+  const configs = topic?.configs;
+  const bounded = configs?.['sluice.max.messages'] !== undefined || configs?.['sluice.max.bytes'] !== undefined;
+  return bounded ? 1 : BATCH_RECORDS_MAX;
 }
 
 /** An x-delayed-message exchange holds a message back for its x-delay header's milliseconds. */

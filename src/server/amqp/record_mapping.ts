@@ -49,9 +49,40 @@ function readable(value: FieldValue): string | null {
   return null;
 }
 
+/** Texts that repeat from message to message (exchange names, routing keys, content types). */
+const REPEATED_CACHED_MAX = 1024;
+const repeated = new Map<string, Buffer>();
+
+/**
+ * The UTF-8 bytes of a text that usually repeats, encoded once while it keeps coming. Shared, so
+ * never written to: a record's fields are only read once encoded into a batch.
+ */
+function repeated_bytes(text: string): Buffer {
+  let bytes = repeated.get(text);
+  if (bytes === undefined) {
+    if (repeated.size >= REPEATED_CACHED_MAX) repeated.clear();
+    bytes = Buffer.from(text, 'utf8');
+    repeated.set(text, bytes);
+  }
+  return bytes;
+}
+
+/** Properties whose values repeat across messages (ids and timestamps do not). */
+const REPEATING = new Set<keyof BasicProperties>([
+  'content_type',
+  'content_encoding',
+  'delivery_mode',
+  'priority',
+  'reply_to',
+  'expiration',
+  'type',
+  'user_id',
+  'app_id',
+]);
+
 /** `delay_ms`: held back this long first (an x-delayed-message exchange's x-delay). */
 export function record_of(message: PublishedMessage, now_ms: number, delay_ms = 0): BatchRecord {
-  const headers: RecordHeader[] = [{ key: HEADER_EXCHANGE, value: Buffer.from(message.exchange, 'utf8') }];
+  const headers: RecordHeader[] = [{ key: HEADER_EXCHANGE, value: repeated_bytes(message.exchange) }];
   // Per-message TTL: the queue engine expires (and dead-letters) by this header.
   const expiration = message.properties.expiration;
   if (expiration !== undefined && MILLISECONDS.test(expiration))
@@ -60,14 +91,16 @@ export function record_of(message: PublishedMessage, now_ms: number, delay_ms = 
   if (message.properties_raw.length > 2) headers.push({ key: HEADER_PROPERTIES, value: message.properties_raw });
   for (const [field, name] of READABLE) {
     const value = message.properties[field];
-    if (value !== undefined) headers.push({ key: name, value: Buffer.from(String(value), 'utf8') });
+    if (value === undefined) continue;
+    const text = String(value);
+    headers.push({ key: name, value: REPEATING.has(field) ? repeated_bytes(text) : Buffer.from(text, 'utf8') });
   }
   for (const [name, value] of Object.entries(message.properties.headers ?? {})) {
     const text = readable(value);
     if (text !== null) headers.push({ key: name, value: Buffer.from(text, 'utf8') });
   }
   return {
-    key: message.routing_key === '' ? null : Buffer.from(message.routing_key, 'utf8'),
+    key: message.routing_key === '' ? null : repeated_bytes(message.routing_key),
     value: message.body,
     timestamp_ms: now_ms,
     headers,
