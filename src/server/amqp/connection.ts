@@ -1,7 +1,7 @@
 // One AMQP 0-9-1 connection: the protocol header, the handshake (start, tune, open), heartbeats,
 // channel 0's methods, and the channels. A connection exception sends connection.close and ends
 // the socket once the client answers (or after CLOSE_OK_WAIT_MS); a channel exception closes only
-// its channel (channel.ts). Writes are corked for a turn so many frames leave in one syscall.
+// its channel (channel.ts). A turn's frames are gathered and leave in one socket write.
 import type net from 'node:net';
 import type { Core, Credentials, Logger } from '../../core/index.ts';
 import {
@@ -40,6 +40,8 @@ export const AMQP_LIMITS_DEFAULT: AmqpLimits = {
 /** What the handshake may take before the socket is closed. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 const CLOSE_OK_WAIT_MS = 1_000;
+/** Bytes of frames gathered before they are sent without waiting for the turn's end. */
+const OUTGOING_BYTES_MAX = 1024 * 1024;
 
 export interface AmqpConnectionDeps {
   core: Core;
@@ -66,7 +68,10 @@ export class AmqpConnection implements ConnectionPort {
   private handshake_timer: NodeJS.Timeout | null;
   private last_read_ms = 0;
   private last_write_ms = 0;
-  private corked = false;
+  /** Frames written this turn, sent together at its end (or once they reach OUTGOING_BYTES_MAX). */
+  private outgoing: Buffer[] = [];
+  private outgoing_bytes = 0;
+  private flush_scheduled = false;
   username = '';
   vhost = '/';
   client_properties: Record<string, unknown> = {};
@@ -425,16 +430,24 @@ export class AmqpConnection implements ConnectionPort {
 
   private write(bytes: Buffer): void {
     if (this.state === 'closed') return;
-    if (!this.corked) {
-      this.corked = true;
-      this.socket.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        this.socket.uncork();
-      });
+    this.outgoing.push(bytes);
+    this.outgoing_bytes += bytes.length;
+    if (this.outgoing_bytes >= OUTGOING_BYTES_MAX) this.flush();
+    else if (!this.flush_scheduled) {
+      this.flush_scheduled = true;
+      process.nextTick(() => this.flush());
     }
+  }
+
+  /** What this turn wrote, as one buffer: one socket write, not one per frame. */
+  private flush(): void {
+    this.flush_scheduled = false;
+    if (this.outgoing.length === 0) return;
+    const bytes = this.outgoing.length === 1 ? this.outgoing[0]! : Buffer.concat(this.outgoing, this.outgoing_bytes);
+    this.outgoing = [];
+    this.outgoing_bytes = 0;
     this.last_write_ms = this.deps.core.clock.now_ms();
-    this.socket.write(bytes);
+    if (!this.socket.destroyed) this.socket.write(bytes);
   }
 
   private readonly drain_waiters: Array<() => void> = [];
@@ -452,6 +465,7 @@ export class AmqpConnection implements ConnectionPort {
   destroy(why: string, graceful = false): void {
     if (this.state === 'closed') return;
     if (!graceful) this.deps.logger.info({ connection: this.id, why }, 'AMQP connection dropped');
+    this.flush();
     if (graceful) this.socket.end();
     else this.socket.destroy();
     this.on_close();

@@ -9,7 +9,8 @@ import { ShareMember } from './share_member.ts';
 /**
  * Records acquired by one fetch (the prefetch bounds it further). Several small fetches keep a
  * client fed while it acknowledges; one fetch of a whole prefetch of 500 left it idle between
- * bursts (queue workload of `npm run bench`: 37,000 msg/s at 500, 52,000–58,000 at 125).
+ * bursts (`npm run bench -- --profile smoke --scale 10 --systems sluice-amqp-fsync --workloads
+ * queue`: 37,000 msg/s at 500, 52,000–58,000 at 125).
  */
 const FETCH_RECORDS_MAX = 125;
 /** A fetch waits until this share of the prefetch is free again (see QueueConsumer.refill). */

@@ -18,6 +18,8 @@ const BATCH_RECORDS_MAX = 2_000;
 const FORWARD = { forward: true } as const;
 /** Confirms outstanding on a channel; a client that never waits is refused beyond this. */
 const UNCONFIRMED_MAX = 100_000;
+/** At most one warning per channel this often about publishes not stored. */
+const NOT_STORED_WARN_INTERVAL_MS = 10_000;
 
 interface PendingBatch {
   key: string;
@@ -49,6 +51,9 @@ export class Publisher {
   private readonly pending = new Map<string, PendingBatch>();
   private flush_scheduled = false;
   private round_robin = 0;
+  private not_stored_logged_ms = -Infinity;
+  /** Batches not stored since the last warning about them. */
+  private not_stored_unlogged = 0;
 
   constructor(private readonly target: PublishTarget) {}
 
@@ -205,11 +210,27 @@ export class Publisher {
       (error: unknown) => {
         // A full queue refusing a publish is the queue's policy, not a fault worth a warning.
         const full = error instanceof BrokerError && error.kind === 'queue_full';
-        if (!full) this.target.logger_warn({ topic: batch.topic, error: String(error) }, 'AMQP publish not stored');
+        if (!full) this.warn_not_stored(batch.topic, error);
         if (full && batch.queue.arguments['x-overflow'] === 'reject-publish-dlx') this.dead_letter(batch);
         settle(false);
       },
     );
+  }
+
+  /**
+   * A publisher that goes on while its queue cannot take writes (too few in-sync replicas, a full
+   * disk) is nacked batch after batch: one warning per interval says so, with how many it stands for.
+   */
+  private warn_not_stored(topic: string, error: unknown): void {
+    const now_ms = this.target.core.clock.now_ms();
+    this.not_stored_unlogged++;
+    if (now_ms - this.not_stored_logged_ms < NOT_STORED_WARN_INTERVAL_MS) return;
+    this.target.logger_warn(
+      { topic, error: String(error), batches: this.not_stored_unlogged },
+      'AMQP publish not stored',
+    );
+    this.not_stored_logged_ms = now_ms;
+    this.not_stored_unlogged = 0;
   }
 
   /** reject-publish-dlx: what a full queue refused is nacked and dead-lettered (reason maxlen). */
