@@ -29,6 +29,7 @@ import {
   write_int64,
 } from '../format/batch_layout.ts';
 import { RecordFormatError, RecordReader, varint_size, write_varint } from '../format/record_reader.ts';
+import { TextBytesCache } from './text_bytes.ts';
 
 export interface RecordHeader {
   key: string;
@@ -84,17 +85,11 @@ function write_bytes_field(buffer: Buffer, position: number, bytes: Buffer | nul
 
 /** Header keys encoded lately: keys repeat from record to record (a message-id header on each, say). */
 const HEADER_KEYS_CACHED_MAX = 256;
-const header_keys = new Map<string, Buffer>();
+const header_keys = new TextBytesCache(HEADER_KEYS_CACHED_MAX);
 
 /** A header key's UTF-8 bytes, encoded once while it keeps coming. */
 function header_key_bytes(key: string): Buffer {
-  let bytes = header_keys.get(key);
-  if (bytes === undefined) {
-    if (header_keys.size >= HEADER_KEYS_CACHED_MAX) header_keys.clear();
-    bytes = Buffer.from(key, 'utf8');
-    header_keys.set(key, bytes);
-  }
-  return bytes;
+  return header_keys.bytes(key);
 }
 
 /** A header key as written: its UTF-8 length, then the bytes. */

@@ -179,7 +179,7 @@ test('one store, two protocols: kafkajs reads what amqplib published; amqplib co
   await connection.close();
 });
 
-test('a burst of confirmed publishes is confirmed with multiple acks, every delivery tag once and in order', async () => {
+test('a burst of confirmed publishes gets multiple acks, every delivery tag once and in order', async () => {
   const broker = await start();
   const c = await RawAmqp.open(broker.amqp!);
   try {

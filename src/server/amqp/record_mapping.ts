@@ -11,6 +11,7 @@ import type { FieldTable, FieldValue } from '../../protocol/amqp/field_table.ts'
 
 import { HEADER_EXCHANGE, HEADER_PROPERTIES } from '../../protocol/amqp/record_headers.ts';
 import { DELAY_MS_HEADER, TTL_MS_HEADER } from '../../protocol/message_headers.ts';
+import { TextBytesCache } from '../../protocol/text_bytes.ts';
 
 const MILLISECONDS = /^\d{1,15}$/;
 
@@ -51,21 +52,9 @@ function readable(value: FieldValue): string | null {
 
 /** Texts that repeat from message to message (exchange names, routing keys, content types). */
 const REPEATED_CACHED_MAX = 1024;
-const repeated = new Map<string, Buffer>();
-
-/**
- * The UTF-8 bytes of a text that usually repeats, encoded once while it keeps coming. Shared, so
- * never written to: a record's fields are only read once encoded into a batch.
- */
-function repeated_bytes(text: string): Buffer {
-  let bytes = repeated.get(text);
-  if (bytes === undefined) {
-    if (repeated.size >= REPEATED_CACHED_MAX) repeated.clear();
-    bytes = Buffer.from(text, 'utf8');
-    repeated.set(text, bytes);
-  }
-  return bytes;
-}
+const repeated = new TextBytesCache(REPEATED_CACHED_MAX);
+/** A record's fields are only read once encoded into a batch, so they may share these buffers. */
+const repeated_bytes = (text: string): Buffer => repeated.bytes(text);
 
 /** Properties whose values repeat across messages (ids and timestamps do not). */
 const REPEATING = new Set<keyof BasicProperties>([
