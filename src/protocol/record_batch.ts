@@ -87,14 +87,9 @@ function write_bytes_field(buffer: Buffer, position: number, bytes: Buffer | nul
 const HEADER_KEYS_CACHED_MAX = 256;
 const header_keys = new TextBytesCache(HEADER_KEYS_CACHED_MAX);
 
-/** A header key's UTF-8 bytes, encoded once while it keeps coming. */
-function header_key_bytes(key: string): Buffer {
-  return header_keys.bytes(key);
-}
-
 /** A header key as written: its UTF-8 length, then the bytes. */
 function write_text_field(buffer: Buffer, position: number, text: string): number {
-  const bytes = header_key_bytes(text);
+  const bytes = header_keys.bytes(text);
   const length = bytes.length;
   position = write_varint(buffer, position, length);
   // Keys are short: a byte loop beats TypedArray.set's fixed cost.
@@ -114,12 +109,12 @@ function record_body_size(
   const count = headers?.length ?? 0;
   for (let h = 0; h < count; h++) {
     const header = headers![h]!;
-    const key_bytes = header_key_bytes(header.key).length;
+    const key_bytes = header_keys.bytes(header.key).length;
     size += varint_size(key_bytes) + key_bytes + bytes_field_size(header.value);
   }
   if (record.generated_header) {
     if (!generated) throw new RangeError('a record asks for a generated header and the batch has none');
-    const key_bytes = header_key_bytes(generated.key).length;
+    const key_bytes = header_keys.bytes(generated.key).length;
     size += varint_size(key_bytes) + key_bytes + varint_size(generated.value_bytes) + generated.value_bytes;
     return size + varint_size(count + 1);
   }

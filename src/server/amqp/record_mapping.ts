@@ -15,20 +15,23 @@ import { TextBytesCache } from '../../protocol/text_bytes.ts';
 
 const MILLISECONDS = /^\d{1,15}$/;
 
-/** Properties written as readable headers, with their header names. */
-const READABLE: ReadonlyArray<[keyof BasicProperties, string]> = [
-  ['content_type', 'amqp.content-type'],
-  ['content_encoding', 'amqp.content-encoding'],
-  ['delivery_mode', 'amqp.delivery-mode'],
-  ['priority', 'amqp.priority'],
-  ['correlation_id', 'amqp.correlation-id'],
-  ['reply_to', 'amqp.reply-to'],
-  ['expiration', 'amqp.expiration'],
-  ['message_id', 'amqp.message-id'],
-  ['timestamp', 'amqp.timestamp'],
-  ['type', 'amqp.type'],
-  ['user_id', 'amqp.user-id'],
-  ['app_id', 'amqp.app-id'],
+/**
+ * Properties written as readable headers, with their header names, and whether their values
+ * repeat from message to message (ids and timestamps do not).
+ */
+const READABLE: ReadonlyArray<[keyof BasicProperties, string, boolean]> = [
+  ['content_type', 'amqp.content-type', true],
+  ['content_encoding', 'amqp.content-encoding', true],
+  ['delivery_mode', 'amqp.delivery-mode', true],
+  ['priority', 'amqp.priority', true],
+  ['correlation_id', 'amqp.correlation-id', false],
+  ['reply_to', 'amqp.reply-to', true],
+  ['expiration', 'amqp.expiration', true],
+  ['message_id', 'amqp.message-id', false],
+  ['timestamp', 'amqp.timestamp', false],
+  ['type', 'amqp.type', true],
+  ['user_id', 'amqp.user-id', true],
+  ['app_id', 'amqp.app-id', true],
 ];
 
 export interface PublishedMessage {
@@ -50,46 +53,34 @@ function readable(value: FieldValue): string | null {
   return null;
 }
 
-/** Texts that repeat from message to message (exchange names, routing keys, content types). */
+/**
+ * Texts that repeat from message to message (exchange names, routing keys, content types). A
+ * record's fields are only read once encoded into a batch, so records may share these buffers.
+ */
 const REPEATED_CACHED_MAX = 1024;
 const repeated = new TextBytesCache(REPEATED_CACHED_MAX);
-/** A record's fields are only read once encoded into a batch, so they may share these buffers. */
-const repeated_bytes = (text: string): Buffer => repeated.bytes(text);
-
-/** Properties whose values repeat across messages (ids and timestamps do not). */
-const REPEATING = new Set<keyof BasicProperties>([
-  'content_type',
-  'content_encoding',
-  'delivery_mode',
-  'priority',
-  'reply_to',
-  'expiration',
-  'type',
-  'user_id',
-  'app_id',
-]);
 
 /** `delay_ms`: held back this long first (an x-delayed-message exchange's x-delay). */
 export function record_of(message: PublishedMessage, now_ms: number, delay_ms = 0): BatchRecord {
-  const headers: RecordHeader[] = [{ key: HEADER_EXCHANGE, value: repeated_bytes(message.exchange) }];
+  const headers: RecordHeader[] = [{ key: HEADER_EXCHANGE, value: repeated.bytes(message.exchange) }];
   // Per-message TTL: the queue engine expires (and dead-letters) by this header.
   const expiration = message.properties.expiration;
   if (expiration !== undefined && MILLISECONDS.test(expiration))
     headers.push({ key: TTL_MS_HEADER, value: Buffer.from(expiration, 'utf8') });
   if (delay_ms > 0) headers.push({ key: DELAY_MS_HEADER, value: Buffer.from(String(delay_ms), 'utf8') });
   if (message.properties_raw.length > 2) headers.push({ key: HEADER_PROPERTIES, value: message.properties_raw });
-  for (const [field, name] of READABLE) {
+  for (const [field, name, repeats] of READABLE) {
     const value = message.properties[field];
     if (value === undefined) continue;
     const text = String(value);
-    headers.push({ key: name, value: REPEATING.has(field) ? repeated_bytes(text) : Buffer.from(text, 'utf8') });
+    headers.push({ key: name, value: repeats ? repeated.bytes(text) : Buffer.from(text, 'utf8') });
   }
   for (const [name, value] of Object.entries(message.properties.headers ?? {})) {
     const text = readable(value);
     if (text !== null) headers.push({ key: name, value: Buffer.from(text, 'utf8') });
   }
   return {
-    key: message.routing_key === '' ? null : repeated_bytes(message.routing_key),
+    key: message.routing_key === '' ? null : repeated.bytes(message.routing_key),
     value: message.body,
     timestamp_ms: now_ms,
     headers,
