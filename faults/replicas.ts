@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { crc32c } from '@node-rs/crc32';
+import { batch_base_offset, batch_producer_epoch, batch_producer_id } from '../src/format/batch_layout.ts';
 import { decode_record_batch } from '../src/protocol/record_batch.ts';
 import type { ReadOp, ReplicaEndOp } from './checker/history.ts';
 import { batches_in } from './nemesis.ts';
@@ -30,6 +31,11 @@ export function replica_records(
     for (const { at, bytes } of batches_in(file)) {
       const batch = file.subarray(at, at + bytes);
       if (crc32c(batch.subarray(CRC_START)) !== batch.readUInt32BE(17)) return reads;
+      const header = {
+        base_offset: batch_base_offset(batch, 0),
+        producer_id: batch_producer_id(batch, 0),
+        producer_epoch: batch_producer_epoch(batch, 0),
+      };
       for (const record of decode_record_batch(batch)) {
         reads.push({
           kind: 'read',
@@ -40,6 +46,7 @@ export function replica_records(
           key: record.key?.toString() ?? null,
           value: record.value?.toString() ?? '',
           at_ms,
+          batch: header,
         });
       }
     }

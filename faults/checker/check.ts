@@ -14,7 +14,15 @@ import {
   type ReplicaEndOp,
   type WriteOp,
 } from './history.ts';
-import { OffsetMap, duplicates, key_order, lost_writes, offset_conflicts, replicas_diverge } from './log_properties.ts';
+import {
+  OffsetMap,
+  type Resent,
+  duplicates,
+  key_order,
+  lost_writes,
+  offset_conflicts,
+  replicas_diverge,
+} from './log_properties.ts';
 import { amqp_delivery, commits_backwards, delayed_delivery, queue_delivery } from './delivery_properties.ts';
 
 export interface CheckResult {
@@ -38,7 +46,7 @@ export function check_history(ops: readonly HistoryOp[], bounds: CheckBounds = D
   const delayed_reads: DelayedReadOp[] = of_kind(ops, 'delayed_read');
   const ends: ReplicaEndOp[] = of_kind(ops, 'replica_end');
   const clock_faults: ClockFaultOp[] = of_kind(ops, 'clock_fault');
-  const resent = new Set<string>();
+  const resent: Resent = { after_unknown: new Set(), under_new_epoch: new Set() };
   const failures = [
     ...lost_writes(writes, offsets),
     ...offset_conflicts(offsets),
@@ -55,8 +63,9 @@ export function check_history(ops: readonly HistoryOp[], bounds: CheckBounds = D
   for (const write of writes) counts[`write_${write.outcome}`] = (counts[`write_${write.outcome}`] ?? 0) + 1;
   for (const publish of of_kind(ops, 'amqp_publish'))
     counts[`amqp_publish_${publish.outcome}`] = (counts[`amqp_publish_${publish.outcome}`] ?? 0) + 1;
-  // Records of unknown writes the client sent again as new ones: not the broker's doing, but shown.
-  if (resent.size > 0) counts.stored_twice_after_unknown_write = resent.size;
+  // Records a client sent again as new ones (log_properties.ts): not the broker's doing, but shown.
+  if (resent.after_unknown.size > 0) counts.stored_twice_after_unknown_write = resent.after_unknown.size;
+  if (resent.under_new_epoch.size > 0) counts.stored_twice_resent_under_new_epoch = resent.under_new_epoch.size;
   return { valid: failures.length === 0, failures, counts };
 }
 

@@ -36,6 +36,11 @@ export interface ReadOp {
   key: string | null;
   value: string;
   at_ms: number;
+  /**
+   * Replica reads only: the record's batch (its base offset) and the batch's producer id and
+   * epoch, which tell a client's resend under a new epoch from a record the broker stored twice.
+   */
+  batch?: { base_offset: number; producer_id: number; producer_epoch: number };
 }
 
 /** A consumer group's offset commit that was acknowledged, in the order the acknowledgements came. */

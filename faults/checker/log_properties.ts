@@ -66,23 +66,37 @@ export function offset_conflicts(offsets: OffsetMap): Failure[] {
   return failures;
 }
 
+/** Second copies the checker puts down to a client's resend rather than to the broker. */
+export interface Resent {
+  /** Values whose write ended unknown, sent again by the client as a new write. */
+  after_unknown: Set<string>;
+  /** Values resent under a newer epoch of their producer after a message timeout (librdkafka). */
+  under_new_epoch: Set<string>;
+}
+
 /**
- * With idempotent producers, no written value is stored at two offsets. A value whose write ended
- * unknown (refused after the client's retries, or not answered in time) is only counted in
- * `resent`: a client may send such a record again as a new write, with a new sequence number
- * (kafkajs does, after a request timeout), which no broker can tell from a new message.
+ * With idempotent producers, no written value is stored at two offsets. Two kinds of second copy
+ * are a client's doing, which no broker can tell from a new message, and are only counted:
+ * - of a value whose write ended unknown: the client sent it again as a new write, with a new
+ *   sequence number (kafkajs does, after a request timeout);
+ * - under a newer epoch of the same producer id, when the first copy's batch also holds a record
+ *   whose write ended unknown: librdkafka fails the messages of a request in flight that reach
+ *   their `message.timeout.ms`, bumps its epoch and sends the request's other messages again
+ *   with new sequence numbers, though the broker may have stored the request (its documentation,
+ *   "Message timeout considerations": such messages are "possibly persisted").
  */
 export function duplicates(
   offsets: OffsetMap,
   writes: readonly WriteOp[],
   bounds: CheckBounds,
-  resent: Set<string>,
+  resent: Resent,
 ): Failure[] {
   if (!bounds.idempotent_writes) return [];
   const unknown = new Set(writes.filter((w) => w.outcome === 'unknown').map((w) => w.value));
   const failures: Failure[] = [];
   for (const [partition, by_offset] of offsets.partitions()) {
     const where = new Map<string, ReadOp>();
+    const timed_out_batches = batches_holding(by_offset, unknown);
     for (const [offset, reads] of [...by_offset].sort((a, b) => a[0] - b[0])) {
       const read = reads[0]!;
       const first = where.get(read.value);
@@ -90,7 +104,9 @@ export function duplicates(
         where.set(read.value, read);
         continue;
       }
-      if (unknown.has(read.value)) resent.add(read.value);
+      if (unknown.has(read.value)) resent.after_unknown.add(read.value);
+      else if (resent_under_new_epoch(by_offset.get(first.offset)!, reads, timed_out_batches))
+        resent.under_new_epoch.add(read.value);
       else {
         failures.push({
           property: 'record stored twice',
@@ -101,6 +117,28 @@ export function duplicates(
     }
   }
   return failures;
+}
+
+/** The base offsets of the stored batches that hold a record of one of `values`. */
+function batches_holding(by_offset: Map<number, ReadOp[]>, values: Set<string>): Set<number> {
+  const found = new Set<number>();
+  for (const reads of by_offset.values()) {
+    const batch = reads.find((r) => r.batch)?.batch;
+    if (batch && values.has(reads[0]!.value)) found.add(batch.base_offset);
+  }
+  return found;
+}
+
+function resent_under_new_epoch(first: ReadOp[], second: ReadOp[], timed_out_batches: Set<number>): boolean {
+  const a = first.find((r) => r.batch)?.batch;
+  const b = second.find((r) => r.batch)?.batch;
+  return (
+    a !== undefined &&
+    b !== undefined &&
+    a.producer_id === b.producer_id &&
+    b.producer_epoch > a.producer_epoch &&
+    timed_out_batches.has(a.base_offset)
+  );
 }
 
 /**

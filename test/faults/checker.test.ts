@@ -90,6 +90,34 @@ test('planted faults: a lost write, a duplicate, an offset with two values, a re
   assert.deepEqual(broken(concurrent), []);
 });
 
+/** A replica's read of `value` at `offset`, stored in the batch at `base` by producer 7 in `epoch`. */
+function stored(value: string, offset: number, base: number, epoch: number): ReadOp {
+  const batch = { base_offset: base, producer_id: 7, producer_epoch: epoch };
+  return { ...read(value, offset, 'replica-1'), batch };
+}
+
+test('a resend under a new epoch after a message timeout is counted; any other second copy fails', () => {
+  // librdkafka: e timed out in flight (unknown) with f in its request; the broker had stored both,
+  // and f went again under epoch 1.
+  const history = (epoch: number, e_outcome: WriteOp['outcome']): HistoryOp[] => [
+    ...clean(),
+    write('e', 3, { outcome: e_outcome, offset: e_outcome === 'ok' ? 3 : undefined }),
+    write('f', 5),
+    stored('e', 3, 3, 0),
+    stored('f', 4, 3, 0),
+    stored('f', 5, 5, epoch),
+  ];
+  const resend = check_history(history(1, 'unknown'));
+  assert.deepEqual(resend.failures, []);
+  assert.equal(resend.counts.stored_twice_resent_under_new_epoch, 1);
+  assert.deepEqual(
+    broken(history(0, 'unknown')),
+    ['record stored twice'],
+    'the same epoch: the broker stored it twice',
+  );
+  assert.deepEqual(broken(history(1, 'ok')), ['record stored twice'], 'nothing in its request timed out');
+});
+
 test('planted faults: replicas differ, a committed offset goes back', () => {
   const diverged = clean().filter((op) => !(op.kind === 'read' && op.reader === 'replica-2' && op.offset === 2));
   assert.deepEqual(broken(diverged), ['replicas differ below the high watermark']);

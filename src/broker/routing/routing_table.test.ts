@@ -115,3 +115,22 @@ test('bindings are added once, removed with their queue, and kept in the definit
   assert.equal(table.bindings().length, 0);
   assert.equal(table.bound_to('q', 'queue'), false);
 });
+
+test('an auto-delete exchange goes with its last binding, its own bindings with it; one never bound stays', () => {
+  const table = new RoutingTable();
+  const auto = (name: string): ExchangeRecord => ({ ...exchange(name, 'fanout'), auto_delete: true });
+  for (const name of ['a', 'b', 'idle']) table.exchanges.set(name, auto(name));
+  table.queues.set('q1', queue('q1'));
+  table.queues.set('q2', queue('q2'));
+  table.add_binding(to_queue('a', 'q1'));
+  table.add_binding(to_queue('a', 'q2'));
+  // b's only binding is to a: when a goes, b loses its last binding and goes too.
+  table.add_binding({ source: 'b', destination: 'a', destination_type: 'exchange', routing_key: '', arguments: {} });
+  table.remove_binding(to_queue('a', 'q1'));
+  assert.ok(table.exchanges.has('a'), 'one binding left');
+  table.remove_bindings_of('q2', 'queue'); // q2 deleted
+  assert.equal(table.exchanges.has('a'), false);
+  assert.equal(table.exchanges.has('b'), false);
+  assert.deepEqual(table.bindings(), []);
+  assert.ok(table.exchanges.has('idle'), 'never bound');
+});

@@ -87,18 +87,42 @@ export class RoutingTable {
     const list = this.by_source.get(binding.source) ?? [];
     const kept = list.filter((b) => !same_binding(b, binding));
     if (kept.length === list.length) return false;
-    if (kept.length === 0) this.by_source.delete(binding.source);
-    else this.by_source.set(binding.source, kept);
+    if (kept.length > 0) this.by_source.set(binding.source, kept);
+    else {
+      this.by_source.delete(binding.source);
+      this.drop_auto_deleted([binding.source]);
+    }
     return true;
   }
 
-  /** Removes every binding from or to `name` (a deleted exchange or queue). */
+  /**
+   * Removes every binding from or to `name` (a deleted exchange or queue), then the auto-delete
+   * exchanges that lost their last binding by it.
+   */
   remove_bindings_of(name: string, type: 'queue' | 'exchange'): void {
     if (type === 'exchange') this.by_source.delete(name);
+    const emptied: string[] = [];
     for (const [source, list] of this.by_source) {
       const kept = list.filter((b) => !(b.destination === name && b.destination_type === type));
-      if (kept.length === 0) this.by_source.delete(source);
-      else if (kept.length !== list.length) this.by_source.set(source, kept);
+      if (kept.length === list.length) continue;
+      if (kept.length > 0) this.by_source.set(source, kept);
+      else {
+        this.by_source.delete(source);
+        emptied.push(source);
+      }
+    }
+    this.drop_auto_deleted(emptied);
+  }
+
+  /**
+   * An auto-delete exchange goes when its last binding (as the source) goes, as RabbitMQ does; one
+   * never bound stays. Its own bindings to other exchanges go with it, which may empty those.
+   */
+  private drop_auto_deleted(sources: readonly string[]): void {
+    for (const name of sources) {
+      if (!this.exchanges.get(name)?.auto_delete || is_standard(name)) continue;
+      this.exchanges.delete(name);
+      this.remove_bindings_of(name, 'exchange');
     }
   }
 
