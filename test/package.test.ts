@@ -1,7 +1,7 @@
 // The package as a user gets it: `npm pack` of this checkout installed into an empty project, then
 // plain JavaScript (ESM and CommonJS) and strict TypeScript use `sluice`, and `npx sluice start`
-// serves a kafkajs round trip. Every Node binary runs the same programs: the machine's, and those
-// listed in SLUICE_TEST_NODES (colon-separated paths; .ci/run sets Node 22 and Node 24 there).
+// serves a kafkajs round trip. Every Node binary runs the same programs: the one running the tests,
+// and those listed in SLUICE_TEST_NODES (colon-separated paths; .ci/run sets Node 22 and Node 24).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
@@ -15,18 +15,18 @@ const run_file = promisify(execFile);
 const INSTALL_TIMEOUT_MS = 300_000;
 const RUN_TIMEOUT_MS = 60_000;
 
-/** The Node binaries to run the package under, the machine's first. */
+/** The Node binaries to run the package under, the one running the tests first, each once. */
 function node_binaries(): string[] {
   const listed = (process.env.SLUICE_TEST_NODES ?? '').split(':').filter((p) => p !== '');
   for (const bin of listed) assert.ok(fs.existsSync(bin), `SLUICE_TEST_NODES names ${bin}, which does not exist`);
-  return [process.execPath, ...listed];
+  return [...new Set([process.execPath, ...listed].map((bin) => fs.realpathSync(bin)))];
 }
 
 const NODES = node_binaries();
 const others_missing =
-  NODES.length === 1 ? 'SLUICE_TEST_NODES is empty: only the machine Node runs (.ci/run adds Node 22 and 24)' : null;
+  NODES.length === 1 ? 'SLUICE_TEST_NODES is empty: only the Node running the tests (.ci/run adds 22 and 24)' : null;
 test(
-  'the package is tested on Node 22 and 24 besides the machine Node',
+  'the package is tested on Node 22 and 24',
   { skip: process.env.CI ? false : (others_missing ?? false) },
   async () => {
     const versions = await Promise.all(NODES.map(async (bin) => (await run_file(bin, ['--version'])).stdout.trim()));
@@ -229,7 +229,7 @@ async function until_ready(output: () => string, exited: Promise<void>): Promise
 
 for (const node of NODES) {
   const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
-  const label = node === process.execPath ? `the machine Node (${version})` : `Node ${version}`;
+  const label = `Node ${version}`;
   test(`under ${label}: import and require of 'sluice' start a broker and round-trip a message`, async () => {
     assert.match(await run_node(node, ['round_trip.mjs']), new RegExp(`round trip: hello from ${version}`));
     assert.match(await run_node(node, ['round_trip.cjs']), new RegExp(`round trip: hello from ${version}`));

@@ -40,7 +40,12 @@ export class TailCache {
     const too_large =
       backing_bytes > buffer.length + BACKING_BYTES_SLACK &&
       backing_bytes * BACKING_SHARE_OF_BUDGET_MAX > this.bytes_max;
-    return too_large ? Buffer.from(buffer) : buffer;
+    if (!too_large) return buffer;
+    // A copy with a backing of its own: Buffer.from would take a slab of Node's pool (64 KiB from
+    // Node 24 on), which would pin more than the batch.
+    const copy = Buffer.allocUnsafeSlow(buffer.length);
+    buffer.copy(copy);
+    return copy;
   }
 
   window(): TailWindow {
