@@ -165,15 +165,21 @@ export async function read_all(kafka: Kafka, reader: string, started_ms: number)
 
 /** Waits until every partition of the topic has all brokers in its ISR again. */
 export async function wait_for_full_isr(kafka: Kafka, brokers: number): Promise<void> {
+  if (!(await isr_whole_within(kafka, brokers, ISR_TIMEOUT_MS)))
+    throw new Error(`ISR not whole after ${ISR_TIMEOUT_MS} ms`);
+}
+
+/** Whether every partition of the fault topic has all `brokers` in its ISR within `wait_ms`. */
+export async function isr_whole_within(kafka: Kafka, brokers: number, wait_ms: number): Promise<boolean> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const deadline_ms = Date.now() + ISR_TIMEOUT_MS;
+    const deadline_ms = Date.now() + wait_ms;
     for (;;) {
       const { topics } = await admin.fetchTopicMetadata({ topics: [TOPIC] }).catch(() => ({ topics: [] }));
       const partitions = topics[0]?.partitions ?? [];
-      if (partitions.length === PARTITIONS && partitions.every((p) => p.isr.length === brokers)) return;
-      if (Date.now() > deadline_ms) throw new Error(`ISR not whole after ${ISR_TIMEOUT_MS} ms`);
+      if (partitions.length === PARTITIONS && partitions.every((p) => p.isr.length === brokers)) return true;
+      if (Date.now() > deadline_ms) return false;
       await sleep(500);
     }
   } finally {
