@@ -301,6 +301,16 @@ export function lose_unflushed(data_dir: string, next: Random): string {
 }
 
 /** Every fault the suite knows, by name; `lease_ttl_ms` sizes the pause. */
+/**
+ * A fault's family: two faults injected at once are always of different families. The faults that
+ * destroy data on a broker's disk are one family, so two disks are never damaged at once.
+ */
+export function fault_family(name: string): string {
+  if (['isolate', 'split', 'bridge', 'etcd_cut', 'degrade'].includes(name)) return 'network';
+  if (['corrupt', 'truncate', 'lost_writes'].includes(name)) return 'disk';
+  return name;
+}
+
 export function nemeses(lease_ttl_ms: number): Nemesis[] {
   return [
     kill,

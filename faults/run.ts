@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { check_history, describe_failures } from './checker/check.ts';
 import type { HistoryOp } from './checker/history.ts';
 import { LEASE_TTL_MS, LabCluster, etcd_missing, faketime_missing, sweep_disks } from './lab_cluster.ts';
-import { type Injected, type Nemesis, type Random, nemeses } from './nemesis.ts';
+import { type Injected, type Nemesis, type Random, fault_family, nemeses } from './nemesis.ts';
 import { network_missing, sweep } from './net.ts';
 import { Sluice } from '../src/sdk/index.ts';
 import { group_member } from './group_workload.ts';
@@ -42,18 +42,10 @@ const GAP_MS = 1500;
 /** How often a fault comes with a second one of another kind at the same time. */
 const MIXED_SHARE = 0.3;
 
-/** Faults that destroy data on a broker's disk (the broker is stopped, its files damaged). */
-const DISK_DAMAGE = new Set(['corrupt', 'truncate', 'lost_writes']);
 /** How long disk damage waits for every replica to be in sync before it is left out. */
 const DISK_DAMAGE_WAIT_MS = 10_000;
 
-/** A fault's family: two faults at once are always of different families. */
-const family = (nemesis: Nemesis) =>
-  ['isolate', 'split', 'bridge', 'etcd_cut', 'degrade'].includes(nemesis.name)
-    ? 'network'
-    : DISK_DAMAGE.has(nemesis.name)
-      ? 'disk'
-      : nemesis.name;
+const family = (nemesis: Nemesis) => fault_family(nemesis.name);
 
 /**
  * A broker's clock may stay wrong this long after its clock file was healed: with a cache
@@ -86,9 +78,10 @@ async function inject(
   // damaged or behind can leave no whole copy at all, which no replication survives (seed 2323:
   // a lost tail on one broker and a corrupt batch on the other in-sync one, the third out of the
   // ISR). So disks are damaged one at a time, and only with every replica in sync.
-  if (chosen.some((n) => DISK_DAMAGE.has(n.name)) && !(await replicas_in_sync())) {
+  const damages_disk = (n: Nemesis) => family(n) === 'disk';
+  if (chosen.some(damages_disk) && !(await replicas_in_sync())) {
     log('disk damage left out: not every replica is in sync');
-    chosen = chosen.filter((n) => !DISK_DAMAGE.has(n.name));
+    chosen = chosen.filter((n) => !damages_disk(n));
     if (chosen.length === 0) return [];
   }
   const injected: Injected[] = [];
