@@ -62,6 +62,15 @@ export class Coordinators {
   private readonly hosts: Hosts = { group: null, share: null, delayed: null };
   /** Raised on every change, so a slow activation cannot install a stale coordinator. */
   private readonly generation: Record<Kind, number> = { group: 0, share: 0, delayed: 0 };
+  /**
+   * The stop of each kind's last coordinator here: the next one starts only after it, so two never
+   * run on one log (seed 2525: one stopping while the next ran pruned the next one's batch).
+   */
+  private readonly stopping: Record<Kind, Promise<void>> = {
+    group: Promise.resolve(),
+    share: Promise.resolve(),
+    delayed: Promise.resolve(),
+  };
   private closed = false;
 
   constructor(private readonly deps: CoordinatorDeps) {}
@@ -81,6 +90,8 @@ export class Coordinators {
     const generation = ++this.generation[kind];
     const current = () => generation === this.generation[kind] && !this.closed;
     await this.deactivate(kind, generation);
+    await this.stopping[kind];
+    if (!current()) return;
     for (;;) {
       try {
         const host = await this.build(kind, log);
@@ -149,7 +160,9 @@ export class Coordinators {
     const host = this.hosts[kind];
     this.hosts[kind] = null;
     if (!host) return;
-    await close_host(host);
+    const stopped = close_host(host);
+    this.stopping[kind] = stopped;
+    await stopped;
     const counts = host instanceof DelayedDelivery ? { pending: host.pending, ...host.counters } : {};
     this.deps.logger.info({ node_id: this.deps.node_id, kind, ...counts }, 'coordinator stopped here');
   }

@@ -267,3 +267,63 @@ test('delay_log_pruned_past_a_batch_being_appended: a batch whose append awaits 
     assert.deepEqual(await values_in(broker, 't'), ['soon', 'later']);
   });
 });
+
+test('delay_log_pruned_by_a_stopping_coordinator: a batch scheduled meanwhile on the log is kept', async () => {
+  await with_broker(async (broker) => {
+    await broker.topics.create('t', 1);
+    const delay_log = broker.topic_index.local_log('__sluice_delayed', 0)!;
+    // The delivery in progress is held (its topic's ISR slow), so stopping waits for it.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    broker.topic_index.local_log('t', 0)!.ack_gate = async (result) => {
+      await released;
+      return result;
+    };
+    await broker.partitions.produce('t', 0, encode_record_batch([record('due', [header(DELAY_MS_HEADER, '10')])]), -1);
+    const stopping_one = broker.coordinators.delayed;
+    await until(
+      () => (stopping_one as unknown as { in_flight: number[] }).in_flight.length > 0,
+      'a delivery in progress',
+    );
+    const stopped = stopping_one.close();
+    // Meanwhile the next coordinator of the log schedules a batch (seed 2525: this broker had led the
+    // delay log again, its new coordinator running while the old one stopped).
+    const wrapped = encode_record_batch([record('later', [header(DELAY_MS_HEADER, '60000')])]);
+    const { base_offset } = await delay_log.append(
+      encode_record_batch([{ key: Buffer.from('{"t":"t","p":0,"r":0}'), value: wrapped, timestamp_ms: 0 }]),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the prune interval
+    release();
+    await stopped;
+    assert.ok(
+      delay_log.log_start_offset <= base_offset,
+      `the batch scheduled meanwhile is kept (log start ${delay_log.log_start_offset}, batch ${base_offset})`,
+    );
+  });
+});
+
+test('delayed_coordinators_overlapped: the next starts only once the last one here has stopped', async () => {
+  await with_broker(async (broker) => {
+    await broker.topics.create('t', 1);
+    const delay_log = broker.topic_index.local_log('__sluice_delayed', 0)!;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    broker.topic_index.local_log('t', 0)!.ack_gate = async (result) => {
+      await released;
+      return result;
+    };
+    await broker.partitions.produce('t', 0, encode_record_batch([record('due', [header(DELAY_MS_HEADER, '10')])]), -1);
+    const first = broker.coordinators.delayed;
+    await until(() => (first as unknown as { in_flight: number[] }).in_flight.length > 0, 'a delivery in progress');
+    // Leadership lost and won back while the first one's delivery is held (seed 2525).
+    const lost = broker.coordinators.on_role('__sluice_delayed', 0, 'follower', delay_log);
+    const won = broker.coordinators.on_role('__sluice_delayed', 0, 'leader', delay_log);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(broker.coordinators.delayed_host, null, 'none runs while the first is stopping');
+    release();
+    await Promise.all([lost, won]);
+    assert.ok(broker.coordinators.delayed_host && broker.coordinators.delayed_host !== first, 'then the next one');
+    await until(async () => (await values_in(broker, 't')).length >= 1, 'the delivery');
+    await broker.close();
+  });
+});
