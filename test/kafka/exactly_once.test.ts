@@ -100,7 +100,7 @@ async function read_all(topic: string, read_uncommitted: boolean, positions: boo
   return seen;
 }
 
-test('a consume-transform-produce loop killed 20 times, the broker 4 times: every input once in the output', async (t) => {
+test('a transform loop killed 20 times, the broker 4 times: every input once in the output', async (t) => {
   const admin = kafka().admin();
   await admin.connect();
   await admin.createTopics({ topics: [INPUT, OUTPUT].map((topic) => ({ topic, numPartitions: 3 })) });
