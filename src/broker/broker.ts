@@ -117,6 +117,7 @@ export class Broker implements Core, CoreInternals {
       // Routing is built after the coordinators; dead letters only flow once both exist.
       route_dead_letters: (...args) => this.routing.route_dead_letters(...args),
       allocate_producer_id: () => this.allocate_producer_id(),
+      leads: (topic, partition) => parts.placement.is_leader(topic, partition),
       write_marker: (partition, marker) => this.write_marker(partition, marker),
       settings: {
         groups: parts.settings.groups,

@@ -26,7 +26,8 @@ export interface TxnCoordinatorDeps {
   /** Written into markers: the leader epoch of __transaction_state when this coordinator started. */
   coordinator_epoch: number;
   allocate_producer_id(): Promise<number>;
-  has_partition(topic: string, partition: number): boolean;
+  /** Why a partition cannot join a transaction (unknown, or led by another broker); null: it can. */
+  partition_refusal(topic: string, partition: number): BrokerError | null;
   /** Appends a marker to the partition through its leader; resolves once the marker is durable. */
   write_marker(partition: TxnPartition, marker: Marker): Promise<void>;
 }
@@ -174,7 +175,10 @@ export class TxnCoordinator {
 
   // ------------------------------------------------------------------ building a transaction
 
-  /** Adds partitions to the producer's transaction (it begins with the first); per-partition errors. */
+  /**
+   * Adds partitions to the producer's transaction (it begins with the first). All or none, as
+   * Kafka does: with any partition refused, none is added (the refused ones carry their error).
+   */
   add_partitions(
     id: string,
     producer_id: number,
@@ -184,18 +188,12 @@ export class TxnCoordinator {
     return this.serial(id, async () => {
       const meta = this.current(id, producer_id, epoch);
       this.check_open_for_more(meta);
-      const unknown = partitions.filter((p) => !this.deps.has_partition(p.topic, p.partition));
-      if (unknown.length > 0) {
-        // All or none, as Kafka does: the known ones are answered OPERATION_NOT_ATTEMPTED's meaning.
-        return partitions.map((partition) => ({
-          partition,
-          error: unknown.includes(partition)
-            ? new BrokerError('unknown_topic_or_partition', `${partition.topic}-${partition.partition} does not exist`)
-            : new BrokerError('invalid_request', 'not attempted: another partition of the request is unknown'),
-        }));
-      }
-      await this.include(meta, partitions);
-      return partitions.map((partition) => ({ partition, error: null }));
+      const results = partitions.map((partition) => ({
+        partition,
+        error: this.deps.partition_refusal(partition.topic, partition.partition),
+      }));
+      if (results.every((r) => r.error === null)) await this.include(meta, partitions);
+      return results;
     });
   }
 

@@ -1,9 +1,10 @@
 // AddPartitionsToTxn 0-3: a transactional producer adds the partitions it is about to write to its
-// ongoing transaction (the first begins it). All or none: with an unknown partition in the request
-// nothing is added. v4+ is the brokers' own verification form, not served.
+// ongoing transaction (the first begins it). All or none: with a partition refused (unknown, or in
+// a cluster led by another broker) nothing is added. v4+ is the brokers' own verification form,
+// not served.
 import { ADD_PARTITIONS_TO_TXN } from '../../../protocol/kafka/messages/24_add_partitions_to_txn.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
-import type { BrokerError, TopicPartition } from '../../../core/index.ts';
+import type { TopicPartition } from '../../../core/index.ts';
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
@@ -23,7 +24,11 @@ export const add_partitions_to_txn_handler = kafka_handler(
         request.v3_and_below_producer_epoch,
         wanted,
       );
-      errors = results.map((r) => (r.error ? not_attempted_or(r.error) : ErrorCode.NONE));
+      // All or none: with any partition refused, the others were not attempted.
+      const refused = results.some((r) => r.error !== null);
+      errors = results.map((r) =>
+        r.error ? kafka_error_code(r.error) : refused ? ErrorCode.OPERATION_NOT_ATTEMPTED : ErrorCode.NONE,
+      );
     } catch (error) {
       const code = kafka_error_code(error);
       errors = wanted.map(() => code);
@@ -41,8 +46,3 @@ export const add_partitions_to_txn_handler = kafka_handler(
     };
   },
 );
-
-/** The known partitions of a request that named an unknown one were not attempted (Kafka's code 55). */
-function not_attempted_or(error: BrokerError): number {
-  return error.kind === 'unknown_topic_or_partition' ? kafka_error_code(error) : ErrorCode.OPERATION_NOT_ATTEMPTED;
-}
