@@ -18,6 +18,7 @@ import { groups_api } from './apis/groups_api.ts';
 import { partitions_api } from './apis/partitions_api.ts';
 import { shares_api } from './apis/shares_api.ts';
 import { topics_api } from './apis/topics_api.ts';
+import { transactions_api } from './apis/transactions_api.ts';
 import { routing_api, type RoutingCore } from './apis/routing_api.ts';
 import { Coordinators } from './coordinators.ts';
 import { DELAYED_TOPIC } from './delayed/delayed_delivery.ts';
@@ -26,10 +27,12 @@ import type { CoreInternals } from './apis/internals.ts';
 import { OFFSETS_TOPIC } from './offset_store.ts';
 import { OverflowGuard } from './overflow.ts';
 import { ProducePath } from './produce_path.ts';
-import { ProducerStates } from './producer_states.ts';
+import { ProducerStates, record_producer_batches } from './producer_states.ts';
 import { SHARE_STATE_TOPIC } from './queues/share_state_store.ts';
 import { BrokerStats } from './stats.ts';
 import { TopicManager } from './topics.ts';
+import { TXN_STATE_TOPIC, type TxnPartition } from './txn/txn_log.ts';
+import { encode_marker, type Marker } from '../protocol/control_records.ts';
 
 /** Producer ids are reserved from the metadata store in blocks of this many. */
 const PRODUCER_ID_BLOCK = 1000;
@@ -39,6 +42,7 @@ export const INTERNAL_TOPICS: readonly InternalTopic[] = [
   { name: OFFSETS_TOPIC, configs: { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) } },
   { name: DELAYED_TOPIC, configs: { 'retention.ms': '-1', 'max.message.bytes': String(128 * 1024 * 1024) } },
   { name: SHARE_STATE_TOPIC, configs: { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) } },
+  { name: TXN_STATE_TOPIC, configs: { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) } },
 ];
 
 /** What the composition root hands the core. */
@@ -74,6 +78,7 @@ export class Broker implements Core, CoreInternals {
   readonly cluster;
   readonly groups;
   readonly shares;
+  readonly transactions;
   readonly delayed;
   readonly dead_letters;
   readonly routing: RoutingCore;
@@ -111,7 +116,15 @@ export class Broker implements Core, CoreInternals {
       group_configs: (group_id) => parts.metadata.group_configs(group_id),
       // Routing is built after the coordinators; dead letters only flow once both exist.
       route_dead_letters: (...args) => this.routing.route_dead_letters(...args),
-      settings: { groups: parts.settings.groups, shares: parts.settings.share_groups, delayed: parts.settings.delayed },
+      allocate_producer_id: () => this.allocate_producer_id(),
+      leads: (topic, partition) => parts.placement.is_leader(topic, partition),
+      write_marker: (partition, marker) => this.write_marker(partition, marker),
+      settings: {
+        groups: parts.settings.groups,
+        shares: parts.settings.share_groups,
+        delayed: parts.settings.delayed,
+        transactions: parts.settings.transactions,
+      },
     });
     this.overflow = new OverflowGuard(
       this.topic_index,
@@ -134,12 +147,20 @@ export class Broker implements Core, CoreInternals {
       delayed_settings: parts.settings.delayed,
       delayed_host: () => this.coordinators.delayed_host,
       append,
+      check_transactional: (producer_id, epoch, topic, partition) => {
+        const txns = this.coordinators.txn_host;
+        // In a cluster the coordinator may run on another broker; asking it there is still to come.
+        if (!txns)
+          throw new BrokerError('invalid_txn_state', 'transactions are served only where their coordinator runs');
+        txns.check_produce(producer_id, epoch, topic, partition);
+      },
     });
     this.topics = topics_api(this);
     this.partitions = partitions_api(this);
     this.cluster = cluster_api(this);
     this.groups = groups_api(this);
     this.shares = shares_api(this);
+    this.transactions = transactions_api(this);
     this.delayed = delayed_api(this);
     this.dead_letters = dead_letters_api(this);
     this.routing = routing_api(this, this.topics, this.shares);
@@ -224,6 +245,29 @@ export class Broker implements Core, CoreInternals {
    */
   append_records(topic: string, partition: number, records: Buffer): Promise<void> {
     return this.placement.append(topic, partition, records);
+  }
+
+  /**
+   * A transaction marker appended to a partition this broker leads (acks=all), learnt by the
+   * partition's producer state as it enters the log, in log order. A partition led by another
+   * broker refuses it (not_leader_or_follower): reaching it there (WriteTxnMarkers) is to come.
+   */
+  async write_marker(where: TxnPartition, marker: Marker): Promise<void> {
+    const log = this.placement.leader_log(where.topic, where.partition, true);
+    const batch = encode_marker(marker);
+    const base_offset = log.next_offset;
+    // Built here, so checked: the client rules (no control batches) are not for the broker's own.
+    const appended = log.append(batch, { checked: true });
+    if (log.next_offset === base_offset) return void (await appended); // refused before any offset was assigned
+    record_producer_batches(this.producer_states.of(log.name), batch);
+    try {
+      await appended;
+    } catch (error) {
+      // A failed write is cut from the log, and what follows it: so is what the state learnt.
+      if (!(error instanceof BrokerError)) this.producer_states.truncated(log, base_offset);
+      throw error;
+    }
+    if (where.topic === OFFSETS_TOPIC) this.coordinators.group_host?.offsets.end_txn(marker.producer_id, marker.commit);
   }
 
   /**

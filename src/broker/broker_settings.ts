@@ -2,6 +2,7 @@
 import type { DelayedSettings } from './delayed/delayed_delivery.ts';
 import type { GroupSettings } from './group_coordinator.ts';
 import type { ShareGroupSettings } from './queues/group_config.ts';
+import type { TxnSettings } from './txn/txn_coordinator.ts';
 
 export interface BrokerSettings {
   auto_create_topics: boolean;
@@ -9,4 +10,5 @@ export interface BrokerSettings {
   groups: GroupSettings;
   share_groups: ShareGroupSettings;
   delayed: DelayedSettings;
+  transactions: TxnSettings;
 }

@@ -40,10 +40,14 @@ test('full_disk_while_taking_over_coordinators_keeps_the_broker_up: started once
     append: () => Promise.reject(new Error('not appended here')),
     ensure_topic: () => Promise.resolve(),
     group_configs: () => ({}),
+    allocate_producer_id: () => Promise.reject(new Error('no producer ids here')),
+    leads: () => true,
+    write_marker: () => Promise.reject(new Error('no markers here')),
     settings: {
       groups: GROUP_SETTINGS_DEFAULT,
       shares: SHARE_GROUP_SETTINGS_DEFAULT,
       delayed: DELAYED_SETTINGS_DEFAULT,
+      transactions: { timeout_max_ms: 900_000 },
     },
   });
   io.capacity_bytes = io.used_bytes(); // the disk is full

@@ -1,6 +1,7 @@
 // The coordinators this broker runs: the group coordinator with committed offsets, the share
-// coordinator (queues) and delayed delivery. Each runs where the leader of its internal partition
-// is and follows it: built and loaded when this broker becomes leader there, closed when it stops.
+// coordinator (queues), delayed delivery and the transaction coordinator. Each runs where the
+// leader of its internal partition is and follows it: built and loaded when this broker becomes
+// leader there, closed when it stops.
 // On a single node that is at start, for ever. While one runs elsewhere its accessor answers
 // not_coordinator (or not_leader_or_follower for delayed delivery), which clients act on.
 import type { Clock, Logger } from '../core/clock.ts';
@@ -18,6 +19,9 @@ import { ShareCoordinator } from './queues/share_coordinator.ts';
 import { type ShareGroupSettings } from './queues/group_config.ts';
 import { SHARE_STATE_TOPIC, ShareStateStore } from './queues/share_state_store.ts';
 import type { AppendRecords, TopicManager } from './topics.ts';
+import { TxnCoordinator, type TxnSettings } from './txn/txn_coordinator.ts';
+import { TXN_STATE_TOPIC, TxnLog, type TxnPartition } from './txn/txn_log.ts';
+import type { Marker } from '../protocol/control_records.ts';
 
 /** What the coordinators need of the rest of the core. */
 export interface CoordinatorDeps {
@@ -32,7 +36,12 @@ export interface CoordinatorDeps {
   group_configs(group_id: string): GroupConfigs;
   /** Routes a share group's dead letters through an AMQP dead-letter exchange; null: none. */
   route_dead_letters?: DeadLetterRouter;
-  settings: { groups: GroupSettings; shares: ShareGroupSettings; delayed: DelayedSettings };
+  allocate_producer_id(): Promise<number>;
+  /** Whether this broker leads the partition now. */
+  leads(topic: string, partition: number): boolean;
+  /** Appends a transaction marker through the partition's leader, once durable. */
+  write_marker(partition: TxnPartition, marker: Marker): Promise<void>;
+  settings: { groups: GroupSettings; shares: ShareGroupSettings; delayed: DelayedSettings; transactions: TxnSettings };
 }
 
 interface GroupHost {
@@ -44,6 +53,7 @@ interface Hosts {
   group: GroupHost | null;
   share: ShareCoordinator | null;
   delayed: DelayedDelivery | null;
+  txn: TxnCoordinator | null;
 }
 
 type Kind = keyof Hosts;
@@ -56,12 +66,13 @@ const COORDINATED: Record<string, Kind> = {
   [OFFSETS_TOPIC]: 'group',
   [SHARE_STATE_TOPIC]: 'share',
   [DELAYED_TOPIC]: 'delayed',
+  [TXN_STATE_TOPIC]: 'txn',
 };
 
 export class Coordinators {
-  private readonly hosts: Hosts = { group: null, share: null, delayed: null };
+  private readonly hosts: Hosts = { group: null, share: null, delayed: null, txn: null };
   /** Raised on every change, so a slow activation cannot install a stale coordinator. */
-  private readonly generation: Record<Kind, number> = { group: 0, share: 0, delayed: 0 };
+  private readonly generation: Record<Kind, number> = { group: 0, share: 0, delayed: 0, txn: 0 };
   /**
    * The stop of each kind's last coordinator here: the next one starts only after it, so two never
    * run on one log (seed 2525: one stopping while the next ran pruned the next one's batch).
@@ -70,6 +81,7 @@ export class Coordinators {
     group: Promise.resolve(),
     share: Promise.resolve(),
     delayed: Promise.resolve(),
+    txn: Promise.resolve(),
   };
   private closed = false;
 
@@ -134,6 +146,29 @@ export class Coordinators {
       await shares.load();
       return shares;
     }
+    if (kind === 'txn') {
+      return TxnCoordinator.open({
+        log: new TxnLog(log),
+        clock: deps.clock,
+        logger: deps.logger,
+        settings: deps.settings.transactions,
+        coordinator_epoch: log.leader_epoch,
+        allocate_producer_id: deps.allocate_producer_id,
+        partition_refusal: (topic, partition) => {
+          if (!deps.topics.has(topic, partition))
+            return new BrokerError('unknown_topic_or_partition', `${topic}-${partition} does not exist`);
+          // Markers reach only partitions this broker leads: writing them through other brokers
+          // (WriteTxnMarkers) is still to come.
+          if (!deps.leads(topic, partition))
+            return new BrokerError(
+              'invalid_txn_state',
+              `${topic}-${partition} is led by another broker: not served yet`,
+            );
+          return null;
+        },
+        write_marker: deps.write_marker,
+      });
+    }
     const delayed = new DelayedDelivery(log, deps.topics, deps.logger, deps.clock, deps.settings.delayed, deps.append);
     await delayed.load(deps.clock.now_ms());
     return delayed;
@@ -147,6 +182,9 @@ export class Coordinators {
       (host as ShareCoordinator).start();
       this.hosts.share = host as ShareCoordinator;
       this.deps.logger.info({ node_id: this.deps.node_id }, 'share-group coordinator active here');
+    } else if (kind === 'txn') {
+      this.hosts.txn = host as TxnCoordinator;
+      this.deps.logger.info({ node_id: this.deps.node_id }, 'transaction coordinator active here');
     } else {
       const delayed = host as DelayedDelivery;
       delayed.start();
@@ -202,6 +240,15 @@ export class Coordinators {
     throw new BrokerError('not_leader_or_follower', `broker ${this.deps.node_id} does not run delayed delivery now`);
   }
 
+  get txn_host(): TxnCoordinator | null {
+    return this.hosts.txn;
+  }
+
+  get txns(): TxnCoordinator {
+    if (this.hosts.txn) return this.hosts.txn;
+    throw new BrokerError('not_coordinator', `broker ${this.deps.node_id} is not the transaction coordinator`);
+  }
+
   /** Pending joins and syncs are answered now, so their connections need not wait a rebalance out. */
   release_group_waiters(): void {
     this.hosts.group?.groups.close();
@@ -212,10 +259,13 @@ export class Coordinators {
     await this.deactivate('group');
     await this.deactivate('share');
     await this.deactivate('delayed');
+    await this.deactivate('txn');
   }
 }
 
-async function close_host(host: GroupHost | ShareCoordinator | DelayedDelivery): Promise<void> {
-  if (host instanceof ShareCoordinator || host instanceof DelayedDelivery) await host.close().catch(() => undefined);
+async function close_host(host: GroupHost | ShareCoordinator | DelayedDelivery | TxnCoordinator): Promise<void> {
+  if (host instanceof TxnCoordinator) host.close();
+  else if (host instanceof ShareCoordinator || host instanceof DelayedDelivery)
+    await host.close().catch(() => undefined);
   else host.groups.close();
 }

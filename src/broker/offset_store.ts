@@ -1,7 +1,11 @@
 // Committed consumer-group offsets, kept durably in the internal topic __consumer_offsets (one
 // partition) as ordinary record batches: key {"g","t","p"} and value {"o","m","e"}, or a null value
-// when a group's offsets are deleted. The whole topic is replayed into memory at start.
+// when a group's offsets are deleted. The whole topic is replayed into memory at start. Offsets
+// committed in a transaction (TxnOffsetCommit) are a transactional batch of the producer's, held
+// until the transaction's marker in this partition applies them (commit) or drops them (abort).
 import { encode_record_batch, type BatchRecord } from '../protocol/record_batch.ts';
+import { ControlType, is_transactional_batch, marker_type } from '../protocol/control_records.ts';
+import { ATTRIBUTE_TRANSACTIONAL, batch_producer_id } from '../format/batch_layout.ts';
 import type { PartitionLog } from '../storage/index.ts';
 import type { Clock } from '../core/clock.ts';
 import { replay_log } from './replay_log.ts';
@@ -13,8 +17,16 @@ function key_of(topic: string, partition: number): string {
   return `${topic}\u0000${partition}`;
 }
 
+interface HeldRecord {
+  key: Buffer;
+  value: Buffer | null;
+  timestamp_ms: number;
+}
+
 export class OffsetStore {
   private readonly groups = new Map<string, Map<string, CommittedOffset & { topic: string; partition: number }>>();
+  /** Offsets committed in an open transaction, by producer id. */
+  private readonly held = new Map<number, HeldRecord[]>();
 
   constructor(
     private readonly log: PartitionLog,
@@ -22,7 +34,43 @@ export class OffsetStore {
   ) {}
 
   async load(): Promise<void> {
-    await replay_log(this.log, (record) => this.apply(record.key!, record.value, record.timestamp_ms));
+    await replay_log(this.log, (record, batch) => {
+      if (!is_transactional_batch(batch)) return this.apply(record.key!, record.value, record.timestamp_ms);
+      const producer_id = batch_producer_id(batch, 0);
+      const marker = marker_type(batch);
+      if (marker === null) this.hold(producer_id, [record as HeldRecord]);
+      else if (marker === ControlType.COMMIT || marker === ControlType.ABORT)
+        this.end_txn(producer_id, marker === ControlType.COMMIT);
+    });
+  }
+
+  private hold(producer_id: number, records: HeldRecord[]): void {
+    const held = this.held.get(producer_id);
+    if (held) held.push(...records);
+    else this.held.set(producer_id, [...records]);
+  }
+
+  /** The marker of the producer's transaction is in the log: its offsets apply, or go. */
+  end_txn(producer_id: number, commit: boolean): void {
+    const held = this.held.get(producer_id);
+    this.held.delete(producer_id);
+    if (commit) for (const record of held ?? []) this.apply(record.key, record.value, record.timestamp_ms);
+  }
+
+  /** TxnOffsetCommit: the offsets are stored now and apply when the transaction commits. */
+  async commit_in_txn(
+    group: string,
+    producer: { producer_id: number; producer_epoch: number },
+    entries: OffsetCommitEntry[],
+  ): Promise<void> {
+    if (entries.length === 0) return;
+    const records = this.records_of(group, entries);
+    // Kafka's form: the producer's id and epoch, no sequence (checked: the client rules want one).
+    await this.log.append(
+      encode_record_batch(records, { ...producer, base_sequence: -1, attributes: ATTRIBUTE_TRANSACTIONAL }),
+      { checked: true },
+    );
+    this.hold(producer.producer_id, records as HeldRecord[]);
   }
 
   private apply(key_bytes: Buffer, value: Buffer | null, timestamp_ms: number): void {
@@ -54,14 +102,18 @@ export class OffsetStore {
   /** Appends the commits durably, then makes them visible. */
   async commit(group: string, entries: OffsetCommitEntry[]): Promise<void> {
     if (entries.length === 0) return;
+    const records = this.records_of(group, entries);
+    await this.log.append(encode_record_batch(records));
+    for (const record of records) this.apply(record.key!, record.value, record.timestamp_ms);
+  }
+
+  private records_of(group: string, entries: OffsetCommitEntry[]): BatchRecord[] {
     const now = this.clock.now_ms();
-    const records: BatchRecord[] = entries.map((e) => ({
+    return entries.map((e) => ({
       key: Buffer.from(JSON.stringify({ g: group, t: e.topic, p: e.partition })),
       value: Buffer.from(JSON.stringify({ o: e.offset, m: e.metadata, e: e.leader_epoch })),
       timestamp_ms: now,
     }));
-    await this.log.append(encode_record_batch(records));
-    for (const record of records) this.apply(record.key!, record.value, now);
   }
 
   /** Deletes every offset of a group (DeleteGroups). */

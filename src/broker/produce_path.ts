@@ -5,6 +5,7 @@
 //   3. a topic with caps (sluice.max.messages / sluice.max.bytes) makes room or refuses;
 //   4. an idempotent batch (producer id and sequence) is checked against the producer's last five
 //      batches: a duplicate is answered with its original offset once that append is acknowledged;
+//      a transactional one must belong to its producer's ongoing transaction on this partition;
 //   5. the log appends it (offsets assigned synchronously, so batches keep their arrival order).
 // Produces to a partition stay in arrival order: a batch whose headers must be read asynchronously
 // holds the partition's later batches until its append is issued.
@@ -35,6 +36,7 @@ import type { TopicManager } from './topics.ts';
 /** The header fields the produce path reads, taken from the batch once. */
 interface BatchHeader {
   records_count: number;
+  transactional: boolean;
   producer_id: number;
   producer_epoch: number;
   base_sequence: number;
@@ -52,20 +54,24 @@ export interface ProducePathDeps {
   delayed_host(): DelayedDelivery | null;
   /** Appends a batch on the partition's leader, wherever that is. */
   append(topic: string, partition: number, records: Buffer): Promise<void>;
+  /** Throws unless the producer's ongoing transaction has the partition (the transaction coordinator's check). */
+  check_transactional(producer_id: number, producer_epoch: number, topic: string, partition: number): void;
 }
 
-/** Reads the header of a produced batch, refusing what the log must not see (several batches, transactions). */
+/** Reads the header of a produced batch, refusing what the log must not see (several batches). */
 function read_header(records: Buffer): BatchHeader | null {
   if (records.length < BATCH_HEADER_BYTES) return null; // the log refuses it as truncated
   if (batch_size_at(records, 0) !== records.length) {
     throw new BrokerError('invalid_record', 'a produce request must carry exactly one record batch per partition');
   }
-  if ((batch_attributes(records, 0) & ATTRIBUTE_TRANSACTIONAL) !== 0) {
-    throw new BrokerError('invalid_record', 'transactional batches are not supported yet');
-  }
   const base_sequence = batch_base_sequence(records, 0);
+  const transactional = (batch_attributes(records, 0) & ATTRIBUTE_TRANSACTIONAL) !== 0;
+  if (transactional && (batch_producer_id(records, 0) < 0 || base_sequence < 0)) {
+    throw new BrokerError('invalid_record', 'a transactional batch needs a producer id and a sequence');
+  }
   return {
     records_count: batch_records_count(records, 0),
+    transactional,
     producer_id: batch_producer_id(records, 0),
     producer_epoch: batch_producer_epoch(records, 0),
     base_sequence,
@@ -102,7 +108,10 @@ export class ProducePath {
     const local_ack = acks !== -1;
     const header = read_header(records);
     // A broker's own append (a due delayed record, a dead letter) keeps its delay headers, served.
-    const needs_delay_check = !options?.broker_append && header !== null && may_carry_delay(records);
+    const needs_delay_check =
+      !options?.broker_append && header !== null && !header.transactional && may_carry_delay(records);
+    if (header?.transactional)
+      this.deps.check_transactional(header.producer_id, header.producer_epoch, topic, partition);
     const limits = overflow_limits(this.deps.topics.get(topic)?.configs ?? {});
     const gate = this.gates.get(log.name);
     if (!needs_delay_check && !limits && !gate) return this.append_in_order(log, records, header, local_ack);
@@ -163,13 +172,18 @@ export class ProducePath {
       settled: appended,
     };
     producers.record(header.producer_id, header.producer_epoch, entry);
+    if (header.transactional) producers.txns.on_data(header.producer_id, base_offset);
     try {
       return result_of(await appended);
     } catch (error) {
       // A BrokerError comes from the acknowledgement gate (leadership ended, the ISR did not
       // confirm): the batch was written and stays in the log unless truncation removes it (which
       // drops its entry too), so a retry must be recognised. Only a failed write is forgotten.
-      if (!(error instanceof BrokerError)) producers.forget(header.producer_id, entry);
+      if (!(error instanceof BrokerError)) {
+        producers.forget(header.producer_id, entry);
+        // The log cut the failed write and everything after it: so does the transaction state.
+        if (header.transactional) producers.txns.truncate_from(base_offset);
+      }
       throw error;
     }
   }

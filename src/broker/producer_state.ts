@@ -3,6 +3,7 @@
 // original offsets; a gap in sequence numbers is refused. Entries are recorded when the log assigns
 // offsets and removed again if that append fails, so only appended batches count.
 import { BrokerError } from '../core/errors.ts';
+import { PartitionTxns, type PartitionTxnsJson } from './txn/partition_txns.ts';
 
 export const BATCHES_RETAINED = 5;
 const SEQUENCE_MAX = 0x7fffffff;
@@ -32,6 +33,8 @@ function next_sequence(sequence: number): number {
 
 export class PartitionProducers {
   readonly producers = new Map<number, ProducerEntry>();
+  /** The partition's transactions (open, ending, aborted), learnt from the same batches. */
+  txns = new PartitionTxns();
 
   /** The retained batch this one duplicates, or null when it is new; throws on a gap or old epoch. */
   check(producer_id: number, epoch: number, first_sequence: number, last_sequence: number): BatchEntry | null {
@@ -83,8 +86,19 @@ export class PartitionProducers {
     if (entry.batches.length === 0) this.producers.delete(producer_id);
   }
 
+  /**
+   * A transaction marker written with `epoch`: the producer's batches of an older epoch are fenced
+   * from now on (the coordinator bumps the epoch when it aborts a transaction on its own).
+   */
+  fence_below(producer_id: number, epoch: number): void {
+    const entry = this.producers.get(producer_id);
+    if (!entry) this.producers.set(producer_id, { epoch, batches: [] });
+    else if (epoch > entry.epoch) this.producers.set(producer_id, { epoch, batches: [] });
+  }
+
   /** Drops batches at or past `offset` (the log was truncated there); returns how many went. */
   truncate_from(offset: number): number {
+    this.txns.truncate_from(offset);
     let dropped = 0;
     for (const [id, entry] of this.producers) {
       const kept = entry.batches.filter((b) => b.last_offset < offset);
@@ -96,7 +110,7 @@ export class PartitionProducers {
   }
 
   /** The state as of `offset`: only batches that end before it. */
-  to_json(offset: number): unknown {
+  to_json(offset: number): ProducersJson {
     const out = [];
     for (const [id, entry] of this.producers) {
       const batches = entry.batches
@@ -109,12 +123,15 @@ export class PartitionProducers {
         }));
       if (batches.length > 0) out.push({ id, epoch: entry.epoch, batches });
     }
-    return out;
+    return { producers: out, txns: this.txns.to_json(offset) };
   }
 
   static from_json(json: unknown): PartitionProducers {
     const state = new PartitionProducers();
-    for (const item of json as Array<{ id: number; epoch: number; batches: Omit<BatchEntry, 'settled'>[] }>) {
+    // Snapshots before transactions hold the list of producers alone.
+    const saved = Array.isArray(json) ? { producers: json as ProducersJson['producers'] } : (json as ProducersJson);
+    state.txns = PartitionTxns.from_json(saved.txns);
+    for (const item of saved.producers) {
       state.producers.set(item.id, {
         epoch: item.epoch,
         batches: item.batches.map((b) => ({ ...b, settled: Promise.resolve() })),
@@ -122,4 +139,9 @@ export class PartitionProducers {
     }
     return state;
   }
+}
+
+export interface ProducersJson {
+  producers: Array<{ id: number; epoch: number; batches: Omit<BatchEntry, 'settled'>[] }>;
+  txns?: PartitionTxnsJson;
 }

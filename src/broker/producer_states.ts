@@ -21,6 +21,7 @@ import {
   batch_size_at,
 } from '../format/batch_layout.ts';
 import { PartitionProducers, last_sequence_of } from './producer_state.ts';
+import { ControlType, is_transactional_batch, marker_type } from '../protocol/control_records.ts';
 import { rethrow_invariant } from '../core/invariants.ts';
 
 const PRODUCER_STATE_FILE = 'producer-state.json';
@@ -147,19 +148,35 @@ export class ProducerStates {
   }
 }
 
-/** Records the producer fields of each batch in `batches` (back to back) into `producers`. */
-function record_producer_batches(producers: PartitionProducers, batches: Buffer): void {
+/**
+ * Records the producer fields of each batch in `batches` (back to back) into `producers`: its
+ * sequence range, and for a transactional batch the transaction it opens or (a marker) ends.
+ */
+export function record_producer_batches(producers: PartitionProducers, batches: Buffer): void {
   for (
     let position = 0;
     position + BATCH_HEADER_BYTES <= batches.length;
     position += batch_size_at(batches, position)
   ) {
     const producer_id = batch_producer_id(batches, position);
-    const sequence = batch_base_sequence(batches, position);
-    if (producer_id < 0 || sequence < 0) continue;
+    if (producer_id < 0) continue;
     const base_offset = batch_base_offset(batches, position);
+    const epoch = batch_producer_epoch(batches, position);
+    if (is_transactional_batch(batches, position)) {
+      const marker = marker_type(batches, position);
+      if (marker !== null) {
+        if (marker === ControlType.COMMIT || marker === ControlType.ABORT) {
+          producers.txns.on_marker(producer_id, base_offset, marker === ControlType.COMMIT);
+          producers.fence_below(producer_id, epoch);
+        }
+        continue;
+      }
+      producers.txns.on_data(producer_id, base_offset);
+    }
+    const sequence = batch_base_sequence(batches, position);
+    if (sequence < 0) continue;
     const delta = batch_last_offset_delta(batches, position);
-    producers.record(producer_id, batch_producer_epoch(batches, position), {
+    producers.record(producer_id, epoch, {
       first_sequence: sequence,
       last_sequence: last_sequence_of(sequence, delta),
       base_offset,

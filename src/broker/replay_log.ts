@@ -14,14 +14,14 @@ const READ_BYTES = 1024 * 1024;
  */
 export async function replay_log(
   log: PartitionLog,
-  visit: (record: DecodedRecord) => void | Promise<void>,
+  visit: (record: DecodedRecord, batch: Buffer) => void | Promise<void>,
 ): Promise<void> {
   let offset = log.log_start_offset;
   while (offset < log.written_offset) {
     const { batches } = await log.read(offset, READ_BYTES, 'log_end');
     if (batches.length === 0) break;
     for (const batch of batches) {
-      for (const record of decode_record_batch(batch)) if (record.offset >= offset) await visit(record);
+      for (const record of decode_record_batch(batch)) if (record.offset >= offset) await visit(record, batch);
       offset = batch_last_offset(batch, 0) + 1;
     }
   }

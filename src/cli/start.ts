@@ -52,6 +52,7 @@ export interface ResolvedSettings {
   config?: string;
   durability: string;
   partitions: string;
+  transactionMaxTimeoutMs: string;
   autoCreate: boolean;
   logLevel: string;
   saslUsers?: string;
@@ -302,6 +303,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
     advertise: settings.advertise ? parse_host_port(settings.advertise, '--advertise') : undefined,
     default_partitions: Number(settings.partitions),
     auto_create_topics: settings.autoCreate,
+    transactions: { timeout_max_ms: Number(settings.transactionMaxTimeoutMs) },
     credentials,
     share_groups,
     delayed,

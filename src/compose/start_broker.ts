@@ -6,6 +6,7 @@
 import { Broker } from '../broker/broker.ts';
 import type { BrokerSettings } from '../broker/broker_settings.ts';
 import { DELAYED_SETTINGS_DEFAULT, type DelayedSettings } from '../broker/delayed/delayed_delivery.ts';
+import type { TxnSettings } from '../broker/txn/txn_coordinator.ts';
 import { GROUP_SETTINGS_DEFAULT, type GroupSettings } from '../broker/group_coordinator.ts';
 import { SHARE_GROUP_SETTINGS_DEFAULT, type ShareGroupSettings } from '../broker/queues/group_config.ts';
 import { TopicManager } from '../broker/topics.ts';
@@ -42,6 +43,7 @@ export interface CoreOptions {
   groups?: Partial<GroupSettings>;
   share_groups?: Partial<ShareGroupSettings>;
   delayed?: Partial<DelayedSettings>;
+  transactions?: Partial<TxnSettings>;
   /** Run as a member of a cluster whose metadata is in etcd (the listener's start joins it). */
   cluster?: ClusterOptions;
   logger?: Logger;
@@ -96,6 +98,7 @@ function broker_settings(options: CoreOptions): BrokerSettings {
       partition: { ...SHARE_GROUP_SETTINGS_DEFAULT.partition, ...shares?.partition },
     },
     delayed: { ...DELAYED_SETTINGS_DEFAULT, ...options.delayed },
+    transactions: { timeout_max_ms: default_number('transaction_max_timeout_ms'), ...options.transactions },
   };
 }
 

@@ -29,6 +29,7 @@ import type {
   PartitionLag,
   PartitionReassignment,
   PartitionTraffic,
+  PartitionTransactions,
   ProduceResult,
   QueueRecord,
   QueueSettings,
@@ -42,6 +43,7 @@ import type {
   TopicConfigs,
   TopicPartition,
   TopicRecord,
+  TransactionDescription,
   TrafficTotals,
 } from './types.ts';
 import type { BrokerError } from './errors.ts';
@@ -57,6 +59,7 @@ export interface Core {
   readonly cluster: ClusterApi;
   readonly groups: GroupsApi;
   readonly shares: SharesApi;
+  readonly transactions: TransactionsApi;
   readonly delayed: DelayedApi;
   readonly dead_letters: DeadLettersApi;
   readonly stats: StatsApi;
@@ -110,6 +113,8 @@ export interface PartitionsApi {
   ): Promise<ProduceResult>;
   /** A partition this broker leads, for consumers (Fetch, ListOffsets, DeleteRecords). */
   consumer_source(topic: string, partition: number): ConsumerSource;
+  /** The transactions of a partition this broker leads (read_committed Fetch and ListOffsets). */
+  transactions(topic: string, partition: number): PartitionTransactions;
   /** A follower's fetch reaching this leader: records its progress; returns what it reads. */
   replica_source(
     replica_id: number,
@@ -165,7 +170,42 @@ export interface ClusterApi {
   /** Moves a partition to `replicas`; null gives up the move in progress. */
   reassign(topic: string, partition: number, replicas: number[] | null): Promise<void>;
   /** The node that coordinates consumer groups or share groups; -1 when none. */
-  coordinator_node(kind: 'group' | 'share'): number;
+  coordinator_node(kind: 'group' | 'share' | 'transaction'): number;
+}
+
+/**
+ * Transactions (Kafka's protocol): every call needs this broker to coordinate transactions now
+ * (the leader of __transaction_state), else it answers not_coordinator.
+ */
+export interface TransactionsApi {
+  readonly is_coordinator: boolean;
+  /** A producer id and epoch for the transactional id; an earlier instance's transaction is aborted. */
+  init_producer_id(
+    transactional_id: string,
+    timeout_ms: number,
+    expected: { producer_id: number; producer_epoch: number } | null,
+  ): Promise<{ producer_id: number; producer_epoch: number }>;
+  /** AddPartitionsToTxn: per partition, its error or null. */
+  add_partitions(
+    transactional_id: string,
+    producer_id: number,
+    producer_epoch: number,
+    partitions: TopicPartition[],
+  ): Promise<Array<TopicPartition & { error: BrokerError | null }>>;
+  /** AddOffsetsToTxn: the group's committed offsets join the transaction. */
+  add_offsets(transactional_id: string, producer_id: number, producer_epoch: number, group_id: string): Promise<void>;
+  /** TxnOffsetCommit (on the group coordinator): the offsets apply when the transaction commits. */
+  commit_offsets(
+    transactional_id: string,
+    group_id: string,
+    producer_id: number,
+    producer_epoch: number,
+    entries: OffsetCommitEntry[],
+  ): Promise<void>;
+  /** EndTxn: resolves once the outcome is durable and its markers are written. */
+  end(transactional_id: string, producer_id: number, producer_epoch: number, commit: boolean): Promise<void>;
+  describe(transactional_id: string): TransactionDescription | null;
+  list(): TransactionDescription[];
 }
 
 export interface GroupsApi {

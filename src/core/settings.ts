@@ -258,6 +258,15 @@ const TOP_LEVEL: SettingSpec[] = [
     description: 'partitions of a topic created without a count (auto-created ones)',
   },
   {
+    key: 'transaction_max_timeout_ms',
+    type: ms(1_000),
+    default: 900_000,
+    on: CLI,
+    placeholder: '<ms>',
+    option: 'transactions.timeout_max_ms',
+    description: 'the longest transaction timeout a transactional producer may ask for (transaction.max.timeout.ms)',
+  },
+  {
     key: 'auto_create',
     type: { kind: 'boolean' },
     default: true,

@@ -366,3 +366,30 @@ export interface RoutingDefinitions {
   queues: QueueRecord[];
   bindings: BindingRecord[];
 }
+
+/** An aborted transaction as a Fetch lists it: its producer and its first offset. */
+export interface AbortedTransaction {
+  producer_id: number;
+  first_offset: number;
+}
+
+/** A partition's transactions as its leader's log shows them (read_committed reads). */
+export interface PartitionTransactions {
+  /** Below it every transaction has ended and its marker is replicated; the high watermark at most. */
+  last_stable_offset(): number;
+  /** The aborted transactions with records in [from, to). */
+  aborted_in(from: number, to: number): AbortedTransaction[];
+}
+
+/** A transactional id's state as DescribeTransactions and ListTransactions give it. */
+export interface TransactionDescription {
+  transactional_id: string;
+  producer_id: number;
+  producer_epoch: number;
+  /** Kafka's names: Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit, CompleteAbort. */
+  state: string;
+  timeout_ms: number;
+  /** When the ongoing transaction began; -1 when none is. */
+  start_ms: number;
+  partitions: TopicPartition[];
+}

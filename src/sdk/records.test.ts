@@ -8,6 +8,7 @@ import { crc32c } from '@node-rs/crc32';
 import { decode_fetched, next_fetch_offset } from './records.ts';
 import { compress_record_batch } from '../protocol/compression.ts';
 import { encode_record_batch, type BatchRecord } from '../protocol/record_batch.ts';
+import { encode_marker } from '../protocol/control_records.ts';
 
 /** Rewrites an uncompressed batch as a gzip batch (records section compressed, CRC recomputed). */
 function gzip_batch(batch: Buffer): Buffer {
@@ -33,10 +34,8 @@ const record = (i: number): BatchRecord => ({
 
 /** A transaction marker of `producer_id` at `offset`: a control batch, a commit or an abort. */
 function control_batch(producer_id: number, abort: boolean, offset: number): Buffer {
-  const marker = [
-    { key: Buffer.from([0, 0, 0, abort ? 1 : 0]), value: Buffer.from([0, 0, 0, 0, 0, 0]), timestamp_ms: 2000 },
-  ];
-  return with_base_offset(encode_record_batch(marker, { attributes: 0x30, producer_id, producer_epoch: 0 }), offset);
+  const marker = { producer_id, producer_epoch: 0, commit: !abort, coordinator_epoch: 0, timestamp_ms: 2000 };
+  return with_base_offset(encode_marker(marker), offset);
 }
 
 /**
@@ -130,4 +129,23 @@ test('record decoding: control batches, offsets below the fetch offset skipped, 
       codec,
     );
   }
+});
+
+test("an aborted transaction hides only its own records: the producer's next, committed one is read", async () => {
+  // An ABORT marker is type 0 and COMMIT 1: taking COMMIT for the end of the aborted transaction
+  // left the producer's later records dropped.
+  const txn = with_base_offset(
+    encode_record_batch([6, 7].map(record), { attributes: 0x10, producer_id: 9, producer_epoch: 0, base_sequence: 0 }),
+    20,
+  );
+  const next_txn = with_base_offset(
+    encode_record_batch([9].map(record), { attributes: 0x10, producer_id: 9, producer_epoch: 0, base_sequence: 2 }),
+    23,
+  );
+  const set = Buffer.concat([txn, control_batch(9, true, 22), next_txn, control_batch(9, false, 24)]);
+  const view = await decode_fetched(set, 20, { aborted_transactions: [{ producer_id: 9, first_offset: 20 }] });
+  assert.deepEqual(
+    view.messages.map((m) => m.offset),
+    ['23'],
+  );
 });

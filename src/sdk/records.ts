@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { crc32c } from '@node-rs/crc32';
 import { SluiceError } from './errors.ts';
 import { decompress } from '../protocol/compression.ts';
+import { ControlType, control_type } from '../protocol/control_records.ts';
 import {
   ATTRIBUTE_COMPRESSION_MASK,
   ATTRIBUTE_CONTROL,
@@ -209,15 +210,9 @@ function decode_records(header: BatchHeader, data: Buffer, min_offset: number, o
  * abort).
  */
 function is_abort_marker(header: BatchHeader, data: Buffer): boolean {
-  const reader = new RecordReader(data, 0, data.length);
-  reader.enter_record();
-  reader.byte();
-  reader.varint();
-  reader.varint();
-  const key = reader.bytes();
-  if (!key || key.length < 4)
-    throw new RecordDecodeError(`control batch at offset ${header.base_offset} has no valid key`);
-  return key.readInt16BE(2) === 1;
+  const type = control_type(data);
+  if (type === null) throw new RecordDecodeError(`control batch at offset ${header.base_offset} has no valid key`);
+  return type === ControlType.ABORT;
 }
 
 export interface AbortedTransaction {

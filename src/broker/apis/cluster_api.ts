@@ -5,6 +5,7 @@ import type { CoreInternals } from './internals.ts';
 import { OFFSETS_TOPIC } from '../offset_store.ts';
 import { redrive_dead_letters, type RedriveDeps } from '../queues/redrive.ts';
 import { SHARE_STATE_TOPIC } from '../queues/share_state_store.ts';
+import { TXN_STATE_TOPIC } from '../txn/txn_log.ts';
 
 export function cluster_api(broker: CoreInternals): ClusterApi {
   const { topic_index: topics, placement } = broker;
@@ -18,7 +19,8 @@ export function cluster_api(broker: CoreInternals): ClusterApi {
       topics.check(topic, partition);
       await placement.reassign(topic, partition, replicas);
     },
-    coordinator_node: (kind) => placement.leader_of(kind === 'group' ? OFFSETS_TOPIC : SHARE_STATE_TOPIC, 0),
+    coordinator_node: (kind) =>
+      placement.leader_of(kind === 'group' ? OFFSETS_TOPIC : kind === 'share' ? SHARE_STATE_TOPIC : TXN_STATE_TOPIC, 0),
   };
 }
 

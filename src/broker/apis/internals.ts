@@ -9,6 +9,7 @@ import type { Storage } from '../../storage/index.ts';
 import type { BrokerSettings } from '../broker_settings.ts';
 import type { Coordinators } from '../coordinators.ts';
 import type { ProducePath } from '../produce_path.ts';
+import type { ProducerStates } from '../producer_states.ts';
 import type { TopicManager } from '../topics.ts';
 
 export interface CoreInternals {
@@ -21,6 +22,7 @@ export interface CoreInternals {
   readonly topic_index: TopicManager;
   readonly coordinators: Coordinators;
   readonly produce_path: ProducePath;
+  readonly producer_states: ProducerStates;
   partition_reader(topic: string, partition: number): Promise<PartitionReader>;
   partition_reader_now(topic: string, partition: number): PartitionReader;
   ensure_topic(name: string, allow_auto_create: boolean): Promise<void>;

@@ -19,6 +19,22 @@ export function partitions_api(broker: CoreInternals): PartitionsApi {
       topics.check(topic, partition);
       return placement.read_log(topic, partition);
     },
+    transactions(topic, partition) {
+      topics.check(topic, partition);
+      const log = placement.read_log(topic, partition);
+      const txns = () => broker.producer_states.of(log.name).txns;
+      return {
+        last_stable_offset: () => txns().last_stable_offset(log.high_watermark),
+        aborted_in(from, to) {
+          const state = txns();
+          state.prune_before(log.log_start_offset);
+          return state.aborted_in(from, to, log.high_watermark).map(({ producer_id, first_offset }) => ({
+            producer_id,
+            first_offset,
+          }));
+        },
+      };
+    },
     replica_source(replica_id, topic, partition, fetch_offset, current_leader_epoch) {
       topics.check(topic, partition);
       return placement.replica_fetch(replica_id, topic, partition, fetch_offset, current_leader_epoch);

@@ -40,7 +40,7 @@ export const V = {
 
 export function records_of(
   values: string[],
-  options: { producer_id?: number; producer_epoch?: number; base_sequence?: number } = {},
+  options: { producer_id?: number; producer_epoch?: number; base_sequence?: number; attributes?: number } = {},
 ): Buffer {
   return encode_record_batch(
     values.map((value, i) => ({

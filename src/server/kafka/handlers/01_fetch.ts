@@ -1,11 +1,13 @@
 // Fetch 4-12: stored batches returned as they are. A long poll waits until min_bytes are available
-// or max_wait_ms passes, woken by high-watermark advances. The last stable offset is the high
-// watermark (no transactions yet); no fetch sessions (session id 0). A fetch with a replica id is a
-// follower's: it reads up to the log end, reports its progress to the leader, and is woken by writes.
+// or max_wait_ms passes, woken by high-watermark advances. A read_committed fetch stops at the last
+// stable offset and lists the aborted transactions of what it returns (the client drops their
+// records); no fetch sessions (session id 0). A fetch with a replica id is a follower's: it reads
+// up to the log end, reports its progress to the leader, and is woken by writes.
 import { FETCH } from '../../../protocol/kafka/messages/01_fetch.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
-import type { ConsumerSource } from '../../../core/index.ts';
+import type { ConsumerSource, PartitionTransactions } from '../../../core/index.ts';
+import { batch_base_offset, batch_last_offset } from '../../../format/batch_layout.ts';
 import { kafka_handler, type RequestContext, type ShutdownSignal } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 import { long_poll } from '../long_poll.ts';
@@ -16,6 +18,7 @@ const FETCH_WAIT_MS_MAX = 30_000;
 const FETCH_BYTES_MAX = 64 * 1024 * 1024;
 /** No batches is an empty record set, never null: Kafka sends size 0 and librdkafka rejects -1. */
 const EMPTY_RECORDS = Buffer.alloc(0);
+const READ_COMMITTED = 1;
 
 type PartitionResponse = Row<Row<ResponseIn<typeof FETCH>['responses']>['partitions']>;
 
@@ -25,6 +28,8 @@ interface Wanted {
   offset: number;
   bytes_max: number;
   source: ConsumerSource | null;
+  /** Set for a read_committed consumer's fetch. */
+  txns: PartitionTransactions | null;
   error_code: number;
 }
 
@@ -39,6 +44,7 @@ function plan(request: RequestOf<typeof FETCH>, ctx: RequestContext): Wanted[] {
         offset: partition.fetch_offset,
         bytes_max: Math.max(0, partition.partition_max_bytes),
         source: null,
+        txns: null,
         error_code: 0,
       };
       try {
@@ -52,6 +58,8 @@ function plan(request: RequestOf<typeof FETCH>, ctx: RequestContext): Wanted[] {
                 partition.current_leader_epoch,
               )
             : ctx.core.partitions.consumer_source(entry.topic, entry.partition);
+        if (replica_id < 0 && request.isolation_level === READ_COMMITTED)
+          entry.txns = ctx.core.partitions.transactions(entry.topic, entry.partition);
       } catch (error) {
         entry.error_code = kafka_error_code(error);
       }
@@ -89,15 +97,30 @@ async function read_once(
     try {
       const result = await source.read(entry.offset, Math.max(budget, 1), replica ? 'log_end' : 'high_watermark');
       row.high_watermark = row.last_stable_offset = result.high_watermark;
-      if (result.batches.length > 0) {
-        row.records = result.batches;
-        bytes += result.bytes;
+      const batches = entry.txns ? committed_part(entry.txns, entry.offset, result.batches, row) : result.batches;
+      if (batches.length > 0) {
+        row.records = batches;
+        for (const batch of batches) bytes += batch.length;
       }
     } catch (error) {
       row.error_code = kafka_error_code(error);
     }
   }
   return { rows: out, bytes };
+}
+
+/**
+ * What a read_committed consumer may see of `batches`: those below the last stable offset (a
+ * batch never straddles it: it is a batch's base offset or the high watermark), with the aborted
+ * transactions among them listed in `row`.
+ */
+function committed_part(txns: PartitionTransactions, from: number, batches: Buffer[], row: PartitionResponse) {
+  const stable = txns.last_stable_offset();
+  row.last_stable_offset = stable;
+  const kept = batches.filter((batch) => batch_base_offset(batch, 0) < stable);
+  if (kept.length > 0)
+    row.aborted_transactions = txns.aborted_in(from, batch_last_offset(kept[kept.length - 1]!, 0) + 1);
+  return kept;
 }
 
 /** Until a partition asked for moves (its high watermark, or for a follower any write). */
@@ -129,7 +152,8 @@ export const fetch_handler = kafka_handler(
     min: 4,
     max: 12,
     notes:
-      'long poll within `max_wait_ms` (at most 30 s) and `min_bytes`; last stable offset = high watermark; no fetch ' +
+      'long poll within `max_wait_ms` (at most 30 s) and `min_bytes`; `read_committed` stops at the last stable ' +
+      'offset and lists aborted transactions; no fetch ' +
       "sessions; a replica id marks a follower's fetch (reads to the log end, checks its leader epoch)",
   },
   async (request, ctx) => {

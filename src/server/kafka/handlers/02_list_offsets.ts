@@ -1,5 +1,5 @@
-// ListOffsets 1-6: earliest (-2), latest (-1, the high watermark, which is also the last stable
-// offset), or the first offset whose timestamp is at or after a given time. Not served: max
+// ListOffsets 1-6: earliest (-2), latest (-1: the high watermark, or for read_committed the last
+// stable offset), or the first offset whose timestamp is at or after a given time. Not served: max
 // timestamp (-3) and the other special timestamps (INVALID_REQUEST).
 import { LIST_OFFSETS } from '../../../protocol/kafka/messages/02_list_offsets.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
@@ -9,6 +9,7 @@ import { kafka_error_code } from '../error_map.ts';
 
 const LATEST = -1;
 const EARLIEST = -2;
+const READ_COMMITTED = 1;
 
 type PartitionRequest = Row<Row<RequestOf<typeof LIST_OFFSETS>['topics']>['partitions']>;
 type PartitionResponse = Row<Row<ResponseIn<typeof LIST_OFFSETS>['topics']>['partitions']>;
@@ -17,6 +18,7 @@ async function list_offset(
   ctx: RequestContext,
   topic: string,
   partition: PartitionRequest,
+  read_committed: boolean,
 ): Promise<PartitionResponse> {
   const row = {
     partition_index: partition.partition_index,
@@ -29,7 +31,10 @@ async function list_offset(
   try {
     const source = ctx.core.partitions.consumer_source(topic, partition.partition_index);
     const timestamp = partition.timestamp;
-    if (timestamp === LATEST) row.offset = source.high_watermark;
+    if (timestamp === LATEST)
+      row.offset = read_committed
+        ? ctx.core.partitions.transactions(topic, partition.partition_index).last_stable_offset()
+        : source.high_watermark;
     else if (timestamp === EARLIEST) row.offset = source.log_start_offset;
     else if (timestamp >= 0) {
       const found = await source.offset_for_timestamp(timestamp);
@@ -51,7 +56,11 @@ export const list_offsets_handler = kafka_handler(
     const topics = await Promise.all(
       request.topics.map(async (topic) => ({
         name: topic.name,
-        partitions: await Promise.all(topic.partitions.map((partition) => list_offset(ctx, topic.name, partition))),
+        partitions: await Promise.all(
+          topic.partitions.map((partition) =>
+            list_offset(ctx, topic.name, partition, request.isolation_level === READ_COMMITTED),
+          ),
+        ),
       })),
     );
     return { throttle_time_ms: 0, topics };

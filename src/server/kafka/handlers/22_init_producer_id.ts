@@ -1,19 +1,34 @@
 // InitProducerId 0-4: a producer id for an idempotent producer, from blocks reserved in the
 // metadata store (unique across brokers and restarts); an idempotent producer bumping its epoch
-// after an error keeps its id. A transactional id is refused until transactions exist.
+// after an error keeps its id. With a transactional id, the transaction coordinator's id and a new
+// epoch, which fences the id's earlier instances (their open transaction is aborted).
 import { INIT_PRODUCER_ID } from '../../../protocol/kafka/messages/22_init_producer_id.ts';
-import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { kafka_handler } from '../handler.ts';
+import { kafka_error_code } from '../error_map.ts';
 
 /** Producer epochs are int16 and wrap within the positive range. */
 const EPOCH_MASK = 0x7fff;
 
 export const init_producer_id_handler = kafka_handler(
   INIT_PRODUCER_ID,
-  { min: 0, max: 4, notes: 'idempotent producers; a transactional id is refused (INVALID_REQUEST)' },
+  { min: 0, max: 4, notes: 'idempotent and transactional producers (on the transaction coordinator)' },
   async (request, ctx) => {
-    if (request.transactional_id !== null)
-      return { throttle_time_ms: 0, error_code: ErrorCode.INVALID_REQUEST, producer_id: -1, producer_epoch: -1 };
+    if (request.transactional_id !== null) {
+      try {
+        const expected =
+          request.producer_id >= 0
+            ? { producer_id: request.producer_id, producer_epoch: request.producer_epoch }
+            : null;
+        const given = await ctx.core.transactions.init_producer_id(
+          request.transactional_id,
+          request.transaction_timeout_ms,
+          expected,
+        );
+        return { throttle_time_ms: 0, error_code: 0, ...given };
+      } catch (error) {
+        return { throttle_time_ms: 0, error_code: kafka_error_code(error), producer_id: -1, producer_epoch: -1 };
+      }
+    }
     if (request.producer_id >= 0) {
       // Logged: batches a client resends under the new epoch cannot be told from new ones, so a
       // duplicate a fault run finds is traced to this.

@@ -23,6 +23,10 @@ import { delete_topics_handler } from './20_delete_topics.ts';
 import { delete_records_handler } from './21_delete_records.ts';
 import { init_producer_id_handler } from './22_init_producer_id.ts';
 import { offset_for_leader_epoch_handler } from './23_offset_for_leader_epoch.ts';
+import { add_partitions_to_txn_handler } from './24_add_partitions_to_txn.ts';
+import { add_offsets_to_txn_handler } from './25_add_offsets_to_txn.ts';
+import { end_txn_handler } from './26_end_txn.ts';
+import { txn_offset_commit_handler } from './28_txn_offset_commit.ts';
 import { describe_configs_handler } from './32_describe_configs.ts';
 import { alter_configs_handler } from './33_alter_configs.ts';
 import { sasl_authenticate_handler } from './36_sasl_authenticate.ts';
@@ -32,6 +36,8 @@ import { incremental_alter_configs_handler } from './44_incremental_alter_config
 import { alter_partition_reassignments_handler } from './45_alter_partition_reassignments.ts';
 import { list_partition_reassignments_handler } from './46_list_partition_reassignments.ts';
 import { describe_cluster_handler } from './60_describe_cluster.ts';
+import { describe_transactions_handler } from './65_describe_transactions.ts';
+import { list_transactions_handler } from './66_list_transactions.ts';
 import { share_group_heartbeat_handler } from './76_share_group_heartbeat.ts';
 import { share_group_describe_handler } from './77_share_group_describe.ts';
 import { share_fetch_handler } from './78_share_fetch.ts';
@@ -60,6 +66,10 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     delete_records_handler,
     init_producer_id_handler,
     offset_for_leader_epoch_handler,
+    add_partitions_to_txn_handler,
+    add_offsets_to_txn_handler,
+    end_txn_handler,
+    txn_offset_commit_handler,
     describe_configs_handler,
     alter_configs_handler,
     sasl_authenticate_handler,
@@ -69,6 +79,8 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     alter_partition_reassignments_handler,
     list_partition_reassignments_handler,
     describe_cluster_handler,
+    describe_transactions_handler,
+    list_transactions_handler,
     share_group_heartbeat_handler,
     share_group_describe_handler,
     share_fetch_handler,

@@ -1,0 +1,363 @@
+// The transaction coordinator (Kafka's protocol): each transactional id has a producer id and
+// epoch (InitProducerId bumps the epoch, fencing older instances), and one transaction at a time
+// moving empty → ongoing → prepare_commit | prepare_abort → complete_commit | complete_abort. A
+// change is answered once its record in __transaction_state is durable (txn_log.ts); ending a
+// transaction writes a marker to every partition it added, and a transaction left open past its
+// timeout is aborted under a bumped epoch. Operations on one id run one at a time.
+import type { Clock, Logger } from '../../core/clock.ts';
+import { BrokerError } from '../../core/errors.ts';
+import { rethrow_invariant } from '../../core/invariants.ts';
+import type { Marker } from '../../protocol/control_records.ts';
+import type { TxnLog, TxnMetadata, TxnPartition, TxnState } from './txn_log.ts';
+
+export interface TxnSettings {
+  /** The longest `transaction.timeout.ms` a producer may ask for (Kafka's transaction.max.timeout.ms). */
+  timeout_max_ms: number;
+}
+
+/** How often open transactions are checked against their timeout. */
+const ABORT_CHECK_INTERVAL_MS = 1_000;
+
+export interface TxnCoordinatorDeps {
+  log: TxnLog;
+  clock: Clock;
+  logger: Logger;
+  settings: TxnSettings;
+  /** Written into markers: the leader epoch of __transaction_state when this coordinator started. */
+  coordinator_epoch: number;
+  allocate_producer_id(): Promise<number>;
+  /** Why a partition cannot join a transaction (unknown, or led by another broker); null: it can. */
+  partition_refusal(topic: string, partition: number): BrokerError | null;
+  /** Appends a marker to the partition through its leader; resolves once the marker is durable. */
+  write_marker(partition: TxnPartition, marker: Marker): Promise<void>;
+}
+
+/** The epoch is an int16; at its end the producer gets a new id instead. */
+const EPOCH_MAX = 32_767;
+/** Wait before writing the markers of a decided transaction again after a failed write. */
+const MARKER_RETRY_MS = 500;
+
+const same_partition = (a: TxnPartition, b: TxnPartition) => a.topic === b.topic && a.partition === b.partition;
+
+export class TxnCoordinator {
+  private readonly txns = new Map<string, TxnMetadata>();
+  /** Producer id → transactional id, for the produce path's check. */
+  private readonly by_producer = new Map<number, string>();
+  private readonly chains = new Map<string, Promise<unknown>>();
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  private constructor(
+    private readonly deps: TxnCoordinatorDeps,
+    loaded: Map<string, TxnMetadata>,
+  ) {
+    for (const meta of loaded.values()) this.remember(meta);
+  }
+
+  /** Loads every id's state; transactions decided but not finished are finished in the background. */
+  static async open(deps: TxnCoordinatorDeps): Promise<TxnCoordinator> {
+    const coordinator = new TxnCoordinator(deps, await deps.log.load());
+    for (const meta of coordinator.txns.values()) {
+      if (meta.state === 'prepare_commit' || meta.state === 'prepare_abort')
+        coordinator.finish_in_background(meta.transactional_id);
+    }
+    coordinator.timer = setInterval(() => void coordinator.abort_expired(), ABORT_CHECK_INTERVAL_MS);
+    coordinator.timer.unref();
+    return coordinator;
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  private remember(meta: TxnMetadata): void {
+    this.txns.set(meta.transactional_id, meta);
+    this.by_producer.set(meta.producer_id, meta.transactional_id);
+  }
+
+  /** Runs `op` after the id's earlier operations. */
+  private serial<T>(id: string, op: () => Promise<T>): Promise<T> {
+    const run = (this.chains.get(id) ?? Promise.resolve()).then(op);
+    const tail = run.catch(() => undefined);
+    this.chains.set(id, tail);
+    void tail.then(() => {
+      if (this.chains.get(id) === tail) this.chains.delete(id);
+    });
+    return run;
+  }
+
+  private async save(meta: TxnMetadata, change: Partial<TxnMetadata>): Promise<TxnMetadata> {
+    const next: TxnMetadata = { ...meta, ...change, updated_ms: this.deps.clock.now_ms() };
+    await this.deps.log.write(next);
+    this.remember(next);
+    return next;
+  }
+
+  // ------------------------------------------------------------------ InitProducerId
+
+  /**
+   * A producer id and a new epoch for `id`: an open transaction of an earlier instance is aborted
+   * first. `expected` (InitProducerId v3+) names the id and epoch the producer had; another is fenced.
+   */
+  init_producer_id(
+    id: string,
+    timeout_ms: number,
+    expected: { producer_id: number; producer_epoch: number } | null,
+  ): Promise<{ producer_id: number; producer_epoch: number }> {
+    if (id === '') throw new BrokerError('invalid_request', 'the transactional id is empty');
+    if (!Number.isSafeInteger(timeout_ms) || timeout_ms <= 0 || timeout_ms > this.deps.settings.timeout_max_ms) {
+      throw new BrokerError(
+        'invalid_transaction_timeout',
+        `transaction timeout ${timeout_ms} ms is not within 1..${this.deps.settings.timeout_max_ms} ms`,
+      );
+    }
+    return this.serial(id, async () => {
+      let meta = this.txns.get(id);
+      if (!meta) {
+        const fresh = await this.new_metadata(id, timeout_ms);
+        return { producer_id: fresh.producer_id, producer_epoch: fresh.producer_epoch };
+      }
+      if (expected && (expected.producer_id !== meta.producer_id || expected.producer_epoch !== meta.producer_epoch)) {
+        throw new BrokerError(
+          'invalid_producer_epoch',
+          `producer ${expected.producer_id} epoch ${expected.producer_epoch} is not ${id}'s current one`,
+        );
+      }
+      if (meta.state === 'prepare_commit' || meta.state === 'prepare_abort') await this.finish(meta);
+      meta = this.txns.get(id)!;
+      if (meta.state === 'ongoing') meta = await this.abort_with_bump(meta);
+      const bumped = meta.producer_epoch + 1;
+      const next =
+        bumped > EPOCH_MAX
+          ? { producer_id: await this.deps.allocate_producer_id(), producer_epoch: 0 }
+          : { producer_id: meta.producer_id, producer_epoch: bumped };
+      if (next.producer_id !== meta.producer_id) this.by_producer.delete(meta.producer_id);
+      const saved = await this.save(meta, { ...next, timeout_ms, state: 'empty', partitions: [], started_ms: -1 });
+      return { producer_id: saved.producer_id, producer_epoch: saved.producer_epoch };
+    });
+  }
+
+  private async new_metadata(id: string, timeout_ms: number): Promise<TxnMetadata> {
+    const meta: TxnMetadata = {
+      transactional_id: id,
+      producer_id: await this.deps.allocate_producer_id(),
+      producer_epoch: 0,
+      timeout_ms,
+      state: 'empty',
+      partitions: [],
+      started_ms: -1,
+      updated_ms: this.deps.clock.now_ms(),
+    };
+    await this.deps.log.write(meta);
+    this.remember(meta);
+    return meta;
+  }
+
+  /** The metadata of `id` if the producer is its current instance; throws otherwise. */
+  private current(id: string, producer_id: number, epoch: number): TxnMetadata {
+    const meta = this.txns.get(id);
+    if (!meta) throw new BrokerError('invalid_producer_id_mapping', `no transactional id ${id}`);
+    if (meta.producer_id !== producer_id) {
+      throw new BrokerError(
+        'invalid_producer_id_mapping',
+        `${id} belongs to producer ${meta.producer_id}, not ${producer_id}`,
+      );
+    }
+    if (epoch !== meta.producer_epoch) {
+      throw new BrokerError(
+        'invalid_producer_epoch',
+        `producer ${producer_id} epoch ${epoch} is not ${meta.producer_epoch}`,
+      );
+    }
+    return meta;
+  }
+
+  // ------------------------------------------------------------------ building a transaction
+
+  /**
+   * Adds partitions to the producer's transaction (it begins with the first). All or none, as
+   * Kafka does: with any partition refused, none is added (the refused ones carry their error).
+   */
+  add_partitions(
+    id: string,
+    producer_id: number,
+    epoch: number,
+    partitions: TxnPartition[],
+  ): Promise<Array<{ partition: TxnPartition; error: BrokerError | null }>> {
+    return this.serial(id, async () => {
+      const meta = this.current(id, producer_id, epoch);
+      this.check_open_for_more(meta);
+      const results = partitions.map((partition) => ({
+        partition,
+        error: this.deps.partition_refusal(partition.topic, partition.partition),
+      }));
+      if (results.every((r) => r.error === null)) await this.include(meta, partitions);
+      return results;
+    });
+  }
+
+  /** AddOffsetsToTxn: the partition holding the group's offsets joins the transaction. */
+  add_offsets(id: string, producer_id: number, epoch: number, offsets_partition: TxnPartition): Promise<void> {
+    return this.serial(id, async () => {
+      const meta = this.current(id, producer_id, epoch);
+      this.check_open_for_more(meta);
+      await this.include(meta, [offsets_partition]);
+    });
+  }
+
+  private check_open_for_more(meta: TxnMetadata): void {
+    if (meta.state === 'prepare_commit' || meta.state === 'prepare_abort') {
+      throw new BrokerError('concurrent_transactions', `${meta.transactional_id} is still ending its transaction`);
+    }
+  }
+
+  private async include(meta: TxnMetadata, partitions: TxnPartition[]): Promise<void> {
+    const added = partitions.filter((p) => !meta.partitions.some((q) => same_partition(p, q)));
+    if (added.length === 0 && meta.state === 'ongoing') return;
+    const now = this.deps.clock.now_ms();
+    await this.save(meta, {
+      state: 'ongoing',
+      partitions: [...meta.partitions, ...added],
+      started_ms: meta.state === 'ongoing' ? meta.started_ms : now,
+    });
+  }
+
+  /**
+   * Whether the producer may write a transactional batch to the partition now: it must be the
+   * id's current instance with the partition added to its ongoing transaction (so a zombie's batch,
+   * or one no marker would ever end, is refused).
+   */
+  check_produce(producer_id: number, epoch: number, topic: string, partition: number): void {
+    const id = this.by_producer.get(producer_id);
+    const meta = id === undefined ? undefined : this.txns.get(id);
+    if (!meta || meta.producer_id !== producer_id) {
+      throw new BrokerError('invalid_producer_id_mapping', `producer ${producer_id} has no transactional id`);
+    }
+    if (epoch < meta.producer_epoch) {
+      throw new BrokerError(
+        'invalid_producer_epoch',
+        `producer ${producer_id} epoch ${epoch} is fenced by ${meta.producer_epoch}`,
+      );
+    }
+    if (
+      epoch > meta.producer_epoch ||
+      meta.state !== 'ongoing' ||
+      !meta.partitions.some((p) => same_partition(p, { topic, partition }))
+    ) {
+      throw new BrokerError(
+        'invalid_txn_state',
+        `${topic}-${partition} is not in an ongoing transaction of producer ${producer_id}`,
+      );
+    }
+  }
+
+  /** TxnOffsetCommit: allowed once AddOffsetsToTxn added the group's offsets partition. */
+  check_offset_commit(id: string, producer_id: number, epoch: number, offsets_partition: TxnPartition): void {
+    const meta = this.current(id, producer_id, epoch);
+    if (meta.state !== 'ongoing' || !meta.partitions.some((p) => same_partition(p, offsets_partition))) {
+      throw new BrokerError('invalid_txn_state', `${id} did not add the group's offsets to its transaction`);
+    }
+  }
+
+  // ------------------------------------------------------------------ ending
+
+  /**
+   * EndTxn: the decision is made durable (prepare_commit or prepare_abort), the markers are
+   * written, and the transaction completes. A retry of an end already made is answered again.
+   */
+  end(id: string, producer_id: number, epoch: number, commit: boolean): Promise<void> {
+    return this.serial(id, async () => {
+      const meta = this.current(id, producer_id, epoch);
+      const done: TxnState = commit ? 'complete_commit' : 'complete_abort';
+      const preparing: TxnState = commit ? 'prepare_commit' : 'prepare_abort';
+      if (meta.state === done) return;
+      if (meta.state === preparing) return this.finish(meta);
+      if (meta.state !== 'ongoing') {
+        throw new BrokerError(
+          'invalid_txn_state',
+          `${id} cannot ${commit ? 'commit' : 'abort'} in state ${meta.state}`,
+        );
+      }
+      await this.finish(await this.save(meta, { state: preparing }));
+    });
+  }
+
+  /** Writes the markers of a decided transaction and completes it; retried until it succeeds. */
+  private async finish(meta: TxnMetadata): Promise<void> {
+    const commit = meta.state === 'prepare_commit';
+    const marker: Marker = {
+      producer_id: meta.producer_id,
+      producer_epoch: meta.producer_epoch,
+      commit,
+      coordinator_epoch: this.deps.coordinator_epoch,
+      timestamp_ms: this.deps.clock.now_ms(),
+    };
+    for (;;) {
+      try {
+        await Promise.all(meta.partitions.map((p) => this.deps.write_marker(p, marker)));
+        break;
+      } catch (error) {
+        rethrow_invariant(error);
+        if (this.closed) throw error;
+        this.deps.logger.warn(
+          { transactional_id: meta.transactional_id, commit, error: String(error) },
+          'could not write transaction markers; retrying',
+        );
+        await new Promise((resolve) => setTimeout(resolve, MARKER_RETRY_MS));
+      }
+    }
+    await this.save(meta, { state: commit ? 'complete_commit' : 'complete_abort', partitions: [], started_ms: -1 });
+  }
+
+  private finish_in_background(id: string): void {
+    void this.serial(id, async () => {
+      const meta = this.txns.get(id);
+      if (meta && (meta.state === 'prepare_commit' || meta.state === 'prepare_abort')) await this.finish(meta);
+    }).catch((error: unknown) => {
+      rethrow_invariant(error);
+      this.deps.logger.warn({ transactional_id: id, error: String(error) }, 'could not finish a decided transaction');
+    });
+  }
+
+  /** Aborts an ongoing transaction under the next epoch, fencing the instance that opened it. */
+  private async abort_with_bump(meta: TxnMetadata): Promise<TxnMetadata> {
+    const epoch = Math.min(meta.producer_epoch + 1, EPOCH_MAX);
+    await this.finish(await this.save(meta, { producer_epoch: epoch, state: 'prepare_abort' }));
+    return this.txns.get(meta.transactional_id)!;
+  }
+
+  /** Aborts the ongoing transactions that have outlived their timeout. */
+  private async abort_expired(): Promise<void> {
+    const now = this.deps.clock.now_ms();
+    for (const meta of this.txns.values()) {
+      if (meta.state !== 'ongoing' || now - meta.started_ms <= meta.timeout_ms) continue;
+      const id = meta.transactional_id;
+      await this.serial(id, async () => {
+        const current = this.txns.get(id);
+        if (current?.state !== 'ongoing' || now - current.started_ms <= current.timeout_ms) return;
+        this.deps.logger.info(
+          { transactional_id: id, producer_id: current.producer_id },
+          'transaction timed out; aborting',
+        );
+        await this.abort_with_bump(current);
+      }).catch((error: unknown) => {
+        rethrow_invariant(error);
+        this.deps.logger.warn(
+          { transactional_id: id, error: String(error) },
+          'could not abort a timed-out transaction',
+        );
+      });
+    }
+  }
+
+  // ------------------------------------------------------------------ describing
+
+  describe(id: string): TxnMetadata | undefined {
+    return this.txns.get(id);
+  }
+
+  list(): TxnMetadata[] {
+    return [...this.txns.values()];
+  }
+}

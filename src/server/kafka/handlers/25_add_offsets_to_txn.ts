@@ -1,0 +1,23 @@
+// AddOffsetsToTxn 0-3: the producer will commit a consumer group's offsets in its transaction
+// (TxnOffsetCommit), so the partition holding the group's offsets joins the transaction.
+import { ADD_OFFSETS_TO_TXN } from '../../../protocol/kafka/messages/25_add_offsets_to_txn.ts';
+import { kafka_handler } from '../handler.ts';
+import { kafka_error_code } from '../error_map.ts';
+
+export const add_offsets_to_txn_handler = kafka_handler(
+  ADD_OFFSETS_TO_TXN,
+  { min: 0, max: 3, notes: "the group's offsets partition joins the transaction" },
+  async (request, ctx) => {
+    try {
+      await ctx.core.transactions.add_offsets(
+        request.transactional_id,
+        request.producer_id,
+        request.producer_epoch,
+        request.group_id,
+      );
+      return { throttle_time_ms: 0, error_code: 0 };
+    } catch (error) {
+      return { throttle_time_ms: 0, error_code: kafka_error_code(error) };
+    }
+  },
+);

@@ -1,0 +1,49 @@
+// TxnOffsetCommit 0-3: offsets a transactional producer commits for a consumer group, applied only
+// if its transaction commits. Needs AddOffsetsToTxn first; from v3 the member's generation is
+// checked as for OffsetCommit when the producer gives one.
+import { TXN_OFFSET_COMMIT } from '../../../protocol/kafka/messages/28_txn_offset_commit.ts';
+import type { OffsetCommitEntry } from '../../../core/index.ts';
+import { kafka_handler } from '../handler.ts';
+import { kafka_error_code } from '../error_map.ts';
+
+export const txn_offset_commit_handler = kafka_handler(
+  TXN_OFFSET_COMMIT,
+  { min: 0, max: 3, notes: 'the offsets apply when the transaction commits' },
+  async (request, ctx) => {
+    const entries: OffsetCommitEntry[] = request.topics.flatMap((t) =>
+      t.partitions.map((p) => ({
+        topic: t.name,
+        partition: p.partition_index,
+        offset: p.committed_offset,
+        metadata: p.committed_metadata,
+        leader_epoch: p.committed_leader_epoch,
+      })),
+    );
+    let error_code = 0;
+    try {
+      if (request.generation_id >= 0)
+        ctx.core.groups.validate_commit(
+          request.group_id,
+          request.member_id,
+          request.generation_id,
+          request.group_instance_id,
+        );
+      await ctx.core.transactions.commit_offsets(
+        request.transactional_id,
+        request.group_id,
+        request.producer_id,
+        request.producer_epoch,
+        entries,
+      );
+    } catch (error) {
+      error_code = kafka_error_code(error);
+    }
+    return {
+      throttle_time_ms: 0,
+      topics: request.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ partition_index: p.partition_index, error_code })),
+      })),
+    };
+  },
+);
