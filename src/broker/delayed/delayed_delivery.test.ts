@@ -268,23 +268,28 @@ test('delay_log_pruned_past_a_batch_being_appended: a batch whose append awaits 
   });
 });
 
+/**
+ * A delayed record falls due and its delivery to topic `t` is held (the topic's ISR slow) until
+ * `release`, so a coordinator stopping meanwhile waits for it.
+ */
+async function delivery_held(broker: Broker) {
+  await broker.topics.create('t', 1);
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  broker.topic_index.local_log('t', 0)!.ack_gate = async (result) => {
+    await released;
+    return result;
+  };
+  await broker.partitions.produce('t', 0, encode_record_batch([record('due', [header(DELAY_MS_HEADER, '10')])]), -1);
+  const delivering = broker.coordinators.delayed as unknown as { in_flight: number[] };
+  await until(() => delivering.in_flight.length > 0, 'a delivery in progress');
+  return { delay_log: broker.topic_index.local_log('__sluice_delayed', 0)!, release };
+}
+
 test('delay_log_pruned_by_a_stopping_coordinator: a batch scheduled meanwhile on the log is kept', async () => {
   await with_broker(async (broker) => {
-    await broker.topics.create('t', 1);
-    const delay_log = broker.topic_index.local_log('__sluice_delayed', 0)!;
-    // The delivery in progress is held (its topic's ISR slow), so stopping waits for it.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    broker.topic_index.local_log('t', 0)!.ack_gate = async (result) => {
-      await released;
-      return result;
-    };
-    await broker.partitions.produce('t', 0, encode_record_batch([record('due', [header(DELAY_MS_HEADER, '10')])]), -1);
+    const { delay_log, release } = await delivery_held(broker);
     const stopping_one = broker.coordinators.delayed;
-    await until(
-      () => (stopping_one as unknown as { in_flight: number[] }).in_flight.length > 0,
-      'a delivery in progress',
-    );
     const stopped = stopping_one.close();
     // Meanwhile the next coordinator of the log schedules a batch (seed 2525: this broker had led the
     // delay log again, its new coordinator running while the old one stopped).
@@ -304,17 +309,8 @@ test('delay_log_pruned_by_a_stopping_coordinator: a batch scheduled meanwhile on
 
 test('delayed_coordinators_overlapped: the next starts only once the last one here has stopped', async () => {
   await with_broker(async (broker) => {
-    await broker.topics.create('t', 1);
-    const delay_log = broker.topic_index.local_log('__sluice_delayed', 0)!;
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    broker.topic_index.local_log('t', 0)!.ack_gate = async (result) => {
-      await released;
-      return result;
-    };
-    await broker.partitions.produce('t', 0, encode_record_batch([record('due', [header(DELAY_MS_HEADER, '10')])]), -1);
+    const { delay_log, release } = await delivery_held(broker);
     const first = broker.coordinators.delayed;
-    await until(() => (first as unknown as { in_flight: number[] }).in_flight.length > 0, 'a delivery in progress');
     // Leadership lost and won back while the first one's delivery is held (seed 2525).
     const lost = broker.coordinators.on_role('__sluice_delayed', 0, 'follower', delay_log);
     const won = broker.coordinators.on_role('__sluice_delayed', 0, 'leader', delay_log);
