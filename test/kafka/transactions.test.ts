@@ -2,7 +2,8 @@
 // read_committed consumers, aborted ones only read_uncommitted consumers, an open transaction holds
 // read_committed readers at its first offset, offsets sent in a transaction apply only if it
 // commits, a second instance of a transactional id fences the first, an abandoned transaction is
-// aborted after its timeout, and all of it survives a restart.
+// aborted after its timeout, a transaction ends though one of its topics was deleted, and all of it
+// survives a restart.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
@@ -171,6 +172,27 @@ test('an abandoned transaction is aborted after its timeout and readers move pas
   await assert.rejects(txn.commit());
   await plain.disconnect();
   await producer.disconnect().catch(() => undefined);
+});
+
+test('a transaction whose topic was deleted meanwhile still ends', async () => {
+  await create('tx-deleted');
+  await create('tx-kept');
+  const producer = await transactional('tx-deleted-producer');
+  const txn = await producer.transaction();
+  await txn.send({ topic: 'tx-deleted', messages: [{ value: 'gone with its topic' }] });
+  await txn.send({ topic: 'tx-kept', messages: [{ value: 'kept' }] });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.deleteTopics({ topics: ['tx-deleted'] });
+  await admin.disconnect();
+  await txn.commit();
+  assert.deepEqual(await read_values('tx-kept', false, 1), ['kept'], 'the surviving partition is marked');
+  // The producer is free for its next transaction: the last one did not stay prepared.
+  const next = await producer.transaction();
+  await next.send({ topic: 'tx-kept', messages: [{ value: 'next' }] });
+  await next.commit();
+  assert.deepEqual(await read_values('tx-kept', false, 2), ['kept', 'next']);
+  await producer.disconnect();
 });
 
 test('transactions, aborted ones and open ones are as they were after a restart', async () => {

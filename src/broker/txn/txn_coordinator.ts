@@ -295,7 +295,7 @@ export class TxnCoordinator {
     };
     for (;;) {
       try {
-        await Promise.all(meta.partitions.map((p) => this.deps.write_marker(p, marker)));
+        await Promise.all(meta.partitions.map((p) => this.write_marker_unless_deleted(p, marker)));
         break;
       } catch (error) {
         rethrow_invariant(error);
@@ -308,6 +308,16 @@ export class TxnCoordinator {
       }
     }
     await this.save(meta, { state: commit ? 'complete_commit' : 'complete_abort', partitions: [], started_ms: -1 });
+  }
+
+  /**
+   * A partition deleted since it joined the transaction has no log left to mark: retrying it would
+   * hold the transaction (and its producer) in its prepared state for ever.
+   */
+  private async write_marker_unless_deleted(partition: TxnPartition, marker: Marker): Promise<void> {
+    const refusal = this.deps.partition_refusal(partition.topic, partition.partition);
+    if (refusal?.kind === 'unknown_topic_or_partition') return;
+    await this.deps.write_marker(partition, marker);
   }
 
   private finish_in_background(id: string): void {
