@@ -20,6 +20,7 @@ import { AMQP_QUEUE, amqp_workload } from './amqp_workload.ts';
 import { replica_history } from './replicas.ts';
 import { kcat_missing, kcat_producer } from './kcat_workload.ts';
 import { DELAYED_TOPIC, delayed_workload } from './delayed_workload.ts';
+import { TXN_INPUT_TOPIC, TXN_OUTPUT_TOPIC, txn_workload } from './txn_workload.ts';
 import {
   TOPIC,
   create_topic,
@@ -188,6 +189,8 @@ async function main(): Promise<number> {
     await create_topic(kafka);
     await create_topic(kafka, DELAYED_TOPIC, 1);
     await create_topic(kafka, AMQP_QUEUE, 1);
+    await create_topic(kafka, TXN_INPUT_TOPIC);
+    await create_topic(kafka, TXN_OUTPUT_TOPIC);
     const end_ms = Date.now() + minutes * 60_000;
     const until = () => Date.now() < end_ms;
     const writing = Array.from({ length: PRODUCERS }, (_, i) =>
@@ -203,6 +206,8 @@ async function main(): Promise<number> {
       group_member(sdk, `member-${i}`, started_ms, until, lifetimes, history),
     );
     const delayed = delayed_workload(sdk, started_ms, until, random_from(seed + 2), history, log);
+    const txns = txn_workload(kafka, started_ms, until, history);
+    writing.push(txns.writing);
     const next = random_from(seed);
     const in_sync = () => isr_whole_within(kafka, BROKERS, DISK_DAMAGE_WAIT_MS);
     while (Date.now() < end_ms) {
@@ -214,15 +219,7 @@ async function main(): Promise<number> {
     log('restoring the cluster, reading the topic back');
     await cluster.restore();
     await wait_for_full_isr(kafka, BROKERS);
-    const unaccepted = await queue.drain();
-    if (unaccepted > 0) log(`queue: ${unaccepted} acknowledged writes never accepted`);
-    const unreceived = await amqp.drain();
-    if (unreceived > 0) log(`amqp: ${unreceived} confirmed messages never delivered`);
-    const undelivered = await delayed.drain();
-    if (undelivered > 0) {
-      log(`delayed: ${undelivered} acknowledged messages never delivered`);
-      for (const line of log_lines(dir, BROKERS, /delayed|coordinator (stopped|could not)/, 12)) log(line);
-    }
+    await drain_workloads({ queue, amqp, delayed, txns }, dir, log);
     for (const op of await read_all(kafka, 'final-reader', started_ms)) history.push(op); // too many to spread
     const ends = await high_watermarks(kafka);
     await sleep(1000); // followers learn the last high watermark on their next fetch
@@ -240,6 +237,26 @@ async function main(): Promise<number> {
   fs.writeFileSync(path.join(dir, 'verdict.json'), JSON.stringify({ seed, minutes, faults, ...result }, null, 1));
   journal.end();
   return result.valid ? 0 : 1;
+}
+
+/** Lets each workload finish what it still owes (the faults healed), saying what never came. */
+async function drain_workloads(
+  workloads: Record<'queue' | 'amqp' | 'delayed' | 'txns', { drain(): Promise<number> }>,
+  dir: string,
+  log: (line: string) => void,
+): Promise<void> {
+  const { queue, amqp, delayed, txns } = workloads;
+  const unaccepted = await queue.drain();
+  if (unaccepted > 0) log(`queue: ${unaccepted} acknowledged writes never accepted`);
+  const unreceived = await amqp.drain();
+  if (unreceived > 0) log(`amqp: ${unreceived} confirmed messages never delivered`);
+  const undelivered = await delayed.drain();
+  if (undelivered > 0) {
+    log(`delayed: ${undelivered} acknowledged messages never delivered`);
+    for (const line of log_lines(dir, BROKERS, /delayed|coordinator (stopped|could not)/, 12)) log(line);
+  }
+  const uncopied = await txns.drain();
+  if (uncopied > 0) log(`transactions: ${uncopied} acknowledged inputs never in the committed output`);
 }
 
 /**

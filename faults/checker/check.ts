@@ -24,6 +24,7 @@ import {
   replicas_diverge,
 } from './log_properties.ts';
 import { amqp_delivery, commits_backwards, delayed_delivery, queue_delivery } from './delivery_properties.ts';
+import { exactly_once } from './txn_properties.ts';
 
 export interface CheckResult {
   valid: boolean;
@@ -57,10 +58,13 @@ export function check_history(ops: readonly HistoryOp[], bounds: CheckBounds = D
     ...queue_delivery(writes, accepts, bounds),
     ...delayed_delivery(delayed_writes, delayed_reads, clock_faults, bounds),
     ...amqp_delivery(of_kind(ops, 'amqp_publish'), of_kind(ops, 'amqp_ack'), bounds),
+    ...exactly_once(of_kind(ops, 'txn_input'), of_kind(ops, 'txn_output')),
   ];
   const counts: Record<string, number> = {};
   for (const op of ops) counts[op.kind] = (counts[op.kind] ?? 0) + 1;
   for (const write of writes) counts[`write_${write.outcome}`] = (counts[`write_${write.outcome}`] ?? 0) + 1;
+  for (const input of of_kind(ops, 'txn_input'))
+    counts[`txn_input_${input.outcome}`] = (counts[`txn_input_${input.outcome}`] ?? 0) + 1;
   for (const publish of of_kind(ops, 'amqp_publish'))
     counts[`amqp_publish_${publish.outcome}`] = (counts[`amqp_publish_${publish.outcome}`] ?? 0) + 1;
   // Records a client sent again as new ones (log_properties.ts): not the broker's doing, but shown.

@@ -104,6 +104,27 @@ export interface AmqpAckOp {
   at_ms: number;
 }
 
+/** An input of the consume-transform-produce workload, written by an idempotent producer. */
+export interface TxnInputOp {
+  kind: 'txn_input';
+  value: string;
+  outcome: Outcome;
+  invoked_ms: number;
+}
+
+/**
+ * A record of the workload's output topic seen by a read_committed consumer: `live` while the
+ * loop and the faults ran, `final` by a fresh reader at the end.
+ */
+export interface TxnOutputOp {
+  kind: 'txn_output';
+  reader: 'live' | 'final';
+  partition: number;
+  offset: number;
+  value: string;
+  at_ms: number;
+}
+
 /** Where a replica's log of a partition ended: its records are ReadOps with `replica-<id>`. */
 export interface ReplicaEndOp {
   kind: 'replica_end';
@@ -135,6 +156,8 @@ export type HistoryOp =
   | DelayedReadOp
   | AmqpPublishOp
   | AmqpAckOp
+  | TxnInputOp
+  | TxnOutputOp
   | ReplicaEndOp
   | ClockFaultOp;
 

@@ -11,7 +11,7 @@ import type { MetadataStore } from '../core/metadata_store.ts';
 import { is_internal_topic, partition_name } from '../core/names.ts';
 import type { PartitionReader } from '../core/partition_reader.ts';
 import type { Placement, PlacementHost } from '../core/placement.ts';
-import type { InternalTopic } from '../core/types.ts';
+import type { InternalTopic, TopicPartition, TxnProducer } from '../core/types.ts';
 import type { FileIO, PartitionLog, Storage } from '../storage/index.ts';
 import { cluster_api, dead_letters_api, delayed_api } from './apis/cluster_api.ts';
 import { groups_api } from './apis/groups_api.ts';
@@ -31,7 +31,7 @@ import { ProducerStates, record_producer_batches } from './producer_states.ts';
 import { SHARE_STATE_TOPIC } from './queues/share_state_store.ts';
 import { BrokerStats } from './stats.ts';
 import { TopicManager } from './topics.ts';
-import { TXN_STATE_TOPIC, type TxnPartition } from './txn/txn_log.ts';
+import { TXN_COORDINATOR_PARTITION, TXN_STATE_TOPIC, type TxnPartition } from './txn/txn_log.ts';
 import { encode_marker, type Marker } from '../protocol/control_records.ts';
 
 /** Producer ids are reserved from the metadata store in blocks of this many. */
@@ -117,7 +117,6 @@ export class Broker implements Core, CoreInternals {
       // Routing is built after the coordinators; dead letters only flow once both exist.
       route_dead_letters: (...args) => this.routing.route_dead_letters(...args),
       allocate_producer_id: () => this.allocate_producer_id(),
-      leads: (topic, partition) => parts.placement.is_leader(topic, partition),
       write_marker: (partition, marker) => this.write_marker(partition, marker),
       settings: {
         groups: parts.settings.groups,
@@ -147,13 +146,7 @@ export class Broker implements Core, CoreInternals {
       delayed_settings: parts.settings.delayed,
       delayed_host: () => this.coordinators.delayed_host,
       append,
-      check_transactional: (producer_id, epoch, topic, partition) => {
-        const txns = this.coordinators.txn_host;
-        // In a cluster the coordinator may run on another broker; asking it there is still to come.
-        if (!txns)
-          throw new BrokerError('invalid_txn_state', 'transactions are served only where their coordinator runs');
-        txns.check_produce(producer_id, epoch, topic, partition);
-      },
+      check_transactional: (producer, partition) => this.check_transactional(producer, partition),
     });
     this.topics = topics_api(this);
     this.partitions = partitions_api(this);
@@ -248,11 +241,39 @@ export class Broker implements Core, CoreInternals {
   }
 
   /**
-   * A transaction marker appended to a partition this broker leads (acks=all), learnt by the
-   * partition's producer state as it enters the log, in log order. A partition led by another
-   * broker refuses it (not_leader_or_follower): reaching it there (WriteTxnMarkers) is to come.
+   * Whether a transactional batch may be stored. The coordinator here checks it itself. Elsewhere
+   * a transaction's first batch on the partition is verified with the coordinator; later ones
+   * belong to the transaction the log already shows open (until its marker), a zombie's older
+   * epoch being refused by the producer state as any other.
    */
-  async write_marker(where: TxnPartition, marker: Marker): Promise<void> {
+  private async check_transactional(producer: TxnProducer, where: TopicPartition): Promise<void> {
+    const txns = this.coordinators.txn_host;
+    if (txns) return txns.check_produce(producer.producer_id, producer.producer_epoch, where.topic, where.partition);
+    if (this.producer_states.of(partition_name(where.topic, where.partition)).txns.has_open(producer.producer_id))
+      return;
+    if (!producer.transactional_id)
+      throw new BrokerError('invalid_request', 'a transactional batch is produced with its transactional id');
+    await this.placement.verify_in_txn(TXN_COORDINATOR_PARTITION, producer, where);
+  }
+
+  /** A marker the coordinator here writes: on this broker when it leads the partition, else on its leader. */
+  write_marker(where: TxnPartition, marker: Marker): Promise<void> {
+    if (this.placement.is_leader(where.topic, where.partition)) return this.write_marker_here(where, marker);
+    return this.placement.write_marker(where, marker);
+  }
+
+  /**
+   * A transaction marker appended to a partition this broker leads (acks=all), learnt by the
+   * partition's producer state as it enters the log, in log order; not_leader_or_follower when
+   * another broker leads it.
+   */
+  async write_marker_here(where: TopicPartition, marker: Marker): Promise<void> {
+    const offsets = where.topic === OFFSETS_TOPIC;
+    // The group coordinator applies a marker of its offsets as the marker is written: one written
+    // while it loads (replays the log) could fall after the replay's end and never apply, so it is
+    // refused until the coordinator runs (the transaction coordinator tries again).
+    if (offsets && !this.coordinators.group_host)
+      throw new BrokerError('coordinator_load_in_progress', `the group coordinator is not running on this broker yet`);
     const log = this.placement.leader_log(where.topic, where.partition, true);
     const batch = encode_marker(marker);
     const base_offset = log.next_offset;
@@ -267,7 +288,7 @@ export class Broker implements Core, CoreInternals {
       if (!(error instanceof BrokerError)) this.producer_states.truncated(log, base_offset);
       throw error;
     }
-    if (where.topic === OFFSETS_TOPIC) this.coordinators.group_host?.offsets.end_txn(marker.producer_id, marker.commit);
+    if (offsets) this.coordinators.group_host?.offsets.end_txn(marker.producer_id, marker.commit);
   }
 
   /**

@@ -41,7 +41,6 @@ test('full_disk_while_taking_over_coordinators_keeps_the_broker_up: started once
     ensure_topic: () => Promise.resolve(),
     group_configs: () => ({}),
     allocate_producer_id: () => Promise.reject(new Error('no producer ids here')),
-    leads: () => true,
     write_marker: () => Promise.reject(new Error('no markers here')),
     settings: {
       groups: GROUP_SETTINGS_DEFAULT,

@@ -37,8 +37,6 @@ export interface CoordinatorDeps {
   /** Routes a share group's dead letters through an AMQP dead-letter exchange; null: none. */
   route_dead_letters?: DeadLetterRouter;
   allocate_producer_id(): Promise<number>;
-  /** Whether this broker leads the partition now. */
-  leads(topic: string, partition: number): boolean;
   /** Appends a transaction marker through the partition's leader, once durable. */
   write_marker(partition: TxnPartition, marker: Marker): Promise<void>;
   settings: { groups: GroupSettings; shares: ShareGroupSettings; delayed: DelayedSettings; transactions: TxnSettings };
@@ -154,18 +152,10 @@ export class Coordinators {
         settings: deps.settings.transactions,
         coordinator_epoch: log.leader_epoch,
         allocate_producer_id: deps.allocate_producer_id,
-        partition_refusal: (topic, partition) => {
-          if (!deps.topics.has(topic, partition))
-            return new BrokerError('unknown_topic_or_partition', `${topic}-${partition} does not exist`);
-          // Markers reach only partitions this broker leads: writing them through other brokers
-          // (WriteTxnMarkers) is still to come.
-          if (!deps.leads(topic, partition))
-            return new BrokerError(
-              'invalid_txn_state',
-              `${topic}-${partition} is led by another broker: not served yet`,
-            );
-          return null;
-        },
+        partition_refusal: (topic, partition) =>
+          deps.topics.has(topic, partition)
+            ? null
+            : new BrokerError('unknown_topic_or_partition', `${topic}-${partition} does not exist`),
         write_marker: deps.write_marker,
       });
     }

@@ -12,7 +12,7 @@
 import type { Clock } from '../core/clock.ts';
 import { BrokerError } from '../core/errors.ts';
 import type { Placement } from '../core/placement.ts';
-import type { ProduceResult } from '../core/types.ts';
+import type { ProduceResult, TopicPartition, TxnProducer } from '../core/types.ts';
 import { check_batch, type AppendResult, type PartitionLog } from '../storage/index.ts';
 import {
   ATTRIBUTE_TRANSACTIONAL,
@@ -55,7 +55,7 @@ export interface ProducePathDeps {
   /** Appends a batch on the partition's leader, wherever that is. */
   append(topic: string, partition: number, records: Buffer): Promise<void>;
   /** Throws unless the producer's ongoing transaction has the partition (the transaction coordinator's check). */
-  check_transactional(producer_id: number, producer_epoch: number, topic: string, partition: number): void;
+  check_transactional(producer: TxnProducer, where: TopicPartition): void | Promise<void>;
 }
 
 /** Reads the header of a produced batch, refusing what the log must not see (several batches). */
@@ -93,7 +93,7 @@ export class ProducePath {
     partition: number,
     records: Buffer,
     acks: -1 | 0 | 1,
-    options?: { broker_append?: boolean },
+    options?: { broker_append?: boolean; transactional_id?: string | null },
   ): Promise<ProduceResult> {
     if (topic === DELAYED_TOPIC) return this.accept_forwarded_delays(records);
     // A topic just created elsewhere may not have reached this broker's view yet: it catches up
@@ -110,8 +110,14 @@ export class ProducePath {
     // A broker's own append (a due delayed record, a dead letter) keeps its delay headers, served.
     const needs_delay_check =
       !options?.broker_append && header !== null && !header.transactional && may_carry_delay(records);
-    if (header?.transactional)
-      this.deps.check_transactional(header.producer_id, header.producer_epoch, topic, partition);
+    if (header?.transactional) {
+      const producer = {
+        transactional_id: options?.transactional_id ?? '',
+        producer_id: header.producer_id,
+        producer_epoch: header.producer_epoch,
+      };
+      await this.deps.check_transactional(producer, { topic, partition });
+    }
     const limits = overflow_limits(this.deps.topics.get(topic)?.configs ?? {});
     const gate = this.gates.get(log.name);
     if (!needs_delay_check && !limits && !gate) return this.append_in_order(log, records, header, local_ack);

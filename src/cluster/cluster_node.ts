@@ -12,6 +12,7 @@ import { EtcdStore } from './etcd_store.ts';
 import { Membership } from './membership.ts';
 import { Controller, cancelled_reassignment } from './controller.ts';
 import { ProduceForwarder } from './produce_forwarder.ts';
+import { TxnPeers } from './txn_peers.ts';
 import { RemotePartitions } from './remote_partitions.ts';
 import { ReplicaManager } from './replica_manager.ts';
 import { REPLICA_SETTINGS_DEFAULT, type ReplicaHost, type ReplicaSettings } from './replica.ts';
@@ -67,6 +68,7 @@ export class ClusterNode {
   readonly replicas: ReplicaManager;
   readonly controller: Controller;
   readonly forwarder: ProduceForwarder;
+  readonly txn_peers: TxnPeers;
   /** Partitions read from their leader elsewhere. */
   readonly remote: RemotePartitions;
   private refreshing: Promise<void> | null = null;
@@ -91,6 +93,7 @@ export class ClusterNode {
     this.controller = new Controller(node_id, store, membership, logger, colocated, rebalance_ms, clock);
     const dial = peer_dialer(options.inter_broker_sasl);
     this.forwarder = new ProduceForwarder(node_id, () => this.view, dial, clock);
+    this.txn_peers = new TxnPeers(node_id, () => this.view, dial, clock);
     this.remote = new RemotePartitions(node_id, () => this.view, logger, dial, clock);
     const refresh = () => this.request_refresh();
     this.replicas = new ReplicaManager(
@@ -365,6 +368,7 @@ export class ClusterNode {
     await this.stop_watch?.().catch(() => undefined);
     this.replicas.close();
     this.forwarder.close();
+    this.txn_peers.close();
     this.remote.close();
     await this.refreshing?.catch(() => undefined);
     await this.membership.close();

@@ -9,7 +9,16 @@ import { BrokerError } from '../core/errors.ts';
 import { new_uuid } from '../core/metadata_store.ts';
 import type { PartitionReader } from '../core/partition_reader.ts';
 import type { Placement, PlacementHost, TopicPlacement } from '../core/placement.ts';
-import type { BrokerAddress, InternalTopic, PartitionInfo, PartitionReassignment, TopicRecord } from '../core/types.ts';
+import type {
+  BrokerAddress,
+  InternalTopic,
+  PartitionInfo,
+  PartitionReassignment,
+  TopicPartition,
+  TopicRecord,
+  TxnMarker,
+  TxnProducer,
+} from '../core/types.ts';
 import { type FileIO, type PartitionLog, read_whole_file, replace_file_atomically } from '../storage/index.ts';
 import { CLUSTER_DEFAULTS, ClusterNode, type ClusterHost, type ClusterOptions } from './cluster_node.ts';
 import type { EtcdStore } from './etcd_store.ts';
@@ -275,5 +284,14 @@ export class ClusterPlacement implements Placement {
 
   forward(topic: string, partition: number, records: Buffer, as_client = false): Promise<number> {
     return this.joined().forwarder.append(topic, partition, records, !as_client);
+  }
+
+  // ---------------------------------------------------------------- transactions across brokers
+  verify_in_txn(coordinator: TopicPartition, producer: TxnProducer, partition: TopicPartition): Promise<void> {
+    return this.joined().txn_peers.verify(coordinator, producer, partition);
+  }
+
+  write_marker(where: TopicPartition, marker: TxnMarker): Promise<void> {
+    return this.joined().txn_peers.write_marker(where, marker);
   }
 }

@@ -5,23 +5,14 @@ import { PRODUCE } from '../protocol/kafka/messages/00_produce.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { BrokerError } from '../core/errors.ts';
 import type { Clock } from '../core/clock.ts';
-import { type ClusterView, partition_key } from './model.ts';
+import type { ClusterView } from './model.ts';
 import { PeerConnections } from './peer_connections.ts';
 import type { PeerDialer } from './peer_dialer.ts';
-import { rethrow_invariant } from '../core/invariants.ts';
+import { LEADERSHIP_RETRIABLE, call_leader } from './leader_call.ts';
 
 const PRODUCE_VERSION = 9;
 /** A forwarded append gives up after this long without an acknowledgement. */
 const FORWARD_DEADLINE_MS = 30_000;
-const RETRY_BACKOFF_MS = 200;
-const RETRIABLE = new Set<number>([
-  ErrorCode.NOT_LEADER_OR_FOLLOWER,
-  ErrorCode.LEADER_NOT_AVAILABLE,
-  ErrorCode.NOT_ENOUGH_REPLICAS,
-  ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-  ErrorCode.REQUEST_TIMED_OUT,
-  ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-]);
 
 export class ProduceForwarder {
   private readonly peers: PeerConnections;
@@ -40,16 +31,15 @@ export class ProduceForwarder {
    * `broker_append` false: the leader takes it as a client's produce.
    */
   async append(topic: string, partition: number, records: Buffer, broker_append = true): Promise<number> {
-    const deadline = this.clock.now_ms() + FORWARD_DEADLINE_MS;
-    let last = 'no leader';
-    while (this.clock.now_ms() < deadline) {
-      const leader = this.view().partitions.get(partition_key(topic, partition))?.value.leader ?? -1;
-      if (leader < 0 || !this.view().brokers.has(leader)) {
-        await sleep(RETRY_BACKOFF_MS);
-        continue;
-      }
-      try {
-        const connection = await this.peers.get(leader);
+    const answer = await call_leader({
+      view: this.view,
+      peers: this.peers,
+      clock: this.clock,
+      topic,
+      partition,
+      deadline_ms: FORWARD_DEADLINE_MS,
+      retriable: LEADERSHIP_RETRIABLE,
+      call: async (connection) => {
         const response = await connection.call(PRODUCE, PRODUCE_VERSION, {
           transactional_id: null,
           acks: -1,
@@ -58,24 +48,15 @@ export class ProduceForwarder {
           sluice_broker_append: broker_append,
         });
         const row = response.responses[0]!.partition_responses[0]!;
-        if (row.error_code === ErrorCode.NONE) return row.base_offset;
-        last = `error ${row.error_code}${row.error_message ? `: ${row.error_message}` : ''}`;
-        if (!RETRIABLE.has(row.error_code)) break;
-      } catch (error) {
-        rethrow_invariant(error);
-        last = String(error);
-        this.peers.drop(leader);
-      }
-      await sleep(RETRY_BACKOFF_MS);
-    }
-    throw new BrokerError('request_timed_out', `could not append to ${topic}-${partition} on its leader: ${last}`);
+        return { error_code: row.error_code, error_message: row.error_message, value: row.base_offset };
+      },
+    });
+    if (answer.error_code === ErrorCode.NONE) return answer.value;
+    const why = `error ${answer.error_code}${answer.error_message ? `: ${answer.error_message}` : ''}`;
+    throw new BrokerError('request_timed_out', `could not append to ${topic}-${partition} on its leader: ${why}`);
   }
 
   close(): void {
     this.peers.close();
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -43,6 +43,8 @@ import type {
   TopicConfigs,
   TopicPartition,
   TopicRecord,
+  TxnMarker,
+  TxnProducer,
   TransactionDescription,
   TrafficTotals,
 } from './types.ts';
@@ -103,13 +105,14 @@ export interface PartitionsApi {
    * `broker_append`: a batch another broker writes for itself; its delay headers are not acted on.
    * `forward`: a partition led elsewhere is produced through its leader (acks=all there) instead of
    * refused; the result then knows the base offset only (-1 for the times and log start).
+   * `transactional_id`: the producer's, with its transactional batches.
    */
   produce(
     topic: string,
     partition: number,
     records: Buffer,
     acks: -1 | 0 | 1,
-    options?: { broker_append?: boolean; forward?: boolean },
+    options?: { broker_append?: boolean; forward?: boolean; transactional_id?: string | null },
   ): Promise<ProduceResult>;
   /** A partition this broker leads, for consumers (Fetch, ListOffsets, DeleteRecords). */
   consumer_source(topic: string, partition: number): ConsumerSource;
@@ -202,6 +205,16 @@ export interface TransactionsApi {
     producer_epoch: number,
     entries: OffsetCommitEntry[],
   ): Promise<void>;
+  /** AddPartitionsToTxn v4 verify only, a partition leader asking: per partition, its error or null. */
+  verify(producer: TxnProducer, partitions: TopicPartition[]): Array<TopicPartition & { error: BrokerError | null }>;
+  /**
+   * WriteTxnMarkers, on any broker: the marker appended to each partition this broker leads;
+   * per partition, its error or null (not_leader_or_follower where another broker leads it).
+   */
+  write_markers(
+    marker: TxnMarker,
+    partitions: TopicPartition[],
+  ): Promise<Array<TopicPartition & { error: Error | null }>>;
   /** EndTxn: resolves once the outcome is durable and its markers are written. */
   end(transactional_id: string, producer_id: number, producer_epoch: number, commit: boolean): Promise<void>;
   describe(transactional_id: string): TransactionDescription | null;

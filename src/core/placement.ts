@@ -15,7 +15,10 @@ import type {
   PartitionInfo,
   PartitionReassignment,
   TopicConfigs,
+  TopicPartition,
   TopicRecord,
+  TxnMarker,
+  TxnProducer,
 } from './types.ts';
 
 export type ReplicaRole = 'leader' | 'follower' | 'none';
@@ -131,4 +134,13 @@ export interface Placement {
    * `as_client`: the leader treats it as a client's produce (delay headers acted on).
    */
   forward(topic: string, partition: number, records: Buffer, as_client?: boolean): Promise<number>;
+
+  // ---------------------------------------------------------------- transactions across brokers
+  /**
+   * Asks the transaction coordinator, on the leader of `coordinator` elsewhere, whether `partition`
+   * is in the producer's ongoing transaction; throws its refusal (AddPartitionsToTxn, verify only).
+   */
+  verify_in_txn(coordinator: TopicPartition, producer: TxnProducer, partition: TopicPartition): Promise<void>;
+  /** Writes a transaction marker through the partition's leader elsewhere (WriteTxnMarkers). */
+  write_marker(where: TopicPartition, marker: TxnMarker): Promise<void>;
 }

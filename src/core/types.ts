@@ -68,6 +68,22 @@ export interface LocalPartitionState {
   offline: boolean;
 }
 
+/** A transactional producer instance: its id, producer id and epoch. */
+export interface TxnProducer {
+  transactional_id: string;
+  producer_id: number;
+  producer_epoch: number;
+}
+
+/** What a transaction marker says; the leader that writes it stamps its own time. */
+export interface TxnMarker {
+  producer_id: number;
+  producer_epoch: number;
+  commit: boolean;
+  /** The epoch of the coordinator that decided it. */
+  coordinator_epoch: number;
+}
+
 export interface TopicPartition {
   topic: string;
   partition: number;

@@ -6,7 +6,14 @@ import type { PartitionLog, Storage } from '../storage/index.ts';
 import { BrokerError } from '../core/errors.ts';
 import { partition_name } from '../core/names.ts';
 import type { Placement, PlacementHost, TopicPlacement } from '../core/placement.ts';
-import type { BrokerAddress, InternalTopic, PartitionInfo, PartitionReassignment, TopicRecord } from '../core/types.ts';
+import type {
+  BrokerAddress,
+  InternalTopic,
+  PartitionInfo,
+  PartitionReassignment,
+  TopicPartition,
+  TopicRecord,
+} from '../core/types.ts';
 import type { PartitionReader } from '../core/partition_reader.ts';
 import type { LocalMetadataStore } from './local_metadata_store.ts';
 
@@ -174,5 +181,14 @@ export class LocalPlacement implements Placement {
 
   async forward(topic: string, partition: number): Promise<number> {
     throw new BrokerError('leader_not_available', `${topic}-${partition}: a single node leads every partition itself`);
+  }
+
+  // A single node coordinates every transaction and leads every partition: nothing to ask elsewhere.
+  async verify_in_txn(coordinator: TopicPartition): Promise<void> {
+    throw new BrokerError('not_coordinator', `${coordinator.topic}-${coordinator.partition} is not led here yet`);
+  }
+
+  async write_marker(where: TopicPartition): Promise<void> {
+    throw new BrokerError('not_leader_or_follower', `${where.topic}-${where.partition} is not led here yet`);
   }
 }

@@ -2,7 +2,8 @@
 // fails it with the property it breaks — a lost write, a duplicate, an offset with two values, a
 // reordering, a committed offset going back, a queue message lost or accepted too often, a
 // delayed message early or lost, a confirmed AMQP message lost or acknowledged too often, replicas
-// that differ below the high watermark.
+// that differ below the high watermark, a transaction's output twice, lost or made up, and data a
+// read_committed reader saw that was never committed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { check_history, describe_failures } from '../../faults/checker/check.ts';
@@ -157,6 +158,23 @@ test('planted faults: a confirmed AMQP message lost, acknowledged too often, or 
   const six = [1, 2, 3, 4, 5, 6].map((at) => ack('m2', at));
   assert.deepEqual(broken([...published, ack('m1'), ...six]), ['AMQP message acknowledged too often']);
   assert.deepEqual(broken([...published, ack('m1'), ack('m2'), ack('zz')]), ['AMQP message never published delivered']);
+});
+
+test('planted faults: a transaction output twice, lost, made up, or uncommitted data seen by a reader', () => {
+  const input = (value: string, outcome: 'ok' | 'unknown' = 'ok') =>
+    ({ kind: 'txn_input', value, outcome, invoked_ms: 1 }) as const;
+  const output = (reader: 'live' | 'final', offset: number, value: string) =>
+    ({ kind: 'txn_output', reader, partition: 0, offset, value, at_ms: 5 }) as const;
+  const inputs = [input('i1'), input('i2'), input('i3', 'unknown')];
+  const committed = [output('final', 0, 'i1'), output('final', 2, 'i2')];
+  assert.deepEqual(broken([...inputs, ...committed, output('live', 0, 'i1')]), [], 'an unknown input may be absent');
+  assert.deepEqual(broken([...inputs, ...committed, output('final', 4, 'i1')]), ['transaction output twice']);
+  assert.deepEqual(broken([...inputs, output('final', 0, 'i1')]), ['transaction input lost']);
+  assert.deepEqual(broken([...inputs, ...committed, output('final', 3, 'zz')]), ['transaction output without input']);
+  // Offset 1 held i2 when the live reader saw it, then was aborted; i2 was committed again at 2.
+  assert.deepEqual(broken([...inputs, ...committed, output('live', 1, 'i2')]), [
+    'read_committed reader saw uncommitted data',
+  ]);
 });
 
 test('planted faults: a delayed message early by more than a clock set wrong while it was pending', () => {

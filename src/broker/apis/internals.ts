@@ -5,6 +5,8 @@ import type { Clock } from '../../core/clock.ts';
 import type { MetadataStore } from '../../core/metadata_store.ts';
 import type { PartitionReader } from '../../core/partition_reader.ts';
 import type { Placement } from '../../core/placement.ts';
+import type { TopicPartition } from '../../core/types.ts';
+import type { Marker } from '../../protocol/control_records.ts';
 import type { Storage } from '../../storage/index.ts';
 import type { BrokerSettings } from '../broker_settings.ts';
 import type { Coordinators } from '../coordinators.ts';
@@ -28,4 +30,6 @@ export interface CoreInternals {
   ensure_topic(name: string, allow_auto_create: boolean): Promise<void>;
   allocate_producer_id(): Promise<number>;
   produce_anywhere(topic: string, partition: number, records: Buffer): Promise<number>;
+  /** Appends a transaction marker to a partition this broker leads. */
+  write_marker_here(where: TopicPartition, marker: Marker): Promise<void>;
 }

@@ -1,12 +1,15 @@
 // The core API's transactions (TransactionsApi) over the transaction coordinator, which runs on
-// the leader of __transaction_state-0; elsewhere the calls answer not_coordinator. A group's
+// the leader of __transaction_state-0; elsewhere the calls answer not_coordinator (but for
+// TxnOffsetCommit, served by the group's coordinator, and the markers a partition leader writes). A group's
 // offsets live in __consumer_offsets-0, so that is the partition AddOffsetsToTxn adds and the
 // one whose marker applies a transaction's offset commits.
 import type { TransactionsApi } from '../../core/api.ts';
 import type { TransactionDescription } from '../../core/types.ts';
 import type { CoreInternals } from './internals.ts';
 import { OFFSETS_TOPIC } from '../offset_store.ts';
-import type { TxnMetadata, TxnState } from '../txn/txn_log.ts';
+import { TXN_COORDINATOR_PARTITION, type TxnMetadata, type TxnState } from '../txn/txn_log.ts';
+import { BrokerError } from '../../core/errors.ts';
+import { rethrow_invariant } from '../../core/invariants.ts';
 
 const OFFSETS_PARTITION = { topic: OFFSETS_TOPIC, partition: 0 };
 
@@ -45,8 +48,40 @@ export function transactions_api(broker: CoreInternals): TransactionsApi {
     },
     add_offsets: (id, producer_id, epoch) => coordinators.txns.add_offsets(id, producer_id, epoch, OFFSETS_PARTITION),
     async commit_offsets(id, group_id, producer_id, epoch, entries) {
-      coordinators.txns.check_offset_commit(id, producer_id, epoch, OFFSETS_PARTITION);
+      // The group's coordinator and the transaction's may run on different brokers.
+      const txns = coordinators.txn_host;
+      if (txns) txns.check_in_txn(id, producer_id, epoch, OFFSETS_PARTITION);
+      else {
+        const producer = { transactional_id: id, producer_id, producer_epoch: epoch };
+        await broker.placement.verify_in_txn(TXN_COORDINATOR_PARTITION, producer, OFFSETS_PARTITION);
+      }
       await coordinators.offsets.commit_in_txn(group_id, { producer_id, producer_epoch: epoch }, entries);
+    },
+    verify(producer, partitions) {
+      const txns = coordinators.txns;
+      return partitions.map((partition) => {
+        try {
+          txns.check_in_txn(producer.transactional_id, producer.producer_id, producer.producer_epoch, partition);
+          return { ...partition, error: null };
+        } catch (error) {
+          if (!(error instanceof BrokerError)) throw error;
+          return { ...partition, error };
+        }
+      });
+    },
+    write_markers(marker, partitions) {
+      const now_ms = broker.clock.now_ms();
+      return Promise.all(
+        partitions.map(async (partition) => {
+          try {
+            await broker.write_marker_here(partition, { ...marker, timestamp_ms: now_ms });
+            return { ...partition, error: null };
+          } catch (error) {
+            rethrow_invariant(error);
+            return { ...partition, error: error as Error };
+          }
+        }),
+      );
     },
     end: (id, producer_id, epoch, commit) => coordinators.txns.end(id, producer_id, epoch, commit),
     describe(id) {

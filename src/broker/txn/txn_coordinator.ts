@@ -252,11 +252,17 @@ export class TxnCoordinator {
     }
   }
 
-  /** TxnOffsetCommit: allowed once AddOffsetsToTxn added the group's offsets partition. */
-  check_offset_commit(id: string, producer_id: number, epoch: number, offsets_partition: TxnPartition): void {
+  /**
+   * Throws unless the partition is in the ongoing transaction of this instance of `id`: for
+   * TxnOffsetCommit (the group's offsets partition) and for a leader verifying a first batch.
+   */
+  check_in_txn(id: string, producer_id: number, epoch: number, partition: TxnPartition): void {
     const meta = this.current(id, producer_id, epoch);
-    if (meta.state !== 'ongoing' || !meta.partitions.some((p) => same_partition(p, offsets_partition))) {
-      throw new BrokerError('invalid_txn_state', `${id} did not add the group's offsets to its transaction`);
+    if (meta.state !== 'ongoing' || !meta.partitions.some((p) => same_partition(p, partition))) {
+      throw new BrokerError(
+        'invalid_txn_state',
+        `${partition.topic}-${partition.partition} is not in an ongoing transaction of ${id}`,
+      );
     }
   }
 

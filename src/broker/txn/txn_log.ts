@@ -8,6 +8,8 @@ import type { PartitionLog } from '../../storage/index.ts';
 import { replay_log } from '../replay_log.ts';
 
 export const TXN_STATE_TOPIC = '__transaction_state';
+/** Where the transaction coordinator runs: on this partition's leader. */
+export const TXN_COORDINATOR_PARTITION = { topic: TXN_STATE_TOPIC, partition: 0 } as const;
 
 export type TxnState = 'empty' | 'ongoing' | 'prepare_commit' | 'prepare_abort' | 'complete_commit' | 'complete_abort';
 

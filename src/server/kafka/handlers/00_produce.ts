@@ -19,7 +19,12 @@ export const produce_handler = kafka_handler(
   { min: 3, max: 10, notes: 'one batch per partition; acks 0, 1, -1; advertised from v0 (see below)' },
   async (request, ctx) => {
     const acks = request.acks;
-    const options = request.sluice_broker_append ? BROKER_APPEND : undefined;
+    // A transactional produce names its transactional id: a leader may verify it with the coordinator.
+    const options = request.transactional_id
+      ? { broker_append: request.sluice_broker_append, transactional_id: request.transactional_id }
+      : request.sluice_broker_append
+        ? BROKER_APPEND
+        : undefined;
     const responses = await Promise.all(
       request.topic_data.map(async (topic) => {
         const partitions = await Promise.all(

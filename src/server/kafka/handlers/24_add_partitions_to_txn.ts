@@ -1,48 +1,83 @@
-// AddPartitionsToTxn 0-3: a transactional producer adds the partitions it is about to write to its
-// ongoing transaction (the first begins it). All or none: with a partition refused (unknown, or in
-// a cluster led by another broker) nothing is added. v4+ is the brokers' own verification form,
-// not served.
+// AddPartitionsToTxn: up to v3 a transactional producer adds the partitions it is about to write to
+// its ongoing transaction (the first begins it); all or none, so with a partition refused (unknown)
+// nothing is added. v4+ is the brokers' form, several transactions at once: with verify_only a
+// partition leader asks whether a producer's first batch there belongs to its ongoing transaction.
 import { ADD_PARTITIONS_TO_TXN } from '../../../protocol/kafka/messages/24_add_partitions_to_txn.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
-import type { TopicPartition } from '../../../core/index.ts';
+import type { BrokerError, Core, TopicPartition } from '../../../core/index.ts';
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
+type Topics = Array<{ name: string; partitions: number[] }>;
+type Results = Array<TopicPartition & { error: BrokerError | null }>;
+
+interface Transaction {
+  transactional_id: string;
+  producer_id: number;
+  producer_epoch: number;
+  verify_only: boolean;
+  topics: Topics;
+}
+
 export const add_partitions_to_txn_handler = kafka_handler(
   ADD_PARTITIONS_TO_TXN,
-  { min: 0, max: 3, notes: 'where the transaction coordinator runs (on a single node, this broker)' },
+  { min: 0, max: 4, notes: 'v4 (brokers): verify only, or add, for several transactions' },
   async (request, ctx) => {
-    const topics = request.v3_and_below_topics;
-    const wanted: TopicPartition[] = topics.flatMap((t) =>
-      t.partitions.map((partition) => ({ topic: t.name, partition })),
-    );
-    let errors: Array<number>;
-    try {
-      const results = await ctx.core.transactions.add_partitions(
-        request.v3_and_below_transactional_id,
-        request.v3_and_below_producer_id,
-        request.v3_and_below_producer_epoch,
-        wanted,
-      );
-      // All or none: with any partition refused, the others were not attempted.
-      const refused = results.some((r) => r.error !== null);
-      errors = results.map((r) =>
-        r.error ? kafka_error_code(r.error) : refused ? ErrorCode.OPERATION_NOT_ATTEMPTED : ErrorCode.NONE,
-      );
-    } catch (error) {
-      const code = kafka_error_code(error);
-      errors = wanted.map(() => code);
+    if (ctx.version <= 3) {
+      const transaction = {
+        transactional_id: request.v3_and_below_transactional_id,
+        producer_id: request.v3_and_below_producer_id,
+        producer_epoch: request.v3_and_below_producer_epoch,
+        verify_only: false,
+        topics: request.v3_and_below_topics,
+      };
+      return { throttle_time_ms: 0, results_by_topic_v3_and_below: await topic_results(ctx.core, transaction) };
     }
-    let i = 0;
-    return {
-      throttle_time_ms: 0,
-      results_by_topic_v3_and_below: topics.map((t) => ({
-        name: t.name,
-        results_by_partition: t.partitions.map((partition_index) => ({
-          partition_index,
-          partition_error_code: errors[i++]!,
-        })),
+    if (!ctx.core.transactions.is_coordinator) {
+      return { throttle_time_ms: 0, error_code: ErrorCode.NOT_COORDINATOR, results_by_transaction: [] };
+    }
+    const results_by_transaction = await Promise.all(
+      request.transactions.map(async (transaction) => ({
+        transactional_id: transaction.transactional_id,
+        topic_results: await topic_results(ctx.core, transaction),
       })),
-    };
+    );
+    return { throttle_time_ms: 0, error_code: ErrorCode.NONE, results_by_transaction };
   },
 );
+
+/** One transaction's partitions added (or verified), with each one's error code in the request's order. */
+async function topic_results(core: Core, transaction: Transaction) {
+  const { topics } = transaction;
+  const wanted: TopicPartition[] = topics.flatMap((t) =>
+    t.partitions.map((partition) => ({ topic: t.name, partition })),
+  );
+  let errors: number[];
+  try {
+    const results = await added_or_verified(core, transaction, wanted);
+    // Adding is all or none: with any partition refused, the others were not attempted.
+    const refused = !transaction.verify_only && results.some((r) => r.error !== null);
+    errors = results.map((r) =>
+      r.error ? kafka_error_code(r.error) : refused ? ErrorCode.OPERATION_NOT_ATTEMPTED : ErrorCode.NONE,
+    );
+  } catch (error) {
+    const code = kafka_error_code(error);
+    errors = wanted.map(() => code);
+  }
+  let i = 0;
+  return topics.map((t) => ({
+    name: t.name,
+    results_by_partition: t.partitions.map((partition_index) => ({
+      partition_index,
+      partition_error_code: errors[i++]!,
+    })),
+  }));
+}
+
+function added_or_verified(core: Core, transaction: Transaction, wanted: TopicPartition[]): Promise<Results> | Results {
+  const { transactional_id, producer_id, producer_epoch } = transaction;
+  if (transaction.verify_only) {
+    return core.transactions.verify({ transactional_id, producer_id, producer_epoch }, wanted);
+  }
+  return core.transactions.add_partitions(transactional_id, producer_id, producer_epoch, wanted);
+}

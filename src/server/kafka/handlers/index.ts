@@ -24,6 +24,7 @@ import { delete_records_handler } from './21_delete_records.ts';
 import { init_producer_id_handler } from './22_init_producer_id.ts';
 import { offset_for_leader_epoch_handler } from './23_offset_for_leader_epoch.ts';
 import { add_partitions_to_txn_handler } from './24_add_partitions_to_txn.ts';
+import { write_txn_markers_handler } from './27_write_txn_markers.ts';
 import { add_offsets_to_txn_handler } from './25_add_offsets_to_txn.ts';
 import { end_txn_handler } from './26_end_txn.ts';
 import { txn_offset_commit_handler } from './28_txn_offset_commit.ts';
@@ -67,6 +68,7 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     init_producer_id_handler,
     offset_for_leader_epoch_handler,
     add_partitions_to_txn_handler,
+    write_txn_markers_handler,
     add_offsets_to_txn_handler,
     end_txn_handler,
     txn_offset_commit_handler,

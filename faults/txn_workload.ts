@@ -1,0 +1,181 @@
+// The fault suite's transactions workload: consume-transform-produce. An idempotent producer writes
+// inputs to their own topic; a loop (a kafkajs consumer group member and a transactional producer)
+// copies each batch of inputs to the output topic and commits the input offsets in the same
+// transaction; a read_committed reader follows the output as it grows. A loop instance that
+// fails is replaced by a new one under the same transactional id, which fences it. At the end the
+// loop drains its input and a fresh read_committed reader reads the whole output; the checker
+// holds them to exactly once (faults/checker/txn_properties.ts).
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Consumer, Kafka, Producer } from 'kafkajs';
+import type { HistoryOp, TxnInputOp, TxnOutputOp } from './checker/history.ts';
+import { PARTITIONS, drain_until_received, within } from './workload.ts';
+
+export const TXN_INPUT_TOPIC = 'faults-txn-in';
+export const TXN_OUTPUT_TOPIC = 'faults-txn-out';
+const GROUP = 'faults-txn-loop';
+const TRANSACTIONAL_ID = 'faults-txn-loop';
+/** Inputs per send, and the pause between sends. */
+const INPUT_BATCH = 5;
+const PACE_MS = 100;
+/** A failed loop instance is replaced after this pause. */
+const RESTART_PAUSE_MS = 500;
+/** The final reader stops once nothing more arrived for this long since its last record... */
+const FINAL_IDLE_MS = 5_000;
+/** ...or since it started, while it has read nothing. */
+const FINAL_FIRST_MS = 30_000;
+
+export function txn_workload(kafka: Kafka, started_ms: number, until: () => boolean, history: HistoryOp[]) {
+  const at = () => Date.now() - started_ms;
+  const seen = new Set<string>();
+  let draining = true;
+  const live = follow_output(kafka, 'faults-txn-live', (partition, offset, value) => {
+    history.push({ kind: 'txn_output', reader: 'live', partition, offset, value, at_ms: at() });
+    seen.add(value);
+  }).catch(() => null); // without it, the final reader still checks the output
+  const looping = (async () => {
+    while (draining) {
+      const instance = await loop_instance(kafka).catch(() => null);
+      if (instance) await instance.failed_or(() => !draining);
+      await sleep(RESTART_PAUSE_MS);
+    }
+  })();
+  const writing = write_inputs(kafka, at, until, history);
+
+  return {
+    writing,
+    /** Lets the loop copy what is left, then reads the whole output read_committed. */
+    async drain(): Promise<number> {
+      await writing;
+      const wanted = history
+        .filter((op): op is TxnInputOp => op.kind === 'txn_input' && op.outcome === 'ok')
+        .map((op) => op.value);
+      const missing = await drain_until_received(wanted, seen);
+      draining = false;
+      await looping;
+      await (await live)?.disconnect().catch(() => undefined);
+      for (const op of await read_output(kafka, at)) history.push(op);
+      return missing;
+    },
+  };
+}
+
+async function write_inputs(kafka: Kafka, at: () => number, until: () => boolean, history: HistoryOp[]): Promise<void> {
+  let producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  try {
+    for (let n = 0; until(); n += INPUT_BATCH) {
+      const ops: TxnInputOp[] = Array.from({ length: INPUT_BATCH }, (_, i) => ({
+        kind: 'txn_input',
+        value: `tin-${n + i}`,
+        outcome: 'unknown',
+        invoked_ms: at(),
+      }));
+      try {
+        // One partition per send: kafkajs 2.2.4 partitions a send again when it retries, and drops
+        // or doubles records when the send spanned brokers (docs/guarantees.md, What is not promised).
+        const partition = (n / INPUT_BATCH) % PARTITIONS;
+        const messages = ops.map((op) => ({ value: op.value, partition }));
+        await within(producer.send({ topic: TXN_INPUT_TOPIC, acks: -1, messages }));
+        for (const op of ops) op.outcome = 'ok';
+      } catch {
+        // Refused after retries or timed out: they may still be stored, and copied. A new producer
+        // for what follows: kafkajs gives a failed send's sequence numbers to the next one, which a
+        // broker that stored the failed send refuses for ever (produce_loop in workload.ts).
+        await producer.disconnect().catch(() => undefined);
+        producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+        await producer.connect().catch(() => undefined);
+      }
+      history.push(...ops);
+      await sleep(PACE_MS);
+    }
+  } finally {
+    await producer.disconnect().catch(() => undefined);
+  }
+}
+
+/**
+ * One instance of the loop: its consumer hands each batch to a transaction that writes the batch's
+ * values to the output and commits the input offsets with them. The first failure ends it (both
+ * clients disconnected), as an application would restart.
+ */
+async function loop_instance(kafka: Kafka) {
+  const producer: Producer = kafka.producer({
+    transactionalId: TRANSACTIONAL_ID,
+    idempotent: true,
+    maxInFlightRequests: 1,
+  });
+  const consumer: Consumer = kafka.consumer({ groupId: GROUP, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+  let failed = false;
+  const stop = async () => {
+    await consumer.disconnect().catch(() => undefined);
+    await producer.disconnect().catch(() => undefined);
+  };
+  try {
+    await producer.connect();
+    await consumer.connect();
+    await consumer.subscribe({ topic: TXN_INPUT_TOPIC, fromBeginning: true });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  consumer.on(consumer.events.CRASH, () => void (failed = true));
+  await consumer.run({
+    autoCommit: false,
+    eachBatch: async ({ batch }) => {
+      if (batch.messages.length === 0 || failed) return;
+      const txn = await producer.transaction();
+      try {
+        // Into the input's partition: one partition per send, as for the inputs.
+        const messages = batch.messages.map((m) => ({ value: m.value, partition: batch.partition }));
+        await txn.send({ topic: TXN_OUTPUT_TOPIC, messages });
+        const next = Number(batch.messages[batch.messages.length - 1]!.offset) + 1;
+        await txn.sendOffsets({
+          consumerGroupId: GROUP,
+          topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(next) }] }],
+        });
+        await txn.commit();
+      } catch (error) {
+        failed = true;
+        await txn.abort().catch(() => undefined);
+        throw error;
+      }
+    },
+  });
+  return {
+    async failed_or(stopping: () => boolean): Promise<void> {
+      while (!failed && !stopping()) await sleep(200);
+      await stop();
+    },
+  };
+}
+
+/** A read_committed consumer of the output from its start, calling `seen` for every record. */
+async function follow_output(
+  kafka: Kafka,
+  group: string,
+  seen: (partition: number, offset: number, value: string) => void,
+): Promise<Consumer> {
+  const consumer = kafka.consumer({ groupId: group, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+  await consumer.connect();
+  await consumer.subscribe({ topic: TXN_OUTPUT_TOPIC, fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ partition, message }) => seen(partition, Number(message.offset), message.value!.toString()),
+  });
+  return consumer;
+}
+
+/** The whole output, read read_committed by a new group until nothing more arrives. */
+async function read_output(kafka: Kafka, at: () => number): Promise<TxnOutputOp[]> {
+  // By offset: a record fetched again (a retried fetch) is one record, read once.
+  const reads = new Map<string, TxnOutputOp>();
+  const started = Date.now();
+  let last_ms = 0;
+  const reader = await follow_output(kafka, `faults-txn-final-${Date.now()}`, (partition, offset, value) => {
+    reads.set(`${partition}:${offset}`, { kind: 'txn_output', reader: 'final', partition, offset, value, at_ms: at() });
+    last_ms = Date.now();
+  });
+  const idle = () => (last_ms === 0 ? Date.now() - started > FINAL_FIRST_MS : Date.now() - last_ms > FINAL_IDLE_MS);
+  while (!idle()) await sleep(500);
+  await reader.disconnect().catch(() => undefined);
+  return [...reads.values()];
+}

@@ -1,0 +1,166 @@
+// Kafka transactions in a cluster of three broker processes: one transaction spans partitions led
+// by every broker (markers written through their leaders, first batches verified with the
+// coordinator), its offsets commit through a group coordinator that may run elsewhere, and the
+// transaction coordinator killed (kill -9) while it ends a transaction, ten times over, never
+// leaves a transaction committed on some partitions and not on others. kafkajs against real etcd.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Kafka, Producer } from 'kafkajs';
+import { type SharedCluster, missing, shared_cluster } from './cluster_support.ts';
+
+const shared = shared_cluster();
+
+const RETRY = { retries: 60, initialRetryTime: 100, maxRetryTime: 1000 };
+const PARTITIONS = 3;
+
+async function create_spread_topic({ cluster, admin }: SharedCluster, topic: string): Promise<number[]> {
+  await admin.createTopics({
+    topics: [
+      {
+        topic,
+        numPartitions: PARTITIONS,
+        replicationFactor: 3,
+        configEntries: [{ name: 'min.insync.replicas', value: '2' }],
+      },
+    ],
+  });
+  const leaders: number[] = [];
+  for (let p = 0; p < PARTITIONS; p++) {
+    await cluster.wait_for('ISR of 3', async () => (await cluster.partition(admin, topic, p)).isr.length === 3);
+    leaders.push((await cluster.partition(admin, topic, p)).leader);
+  }
+  return leaders;
+}
+
+async function transactional(kafka: Kafka, id: string): Promise<Producer> {
+  const producer = kafka.producer({
+    transactionalId: id,
+    idempotent: true,
+    maxInFlightRequests: 1,
+    transactionTimeout: 30_000,
+    retry: RETRY,
+  });
+  await producer.connect();
+  return producer;
+}
+
+/** Every value of `topic` a new group reads from the start, committed only or not, once `count` arrived. */
+async function read_all(
+  kafka: Kafka,
+  topic: string,
+  read_uncommitted: boolean,
+  count: number,
+  wait_ms = 20_000,
+): Promise<string[]> {
+  const consumer = kafka.consumer({
+    groupId: `reader-${Math.random()}`,
+    readUncommitted: read_uncommitted,
+    retry: RETRY,
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const values: string[] = [];
+  await consumer.run({ eachMessage: async ({ message }) => void values.push(message.value!.toString()) });
+  const deadline = Date.now() + wait_ms;
+  while (values.length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  // A little longer: what should not arrive has its chance to.
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  await consumer.disconnect();
+  return values.sort();
+}
+
+async function transaction_coordinator({ cluster, admin }: SharedCluster): Promise<number> {
+  return (await cluster.partition(admin, '__transaction_state', 0)).leader;
+}
+
+test(
+  'a transaction over partitions every broker leads commits or aborts on all of them, its offsets with it',
+  { skip: missing ?? false, timeout: 180_000 },
+  async () => {
+    const { cluster } = shared;
+    const topic = 'txn-spread';
+    const leaders = await create_spread_topic(shared, topic);
+    assert.equal(new Set(leaders).size, PARTITIONS, `one leader per partition: ${leaders.join(',')}`);
+    const kafka = cluster.kafka('txn-spread');
+    const producer = await transactional(kafka, 'txn-spread-producer');
+    const send = (txn: Awaited<ReturnType<Producer['transaction']>>, tag: string) =>
+      txn.send({
+        topic,
+        messages: Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, value: `${tag}-${partition}` })),
+      });
+
+    const aborted = await producer.transaction();
+    await send(aborted, 'aborted');
+    await aborted.abort();
+    const committed = await producer.transaction();
+    await send(committed, 'committed');
+    await committed.sendOffsets({
+      consumerGroupId: 'txn-spread-group',
+      topics: [{ topic, partitions: [{ partition: 0, offset: '7' }] }],
+    });
+    await committed.commit();
+
+    const expected = Array.from({ length: PARTITIONS }, (_, p) => `committed-${p}`);
+    assert.deepEqual(await read_all(kafka, topic, false, PARTITIONS), expected);
+    const everything = [...Array.from({ length: PARTITIONS }, (_, p) => `aborted-${p}`), ...expected].sort();
+    assert.deepEqual(await read_all(kafka, topic, true, 2 * PARTITIONS), everything);
+    const admin = shared.admin;
+    const offsets = await admin.fetchOffsets({ groupId: 'txn-spread-group', topics: [topic] });
+    assert.equal(offsets[0]!.partitions.find((p) => p.partition === 0)!.offset, '7', 'offsets sent in the transaction');
+    await producer.disconnect();
+  },
+);
+
+test(
+  'the transaction coordinator killed while it commits, ten times: each transaction whole or absent everywhere',
+  { skip: missing ?? false, timeout: 420_000 },
+  async (t) => {
+    const { cluster, admin } = shared;
+    const topic = 'txn-coordinator-kills';
+    await create_spread_topic(shared, topic);
+    const kafka = cluster.kafka('txn-kills');
+    const ROUNDS = 10;
+    const outcomes: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const coordinator = await transaction_coordinator(shared);
+      // A new instance each round: its InitProducerId finishes or aborts what the last one left.
+      const producer = await transactional(kafka, 'txn-kills-producer');
+      const txn = await producer.transaction();
+      await txn.send({
+        topic,
+        messages: Array.from({ length: PARTITIONS }, (_, partition) => ({
+          partition,
+          value: `t${round}-${partition}`,
+        })),
+      });
+      const ending = txn.commit().then(
+        () => 'committed',
+        (error: unknown) => `refused: ${String(error)}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, (round * 7) % 40));
+      await cluster.brokers.get(coordinator)!.kill();
+      outcomes.push(await ending);
+      await producer.disconnect().catch(() => undefined);
+      await cluster.start(coordinator);
+      await cluster.wait_for(
+        'every broker registered',
+        async () => (await admin.describeCluster()).brokers.length === cluster.brokers.size,
+        60_000,
+      );
+    }
+    // The last instance ends whatever the last round left open, so every round has its outcome.
+    const last = await transactional(kafka, 'txn-kills-producer');
+    await last.disconnect();
+    const committed = await read_all(kafka, topic, false, ROUNDS * PARTITIONS, 30_000);
+    const all = await read_all(kafka, topic, true, ROUNDS * PARTITIONS, 30_000);
+    assert.equal(all.length, ROUNDS * PARTITIONS, 'every record written once');
+    let whole = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const seen = committed.filter((value) => value.startsWith(`t${round}-`)).length;
+      assert.ok(seen === 0 || seen === PARTITIONS, `round ${round}: committed on ${seen} of ${PARTITIONS} partitions`);
+      if (seen === PARTITIONS) whole++;
+    }
+    t.diagnostic(`EndTxn answers: ${outcomes.join('; ')}; committed everywhere: ${whole} of ${ROUNDS}`);
+    assert.ok(whole > 0, 'some transactions committed');
+  },
+);
