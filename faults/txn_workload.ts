@@ -23,6 +23,8 @@ const RESTART_PAUSE_MS = 500;
 const FINAL_IDLE_MS = 5_000;
 /** ...or since it started, while it has read nothing. */
 const FINAL_FIRST_MS = 30_000;
+/** A kafkajs client's disconnect is given this long (see `disconnect`). */
+const DISCONNECT_WAIT_MS = 15_000;
 
 export function txn_workload(kafka: Kafka, started_ms: number, until: () => boolean, history: HistoryOp[]) {
   const at = () => Date.now() - started_ms;
@@ -52,7 +54,8 @@ export function txn_workload(kafka: Kafka, started_ms: number, until: () => bool
       const missing = await drain_until_received(wanted, seen);
       draining = false;
       await looping;
-      await (await live)?.disconnect().catch(() => undefined);
+      const reader = await live;
+      if (reader) await disconnect(reader);
       for (const op of await read_output(kafka, at)) history.push(op);
       return missing;
     },
@@ -81,7 +84,7 @@ async function write_inputs(kafka: Kafka, at: () => number, until: () => boolean
         // Refused after retries or timed out: they may still be stored, and copied. A new producer
         // for what follows: kafkajs gives a failed send's sequence numbers to the next one, which a
         // broker that stored the failed send refuses for ever (produce_loop in workload.ts).
-        await producer.disconnect().catch(() => undefined);
+        await disconnect(producer);
         producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
         await producer.connect().catch(() => undefined);
       }
@@ -89,7 +92,7 @@ async function write_inputs(kafka: Kafka, at: () => number, until: () => boolean
       await sleep(PACE_MS);
     }
   } finally {
-    await producer.disconnect().catch(() => undefined);
+    await disconnect(producer);
   }
 }
 
@@ -105,24 +108,35 @@ async function loop_instance(kafka: Kafka) {
     maxInFlightRequests: 1,
   });
   const consumer: Consumer = kafka.consumer({ groupId: GROUP, sessionTimeout: 10_000, heartbeatInterval: 1000 });
-  let failed = false;
+  const state = { failed: false };
   const stop = async () => {
-    await consumer.disconnect().catch(() => undefined);
-    await producer.disconnect().catch(() => undefined);
+    await disconnect(consumer);
+    await disconnect(producer);
   };
+  consumer.on(consumer.events.CRASH, () => void (state.failed = true));
   try {
     await producer.connect();
     await consumer.connect();
     await consumer.subscribe({ topic: TXN_INPUT_TOPIC, fromBeginning: true });
+    await run_loop(consumer, producer, state);
   } catch (error) {
-    await stop();
+    await stop(); // else it stays in the group, holding partitions, a member no one runs
     throw error;
   }
-  consumer.on(consumer.events.CRASH, () => void (failed = true));
-  await consumer.run({
+  return {
+    async failed_or(stopping: () => boolean): Promise<void> {
+      while (!state.failed && !stopping()) await sleep(200);
+      await stop();
+    },
+  };
+}
+
+/** Hands each batch to a transaction that copies it and commits the input offsets with it. */
+function run_loop(consumer: Consumer, producer: Producer, state: { failed: boolean }): Promise<void> {
+  return consumer.run({
     autoCommit: false,
     eachBatch: async ({ batch }) => {
-      if (batch.messages.length === 0 || failed) return;
+      if (batch.messages.length === 0 || state.failed) return;
       const txn = await producer.transaction();
       try {
         // Into the input's partition: one partition per send, as for the inputs.
@@ -135,18 +149,21 @@ async function loop_instance(kafka: Kafka) {
         });
         await txn.commit();
       } catch (error) {
-        failed = true;
+        state.failed = true;
         await txn.abort().catch(() => undefined);
         throw error;
       }
     },
   });
-  return {
-    async failed_or(stopping: () => boolean): Promise<void> {
-      while (!failed && !stopping()) await sleep(200);
-      await stop();
-    },
-  };
+}
+
+/**
+ * kafkajs 2.2.4's disconnect can wait for ever on a consumer caught between fetches and a
+ * rebalance (seed 2727 waited past ten minutes at the end of its run): given a bound, after
+ * which the client is left to its session timeout.
+ */
+async function disconnect(client: { disconnect(): Promise<void> }): Promise<void> {
+  await Promise.race([client.disconnect().catch(() => undefined), sleep(DISCONNECT_WAIT_MS)]);
 }
 
 /** A read_committed consumer of the output from its start, calling `seen` for every record. */
@@ -176,6 +193,6 @@ async function read_output(kafka: Kafka, at: () => number): Promise<TxnOutputOp[
   });
   const idle = () => (last_ms === 0 ? Date.now() - started > FINAL_FIRST_MS : Date.now() - last_ms > FINAL_IDLE_MS);
   while (!idle()) await sleep(500);
-  await reader.disconnect().catch(() => undefined);
+  await disconnect(reader);
   return [...reads.values()];
 }

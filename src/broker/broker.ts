@@ -50,7 +50,13 @@ export interface BrokerParts {
   node_id: number;
   data_dir: string;
   io: FileIO;
+  /** The wall clock: timestamps, due times of delayed messages, time to live. */
   clock: Clock;
+  /**
+   * For durations that must not jump when the wall clock is stepped (share-group sessions,
+   * acquisition locks, redelivery backoff): a monotonic clock.
+   */
+  monotonic_clock: Clock;
   logger: Logger;
   storage: Storage;
   metadata: MetadataStore;
@@ -61,6 +67,7 @@ export interface BrokerParts {
 export class Broker implements Core, CoreInternals {
   readonly node_id: number;
   readonly clock: Clock;
+  readonly monotonic_clock: Clock;
   readonly logger: Logger;
   readonly storage: Storage;
   readonly metadata: MetadataStore;
@@ -90,6 +97,7 @@ export class Broker implements Core, CoreInternals {
   private constructor(parts: BrokerParts) {
     this.node_id = parts.node_id;
     this.clock = parts.clock;
+    this.monotonic_clock = parts.monotonic_clock;
     this.logger = parts.logger;
     this.storage = parts.storage;
     this.metadata = parts.metadata;
@@ -109,6 +117,7 @@ export class Broker implements Core, CoreInternals {
       topics: this.topic_index,
       logger: parts.logger,
       clock: parts.clock,
+      monotonic_clock: parts.monotonic_clock,
       reader: (topic, partition) => this.partition_reader(topic, partition),
       reader_now: (topic, partition) => this.partition_reader_now(topic, partition),
       append,

@@ -33,6 +33,7 @@ test('full_disk_while_taking_over_coordinators_keeps_the_broker_up: started once
     topics: { get: () => ({ name: 'orders', partitions: 1, configs: {} }) } as unknown as TopicManager,
     logger,
     clock,
+    monotonic_clock: clock,
     reader: () => Promise.reject(new Error('not read here')),
     reader_now: () => {
       throw new Error('not read here');

@@ -29,6 +29,8 @@ export interface CoordinatorDeps {
   topics: TopicManager;
   logger: Logger;
   clock: Clock;
+  /** Share-group durations (sessions, locks, backoff): see BrokerParts. */
+  monotonic_clock: Clock;
   reader(topic: string, partition: number): Promise<PartitionReader>;
   reader_now(topic: string, partition: number): PartitionReader;
   append: AppendRecords;
@@ -134,6 +136,7 @@ export class Coordinators {
           store: new ShareStateStore(log, deps.clock),
           logger: deps.logger,
           clock: deps.clock,
+          monotonic_clock: deps.monotonic_clock,
           ensure_dead_letter_topic: (name) => deps.ensure_topic(name, 1),
           group_configs: deps.group_configs,
           append: deps.append,

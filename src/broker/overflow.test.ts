@@ -57,14 +57,21 @@ test('reject: a produce past sluice.max.messages is refused whole; consumed mess
         client_id: 't',
         client_host: 'h',
       },
-      Date.now(),
+      broker.monotonic_clock.now_ms(),
     );
-    await broker.coordinators.shares.fetch('g', 'm', [{ topic: 'q', partition: 0 }], 3, 1 << 20, Date.now());
+    await broker.coordinators.shares.fetch(
+      'g',
+      'm',
+      [{ topic: 'q', partition: 0 }],
+      3,
+      1 << 20,
+      broker.monotonic_clock.now_ms(),
+    );
     await broker.coordinators.shares.acknowledge(
       'g',
       'm',
       [{ topic: 'q', partition: 0, batches: [{ first_offset: 0, last_offset: 2, types: [AckType.ACCEPT] }] }],
-      Date.now(),
+      broker.monotonic_clock.now_ms(),
     );
     await broker.partitions.produce('q', 0, batch('6', '7', '8'), -1);
     await assert.rejects(broker.partitions.produce('q', 0, batch('9'), -1), is_full);
@@ -105,10 +112,17 @@ test('archive-oldest: the oldest messages are copied to <topic>.archive, then le
         client_id: 't',
         client_host: 'h',
       },
-      Date.now(),
+      broker.monotonic_clock.now_ms(),
     );
     // The member acquires one record: '3', the oldest left.
-    await broker.coordinators.shares.fetch('g', 'm', [{ topic: 'q', partition: 0 }], 1, 1 << 20, Date.now());
+    await broker.coordinators.shares.fetch(
+      'g',
+      'm',
+      [{ topic: 'q', partition: 0 }],
+      1,
+      1 << 20,
+      broker.monotonic_clock.now_ms(),
+    );
     await broker.partitions.produce('q', 0, batch('8'), -1);
     assert.deepEqual(await values(broker, 'q.archive'), ['1', '2', '3']);
     const fetched = await broker.coordinators.shares.fetch(
@@ -117,7 +131,7 @@ test('archive-oldest: the oldest messages are copied to <topic>.archive, then le
       [{ topic: 'q', partition: 0 }],
       10,
       1 << 20,
-      Date.now(),
+      broker.monotonic_clock.now_ms(),
     );
     const got = fetched.flatMap((f) =>
       f.batches

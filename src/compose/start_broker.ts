@@ -25,6 +25,7 @@ import { LocalPlacement } from '../single_node/local_placement.ts';
 import {
   type DurabilityPolicy,
   type FileIO,
+  MONOTONIC_CLOCK,
   NodeFileIO,
   SILENT_LOGGER,
   SYSTEM_CLOCK,
@@ -49,8 +50,10 @@ export interface CoreOptions {
   logger?: Logger;
   /** The file system under everything (default: the real one). */
   io?: FileIO;
-  /** The clock under everything (default: the system's). */
+  /** The wall clock under everything (default: the system's). */
   clock?: Clock;
+  /** For durations that must not jump with the wall clock (default: `clock` when given, else a monotonic one). */
+  monotonic_clock?: Clock;
 }
 
 export interface StartOptions extends CoreOptions {
@@ -125,9 +128,12 @@ async function open_storage(
 export async function open_core(options: CoreOptions): Promise<Broker> {
   const io = options.io ?? new NodeFileIO();
   const clock = options.clock ?? SYSTEM_CLOCK;
+  // A clock handed in (a simulated one) serves both: time then moves as the caller says.
+  const monotonic_clock = options.monotonic_clock ?? options.clock ?? MONOTONIC_CLOCK;
   const logger = options.logger ?? SILENT_LOGGER;
   const node_id = options.node_id ?? default_number('node_id');
-  const common = { node_id, data_dir: options.data_dir, io, clock, logger, settings: broker_settings(options) };
+  const settings = broker_settings(options);
+  const common = { node_id, data_dir: options.data_dir, io, clock, monotonic_clock, logger, settings };
   await io.mkdir(options.data_dir);
   if (!options.cluster) {
     const metadata = await LocalMetadataStore.open(io, options.data_dir);

@@ -54,7 +54,10 @@ import type { BatchRecord } from '../protocol/record_batch.ts';
 export interface Core {
   readonly node_id: number;
   readonly cluster_id: string;
+  /** The wall clock: timestamps. */
   readonly clock: Clock;
+  /** For deadlines and timeouts (long polls, heartbeats): it does not jump when the wall clock is stepped. */
+  readonly monotonic_clock: Clock;
   readonly logger: Logger;
   readonly topics: TopicsApi;
   readonly partitions: PartitionsApi;

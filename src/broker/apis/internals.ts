@@ -17,6 +17,7 @@ import type { TopicManager } from '../topics.ts';
 export interface CoreInternals {
   readonly node_id: number;
   readonly clock: Clock;
+  readonly monotonic_clock: Clock;
   readonly storage: Storage;
   readonly metadata: MetadataStore;
   readonly placement: Placement;

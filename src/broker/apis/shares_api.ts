@@ -9,7 +9,8 @@ import { group_config_default, group_config_names, validate_group_configs } from
 
 export function shares_api(broker: CoreInternals): SharesApi {
   const coordinators = broker.coordinators;
-  const now = () => broker.clock.now_ms();
+  // Sessions, locks and backoff are durations: a wall clock stepped back would stretch them.
+  const now = () => broker.monotonic_clock.now_ms();
   return {
     get is_coordinator() {
       return coordinators.share_host !== null;

@@ -9,7 +9,7 @@ import { temp_dir } from '../../../test/support/storage.ts';
 import { AckType } from '../../core/types.ts';
 import { DLQ_HEADERS } from './dead_letters.ts';
 import type { FetchedPartition } from '../../core/types.ts';
-import type { PartitionLog } from '../../storage/index.ts';
+import { MONOTONIC_CLOCK, type PartitionLog } from '../../storage/index.ts';
 
 const FAST = {
   tick_ms: 10,
@@ -88,7 +88,7 @@ const join = (broker: Broker, member: string, topics = ['jobs']) =>
       client_id: 'test',
       client_host: '127.0.0.1',
     },
-    Date.now(),
+    broker.monotonic_clock.now_ms(),
   );
 
 /** The values delivered by a fetch, only those inside the acquired ranges. */
@@ -107,7 +107,14 @@ function delivered(fetched: FetchedPartition[]): Array<{ offset: number; value: 
 }
 
 const fetch = (broker: Broker, member: string, records = 100) =>
-  broker.coordinators.shares.fetch('workers', member, [{ topic: 'jobs', partition: 0 }], records, 1 << 20, Date.now());
+  broker.coordinators.shares.fetch(
+    'workers',
+    member,
+    [{ topic: 'jobs', partition: 0 }],
+    records,
+    1 << 20,
+    broker.monotonic_clock.now_ms(),
+  );
 const ack = (broker: Broker, member: string, first: number, last: number, type: number, reason: string | null = null) =>
   broker.coordinators.shares.acknowledge(
     'workers',
@@ -119,7 +126,7 @@ const ack = (broker: Broker, member: string, first: number, last: number, type: 
         batches: [{ first_offset: first, last_offset: last, types: [type as 1], reason }],
       },
     ],
-    Date.now(),
+    broker.monotonic_clock.now_ms(),
   );
 
 test('members see every partition; competing members get disjoint records; accepted records are done', async () => {
@@ -156,12 +163,19 @@ test('members see every partition; competing members get disjoint records; accep
             client_id: 't',
             client_host: 'h',
           },
-          Date.now(),
+          broker.monotonic_clock.now_ms(),
         ),
       (e: unknown) => e instanceof BrokerError && e.kind === 'fenced_member_epoch',
     );
     await assert.rejects(
-      broker.coordinators.shares.fetch('workers', 'stranger', [{ topic: 'jobs', partition: 0 }], 10, 1000, Date.now()),
+      broker.coordinators.shares.fetch(
+        'workers',
+        'stranger',
+        [{ topic: 'jobs', partition: 0 }],
+        10,
+        1000,
+        broker.monotonic_clock.now_ms(),
+      ),
       (e: unknown) => e instanceof BrokerError && e.kind === 'unknown_member_id',
     );
   });
@@ -212,6 +226,45 @@ test('release and lock timeout redeliver, count raised; at the limit: dead-lette
     assert.ok(Number(header(DLQ_HEADERS.time_ms)) > 1_700_000_000_000);
     assert.equal(broker.coordinators.shares.counters.dead_lettered, 1);
   });
+});
+
+// Regression, seed 20261206: records acquired while a broker's wall clock was 76 s fast stayed
+// locked 76 s longer once the clock was set right, because locks were measured on the wall clock.
+test('acquisition_lock_stretched_by_a_clock_stepped_back: a lock runs out on time all the same', async () => {
+  const data_dir = temp_dir('shares-clock');
+  let step_ms = 0;
+  const wall = { now_ms: () => Date.now() + step_ms };
+  const broker = await open_core({
+    data_dir,
+    node_id: 1,
+    share_groups: FAST,
+    clock: wall,
+    monotonic_clock: MONOTONIC_CLOCK,
+  });
+  try {
+    await broker.topics.create('jobs', 1);
+    await produce(broker, 'jobs', ['a']);
+    broker.shares.heartbeat({
+      group_id: 'workers',
+      member_id: 'm',
+      member_epoch: 0,
+      subscribed_topic_names: ['jobs'],
+      client_id: 'test',
+      client_host: '127.0.0.1',
+    });
+    const fetch_one = async () =>
+      delivered(await broker.shares.fetch('workers', 'm', [{ topic: 'jobs', partition: 0 }], 1, 1 << 20)).map((r) => [
+        r.value,
+        r.deliveries,
+      ]);
+    assert.deepEqual(await fetch_one(), [['a', 1]]);
+    step_ms = -76_000; // the wall clock set right while the record is acquired
+    await new Promise((resolve) => setTimeout(resolve, 4 * FAST.partition.record_lock_duration_ms));
+    assert.deepEqual(await fetch_one(), [['a', 2]], 'delivered again once its 200 ms lock ran out');
+  } finally {
+    await broker.close();
+    fs.rmSync(data_dir, { recursive: true, force: true });
+  }
 });
 
 test('share state survives a restart: accepted records stay done, acquired ones come back, count raised', async () => {

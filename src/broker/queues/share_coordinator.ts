@@ -45,7 +45,13 @@ export interface ShareCoordinatorDeps {
   reader_now(topic: string, partition: number): PartitionReader;
   store: ShareStateStore;
   logger: Logger;
+  /** The wall clock: record time to live and dead letters' time header. */
   clock: Clock;
+  /**
+   * Every `now_ms` of this file: member sessions, acquisition locks and redelivery backoff are
+   * durations, which a wall clock stepped back would stretch by the step (seed 20261206).
+   */
+  monotonic_clock: Clock;
   /** Creates a dead-letter topic (one partition) if it does not exist. */
   ensure_dead_letter_topic(name: string): Promise<void>;
   /** The group's own configs (group_config.ts), empty when it has none. */
@@ -78,7 +84,7 @@ export class ShareCoordinator {
 
   /** Restores every group's partitions from the state topic (members re-join). */
   async load(): Promise<void> {
-    const now = this.deps.clock.now_ms();
+    const now = this.deps.monotonic_clock.now_ms();
     for (const persisted of await this.deps.store.load()) {
       if (!this.deps.topics.get(persisted.topic)) continue;
       const group = this.group(persisted.group);
@@ -366,7 +372,8 @@ export class ShareCoordinator {
         if (records_left === 0 || bytes_left === 0) continue;
         const state = this.partition_state(group, topic, partition, log);
         state.share.truncate_before(log.log_start_offset);
-        if (await track_ttl(this.deps, this.counters, group, state, log, now_ms)) this.after_change(group, state);
+        const wall_ms = this.deps.clock.now_ms();
+        if (await track_ttl(this.deps, this.counters, group, state, log, wall_ms)) this.after_change(group, state);
         // Only records read ahead may be handed out: an expired one never is, and keys are known.
         const by_key = group.settings.ordering === 'key' ? (offset: number) => state.ahead.key_of(offset) : undefined;
         const acquired = state.share.acquire(
@@ -457,7 +464,7 @@ export class ShareCoordinator {
   // ------------------------------------------------------------------ maintenance
 
   private async tick(): Promise<void> {
-    const now = this.deps.clock.now_ms();
+    const now = this.deps.monotonic_clock.now_ms();
     this.ticks++;
     for (const group of this.groups.values()) {
       for (const member of [...group.members.values()]) {
@@ -473,14 +480,15 @@ export class ShareCoordinator {
           await this.deps.store.delete([{ group: group.id, topic: state.topic, partition: state.partition }]);
           continue;
         }
-        if (await this.read_ahead_in_tick(group, state, now)) woke = true;
+        if (await this.read_ahead_in_tick(group, state)) woke = true;
         if (state.share.next_lock_deadline() <= now) {
           this.counters.lock_timeouts += state.share.expire_locks(now);
           this.after_change(group, state);
           woke = true;
         }
         if (state.share.next_available_at(now) <= now) woke = true;
-        if (state.letters.length > 0 && (await write_dead_letters(this.deps, this.counters, group, state, now)))
+        const wall_ms = this.deps.clock.now_ms();
+        if (state.letters.length > 0 && (await write_dead_letters(this.deps, this.counters, group, state, wall_ms)))
           this.writer.mark_dirty(group, state);
       }
       if (woke) this.wake(group.id);
@@ -492,11 +500,12 @@ export class ShareCoordinator {
    * The tick's read-ahead of one partition; true when it read or expired anything. A partition
    * whose leader cannot be reached now is left for a later tick, and the others go on.
    */
-  private async read_ahead_in_tick(group: ShareGroup, state: PartitionState, now_ms: number): Promise<boolean> {
+  private async read_ahead_in_tick(group: ShareGroup, state: PartitionState): Promise<boolean> {
     try {
       const log = this.deps.reader_now(state.topic, state.partition);
       if (state.ahead.cursor >= log.high_watermark && state.ahead.tracked === 0) return false;
-      if (await track_ttl(this.deps, this.counters, group, state, log, now_ms)) this.after_change(group, state);
+      if (await track_ttl(this.deps, this.counters, group, state, log, this.deps.clock.now_ms()))
+        this.after_change(group, state);
       if (this.ticks % TTL_PRUNE_TICKS === 0) state.ahead.forget_below(state.share.start_offset);
       if (state.unreadable)
         this.deps.logger.info(

@@ -81,7 +81,8 @@ export class AmqpConnection implements ConnectionPort {
     readonly socket: net.Socket,
     readonly deps: AmqpConnectionDeps,
   ) {
-    this.opened_ms = this.last_read_ms = this.last_write_ms = deps.core.clock.now_ms();
+    this.opened_ms = deps.core.clock.now_ms();
+    this.last_read_ms = this.last_write_ms = deps.core.monotonic_clock.now_ms();
     this.id = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? 0}`;
     this.frame_max_bytes = deps.limits.frame_max_bytes;
     this.channel_max = deps.limits.channel_max;
@@ -129,7 +130,7 @@ export class AmqpConnection implements ConnectionPort {
     else this.holds.delete(why);
     if (this.holds.size > 0 && before === 0) this.socket.pause();
     if (this.holds.size === 0 && before > 0) {
-      this.last_read_ms = this.deps.core.clock.now_ms(); // heartbeats were not read meanwhile
+      this.last_read_ms = this.deps.core.monotonic_clock.now_ms(); // heartbeats were not read meanwhile
       this.socket.resume();
     }
   }
@@ -178,7 +179,7 @@ export class AmqpConnection implements ConnectionPort {
   }
 
   private on_data(chunk: Buffer): void {
-    this.last_read_ms = this.deps.core.clock.now_ms();
+    this.last_read_ms = this.deps.core.monotonic_clock.now_ms();
     try {
       this.reader.push(chunk);
       if (this.state === 'header') {
@@ -379,7 +380,7 @@ export class AmqpConnection implements ConnectionPort {
     if (this.heartbeat_s === 0) return;
     const interval_ms = (this.heartbeat_s * 1000) / 2;
     this.heartbeat_timer = setInterval(() => {
-      const now = this.deps.core.clock.now_ms();
+      const now = this.deps.core.monotonic_clock.now_ms();
       if (this.holds.size === 0 && now - this.last_read_ms > this.heartbeat_s * 2000) {
         this.destroy('missed heartbeats');
         return;
@@ -446,7 +447,7 @@ export class AmqpConnection implements ConnectionPort {
     const bytes = this.outgoing.length === 1 ? this.outgoing[0]! : Buffer.concat(this.outgoing, this.outgoing_bytes);
     this.outgoing = [];
     this.outgoing_bytes = 0;
-    this.last_write_ms = this.deps.core.clock.now_ms();
+    this.last_write_ms = this.deps.core.monotonic_clock.now_ms();
     if (!this.socket.destroyed) this.socket.write(bytes);
   }
 

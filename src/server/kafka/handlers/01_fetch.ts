@@ -157,7 +157,7 @@ export const fetch_handler = kafka_handler(
       "sessions; a replica id marks a follower's fetch (reads to the log end, checks its leader epoch)",
   },
   async (request, ctx) => {
-    const clock = ctx.core.clock;
+    const clock = ctx.core.monotonic_clock;
     const wanted = plan(request, ctx);
     const deadline = clock.now_ms() + Math.min(Math.max(0, request.max_wait_ms), FETCH_WAIT_MS_MAX);
     const total_max = Math.min(Math.max(1, request.max_bytes), FETCH_BYTES_MAX);

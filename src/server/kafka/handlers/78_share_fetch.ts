@@ -181,7 +181,7 @@ async function fetch_with_wait(
   partitions: TopicPartition[],
   request: Request,
 ): Promise<FetchedPartition[]> {
-  const clock = ctx.core.clock;
+  const clock = ctx.core.monotonic_clock;
   const deadline = clock.now_ms() + Math.min(Math.max(0, request.max_wait_ms), SHARE_FETCH_WAIT_MS_MAX);
   const records_max = Math.max(1, request.max_records || SHARE_FETCH_RECORDS_DEFAULT);
   const bytes_max = Math.min(Math.max(1, request.max_bytes), SHARE_FETCH_BYTES_MAX);
