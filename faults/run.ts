@@ -260,8 +260,7 @@ async function drain_workloads(
   }
   log('draining: transactions');
   const uncopied = await txns.drain();
-  if (uncopied > 0)
-    log(`transactions: the live reader never saw ${uncopied} acknowledged inputs (the final read decides)`);
+  if (uncopied > 0) log(`transactions: the loop left ${uncopied} input records uncopied (the final read decides)`);
 }
 
 /**

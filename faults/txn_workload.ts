@@ -6,9 +6,9 @@
 // loop drains its input and a fresh read_committed reader reads the whole output; the checker
 // holds them to exactly once (faults/checker/txn_properties.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Consumer, Kafka, Producer } from 'kafkajs';
+import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
 import type { HistoryOp, TxnInputOp, TxnOutputOp } from './checker/history.ts';
-import { PARTITIONS, drain_until_received, within } from './workload.ts';
+import { DRAIN_MAX_MS, DRAIN_STALL_MS, PARTITIONS, within } from './workload.ts';
 
 export const TXN_INPUT_TOPIC = 'faults-txn-in';
 export const TXN_OUTPUT_TOPIC = 'faults-txn-out';
@@ -23,16 +23,20 @@ const RESTART_PAUSE_MS = 500;
 const FINAL_IDLE_MS = 5_000;
 /** ...or since it started, while it has read nothing. */
 const FINAL_FIRST_MS = 30_000;
+/**
+ * A loop instance that has committed nothing for this long is replaced: a kafkajs 2.2.4 consumer
+ * can stop fetching some partitions after faults for good (`.ci/run`'s schedule once), as an
+ * application's liveness check would replace it.
+ */
+const STALL_RESTART_MS = 15_000;
 /** A kafkajs client's disconnect is given this long (see `disconnect`). */
 const DISCONNECT_WAIT_MS = 15_000;
 
 export function txn_workload(kafka: Kafka, started_ms: number, until: () => boolean, history: HistoryOp[]) {
   const at = () => Date.now() - started_ms;
-  const seen = new Set<string>();
   let draining = true;
   const live = follow_output(kafka, 'faults-txn-live', (partition, offset, value) => {
     history.push({ kind: 'txn_output', reader: 'live', partition, offset, value, at_ms: at() });
-    seen.add(value);
   }).catch(() => null); // without it, the final reader still checks the output
   const looping = (async () => {
     while (draining) {
@@ -45,13 +49,13 @@ export function txn_workload(kafka: Kafka, started_ms: number, until: () => bool
 
   return {
     writing,
-    /** Lets the loop copy what is left, then reads the whole output read_committed. */
+    /**
+     * Lets the loop copy what is left, then reads the whole output read_committed. Returns how many
+     * input records the loop had not copied when it was stopped (the checker judges the output).
+     */
     async drain(): Promise<number> {
       await writing;
-      const wanted = history
-        .filter((op): op is TxnInputOp => op.kind === 'txn_input' && op.outcome === 'ok')
-        .map((op) => op.value);
-      const missing = await drain_until_received(wanted, seen);
+      const missing = await drain_loop(kafka);
       draining = false;
       await looping;
       const reader = await live;
@@ -60,6 +64,39 @@ export function txn_workload(kafka: Kafka, started_ms: number, until: () => bool
       return missing;
     },
   };
+}
+
+/** Waits while the loop's committed input offsets move towards the input's end; what is left then. */
+async function drain_loop(kafka: Kafka): Promise<number> {
+  const admin = kafka.admin();
+  await admin.connect().catch(() => undefined);
+  try {
+    const started_ms = Date.now();
+    let progress_ms = started_ms;
+    let left = Number.MAX_SAFE_INTEGER;
+    while (Date.now() - progress_ms < DRAIN_STALL_MS && Date.now() - started_ms < DRAIN_MAX_MS) {
+      const now_left = await uncopied(admin).catch(() => left);
+      if (now_left < left) progress_ms = Date.now();
+      left = now_left;
+      if (left === 0) break;
+      await sleep(500);
+    }
+    return left;
+  } finally {
+    await disconnect(admin);
+  }
+}
+
+/** Input records the loop has yet to copy: the input's ends less its committed offsets. */
+async function uncopied(admin: Admin): Promise<number> {
+  const ends = await admin.fetchTopicOffsets(TXN_INPUT_TOPIC);
+  const [committed] = await admin.fetchOffsets({ groupId: GROUP, topics: [TXN_INPUT_TOPIC] });
+  let left = 0;
+  for (const end of ends) {
+    const offset = Number(committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? -1);
+    left += Math.max(0, Number(end.high) - Math.max(0, offset));
+  }
+  return left;
 }
 
 async function write_inputs(kafka: Kafka, at: () => number, until: () => boolean, history: HistoryOp[]): Promise<void> {
@@ -108,7 +145,7 @@ async function loop_instance(kafka: Kafka) {
     maxInFlightRequests: 1,
   });
   const consumer: Consumer = kafka.consumer({ groupId: GROUP, sessionTimeout: 10_000, heartbeatInterval: 1000 });
-  const state = { failed: false };
+  const state = { failed: false, committed_ms: Date.now() };
   const stop = async () => {
     await disconnect(consumer);
     await disconnect(producer);
@@ -116,6 +153,11 @@ async function loop_instance(kafka: Kafka) {
   consumer.on(consumer.events.CRASH, () => void (state.failed = true));
   try {
     await producer.connect();
+    // kafkajs asks for the transactional producer id at the first transaction(), not at connect().
+    // Asked here, before the consumer reads its committed offsets, the coordinator first ends what
+    // the last instance left (a commit still writing its markers): otherwise the offsets read may
+    // predate that commit and its inputs be copied twice (in .ci/run's schedule once).
+    await (await producer.transaction()).abort();
     await consumer.connect();
     await consumer.subscribe({ topic: TXN_INPUT_TOPIC, fromBeginning: true });
     await run_loop(consumer, producer, state);
@@ -125,14 +167,19 @@ async function loop_instance(kafka: Kafka) {
   }
   return {
     async failed_or(stopping: () => boolean): Promise<void> {
-      while (!state.failed && !stopping()) await sleep(200);
+      const stalled = () => Date.now() - state.committed_ms > STALL_RESTART_MS;
+      while (!state.failed && !stopping() && !stalled()) await sleep(200);
       await stop();
     },
   };
 }
 
 /** Hands each batch to a transaction that copies it and commits the input offsets with it. */
-function run_loop(consumer: Consumer, producer: Producer, state: { failed: boolean }): Promise<void> {
+function run_loop(
+  consumer: Consumer,
+  producer: Producer,
+  state: { failed: boolean; committed_ms: number },
+): Promise<void> {
   return consumer.run({
     autoCommit: false,
     eachBatch: async ({ batch }) => {
@@ -148,6 +195,7 @@ function run_loop(consumer: Consumer, producer: Producer, state: { failed: boole
           topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(next) }] }],
         });
         await txn.commit();
+        state.committed_ms = Date.now();
       } catch (error) {
         state.failed = true;
         await txn.abort().catch(() => undefined);

@@ -199,9 +199,9 @@ export async function high_watermarks(kafka: Kafka): Promise<Map<number, number>
 }
 
 /** A drain gives up once this long passes with nothing more received... */
-const DRAIN_STALL_MS = 60_000;
+export const DRAIN_STALL_MS = 60_000;
 /** ...or after this long in all, so a run stays bounded. */
-const DRAIN_MAX_MS = 600_000;
+export const DRAIN_MAX_MS = 600_000;
 
 /**
  * Waits until every one of `wanted` is in `received`, for as long as more keep arriving: a

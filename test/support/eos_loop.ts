@@ -32,6 +32,10 @@ const consumer = kafka.consumer({
 });
 
 await producer.connect();
+// kafkajs asks for the transactional producer id at the first transaction(), not at connect():
+// asked before the consumer reads its committed offsets, so a commit the last instance left
+// writing its markers is finished first and its offsets are the ones read.
+await (await producer.transaction()).abort();
 await consumer.connect();
 await consumer.subscribe({ topic: input, fromBeginning: true });
 await consumer.run({
