@@ -144,6 +144,17 @@ export class OffsetStore {
     for (const record of records) this.apply(record.key!, null, 0);
   }
 
+  /** Whether an open transaction holds an offset of the group's for the partition (KIP-447's unstable offset). */
+  pending(group: string, topic: string, partition: number): boolean {
+    for (const records of this.held.values()) {
+      for (const record of records) {
+        const key = JSON.parse(record.key.toString('utf8')) as { g: string; t?: string; p?: number };
+        if (key.g === group && key.t === topic && key.p === partition) return true;
+      }
+    }
+    return false;
+  }
+
   get(group: string, topic: string, partition: number): CommittedOffset | undefined {
     return this.groups.get(group)?.get(key_of(topic, partition));
   }

@@ -247,6 +247,8 @@ export interface GroupsApi {
   /** Resolves once the commit is durable. */
   commit(group_id: string, entries: OffsetCommitEntry[]): Promise<void>;
   committed(group_id: string, topic: string, partition: number): CommittedOffset | undefined;
+  /** Whether a transaction not yet ended holds a commit of the partition's offset (TxnOffsetCommit). */
+  commit_pending(group_id: string, topic: string, partition: number): boolean;
   committed_all(group_id: string): Array<CommittedOffset & TopicPartition>;
   /** Groups with committed offsets. */
   ids_with_offsets(): string[];

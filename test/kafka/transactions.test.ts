@@ -1,13 +1,16 @@
 // Kafka transactions through kafkajs 2.2.4 against a broker process: committed records reach
 // read_committed consumers, aborted ones only read_uncommitted consumers, an open transaction holds
 // read_committed readers at its first offset, offsets sent in a transaction apply only if it
-// commits, a second instance of a transactional id fences the first, an abandoned transaction is
-// aborted after its timeout, a transaction ends though one of its topics was deleted, and all of it
-// survives a restart.
+// commits (OffsetFetch's require_stable waits for them), a second instance of a transactional id
+// fences the first, an abandoned transaction is aborted after its timeout, a transaction ends
+// though one of its topics was deleted, and all of it survives a restart.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { start_broker_process, type BrokerProcess } from '../support/broker_process.ts';
+import { Connection } from '../../src/protocol/kafka/client_connection.ts';
+import { OFFSET_FETCH } from '../../src/protocol/kafka/messages/09_offset_fetch.ts';
+import { ErrorCode } from '../../src/protocol/kafka/error_codes.ts';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 
@@ -138,6 +141,47 @@ test('offsets sent in a transaction apply when it commits, not when it aborts', 
   });
   await committed.commit();
   assert.equal(await committed_offsets(), '7');
+  await producer.disconnect();
+});
+
+/** Partition 0's committed offset and error code for `group`, by OffsetFetch v7. */
+async function offset_fetch(group: string, topic: string, require_stable: boolean) {
+  const [host, port] = broker.bootstrap.split(':') as [string, string];
+  const connection = await Connection.connect(host, Number(port), { request_timeout_ms: 10_000 });
+  try {
+    const response = await connection.call(OFFSET_FETCH, 7, {
+      group_id: group,
+      topics: [{ name: topic, partition_indexes: [0] }],
+      groups: [],
+      require_stable,
+    });
+    const row = response.topics[0]!.partitions[0]!;
+    return { offset: row.committed_offset, error_code: row.error_code };
+  } finally {
+    connection.close();
+  }
+}
+
+test('OffsetFetch with require_stable: UNSTABLE_OFFSET_COMMIT while a transaction holds the offset', async () => {
+  await create('tx-stable');
+  const producer = await transactional('tx-stable-producer');
+  const txn = await producer.transaction();
+  await txn.send({ topic: 'tx-stable', messages: [{ value: 'v' }] });
+  await txn.sendOffsets({
+    consumerGroupId: 'tx-stable-group',
+    topics: [{ topic: 'tx-stable', partitions: [{ partition: 0, offset: '5' }] }],
+  });
+  assert.deepEqual(await offset_fetch('tx-stable-group', 'tx-stable', true), {
+    offset: -1,
+    error_code: ErrorCode.UNSTABLE_OFFSET_COMMIT,
+  });
+  assert.deepEqual(
+    await offset_fetch('tx-stable-group', 'tx-stable', false),
+    { offset: -1, error_code: 0 },
+    'as committed so far',
+  );
+  await txn.commit();
+  assert.deepEqual(await offset_fetch('tx-stable-group', 'tx-stable', true), { offset: 5, error_code: 0 });
   await producer.disconnect();
 });
 

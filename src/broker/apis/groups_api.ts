@@ -31,6 +31,7 @@ export function groups_api(broker: CoreInternals): GroupsApi {
       coordinators.groups.validate_commit(group_id, member_id, generation_id, instance_id),
     commit: (group_id, entries) => coordinators.offsets.commit(group_id, entries),
     committed: (group_id, topic, partition) => coordinators.offsets.get(group_id, topic, partition),
+    commit_pending: (group_id, topic, partition) => coordinators.offsets.pending(group_id, topic, partition),
     committed_all: (group_id) => coordinators.offsets.all(group_id),
     ids_with_offsets: () => coordinators.offsets.group_ids(),
     async lag(group_id) {

@@ -1,6 +1,7 @@
 // OffsetFetch 1-7: a group's committed offsets, of the partitions asked for or (topics null) of
-// every partition it committed; -1 for a partition without a commit. Not served: the batched
-// form of v8+ (several groups per request).
+// every partition it committed; -1 for a partition without a commit. With require_stable (v7,
+// KIP-447) a partition whose offset a transaction not yet ended has committed answers
+// UNSTABLE_OFFSET_COMMIT, and the client asks again. Not served: the batched form of v8+.
 import { OFFSET_FETCH } from '../../../protocol/kafka/messages/09_offset_fetch.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { BrokerError } from '../../../core/index.ts';
@@ -21,9 +22,25 @@ function committed_partitions(
   return [...by_topic].map(([name, partition_indexes]) => ({ name, partition_indexes }));
 }
 
+function unstable(partition_index: number) {
+  return {
+    partition_index,
+    committed_offset: -1,
+    committed_leader_epoch: -1,
+    metadata: '',
+    error_code: ErrorCode.UNSTABLE_OFFSET_COMMIT,
+  };
+}
+
 export const offset_fetch_handler = kafka_handler(
   OFFSET_FETCH,
-  { min: 1, max: 7, notes: 'one group per request: the batched form of v8+ is not served' },
+  {
+    min: 1,
+    max: 7,
+    notes:
+      'require_stable (v7): UNSTABLE_OFFSET_COMMIT while a transaction holds the offset; one group per ' +
+      'request (the batched form of v8+ is not served)',
+  },
   (request, ctx) => {
     const { group_id } = request;
     if (!ctx.core.groups.is_coordinator)
@@ -35,6 +52,8 @@ export const offset_fetch_handler = kafka_handler(
       topics: topics.map((t) => ({
         name: t.name,
         partitions: t.partition_indexes.map((partition_index) => {
+          if (request.require_stable && ctx.core.groups.commit_pending(group_id, t.name, partition_index))
+            return unstable(partition_index);
           const committed = ctx.core.groups.committed(group_id, t.name, partition_index);
           return {
             partition_index,
