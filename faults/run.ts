@@ -206,7 +206,7 @@ async function main(): Promise<number> {
       group_member(sdk, `member-${i}`, started_ms, until, lifetimes, history),
     );
     const delayed = delayed_workload(sdk, started_ms, until, random_from(seed + 2), history, log);
-    const txns = txn_workload(kafka, started_ms, until, history);
+    const txns = txn_workload(kafka, sdk, started_ms, until, history);
     writing.push(txns.writing);
     const next = random_from(seed);
     const in_sync = () => isr_whole_within(kafka, BROKERS, DISK_DAMAGE_WAIT_MS);

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Harness, sleep, until, type Seen } from './consumer_test_support.ts';
+import { PartitionPool } from './consumer_runner.ts';
 
 // ------------------------------------------------------------------ seek, pause
 
@@ -237,5 +238,22 @@ test('eachBatch: unresolved messages are fetched again, resolved ones committed'
     h.assert_no_crashes();
   } finally {
     await h.close();
+  }
+});
+
+// Regression, found by the fault suite (its transactions loop, .ci/run's schedule): a handler that
+// failed while the fetch round still waited on another leader ended the process.
+test('handler_failure_before_its_round_awaited_it: no unhandled rejection', async () => {
+  const unhandled: unknown[] = [];
+  const listener = (reason: unknown) => void unhandled.push(reason);
+  process.on('unhandledRejection', listener);
+  try {
+    const job = new PartitionPool(1).run(() => Promise.reject(new Error('handler failed')));
+    await sleep(20); // the round is still waiting on another leader's fetch
+    const [result] = await Promise.allSettled([job]);
+    assert.equal(result!.status, 'rejected');
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off('unhandledRejection', listener);
   }
 });

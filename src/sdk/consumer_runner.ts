@@ -50,7 +50,7 @@ export class PartitionPool {
   constructor(private readonly limit: number) {}
 
   run(work: () => Promise<void>): Promise<void> {
-    return new Promise<void>((resolve) => {
+    const job = new Promise<void>((resolve) => {
       const start = () => {
         this.active++;
         resolve(
@@ -63,6 +63,10 @@ export class PartitionPool {
       if (this.active < this.limit) start();
       else this.queue.push(start);
     });
+    // The round awaits its jobs only once every leader's fetch has settled: a handler's failure
+    // before then must not be an unhandled rejection, which ends the process.
+    job.catch(() => undefined);
+    return job;
   }
 }
 

@@ -6,29 +6,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Kafka, Producer } from 'kafkajs';
-import { type SharedCluster, missing, shared_cluster } from './cluster_support.ts';
+import { type SharedCluster, create_replicated_topic, missing, shared_cluster } from './cluster_support.ts';
 
 const shared = shared_cluster();
 
 const RETRY = { retries: 60, initialRetryTime: 100, maxRetryTime: 1000 };
 const PARTITIONS = 3;
 
-async function create_spread_topic({ cluster, admin }: SharedCluster, topic: string): Promise<number[]> {
-  await admin.createTopics({
-    topics: [
-      {
-        topic,
-        numPartitions: PARTITIONS,
-        replicationFactor: 3,
-        configEntries: [{ name: 'min.insync.replicas', value: '2' }],
-      },
-    ],
-  });
+/** A replicated topic of PARTITIONS partitions; their leaders. */
+async function create_spread_topic(shared: SharedCluster, topic: string): Promise<number[]> {
+  await create_replicated_topic(shared, topic, PARTITIONS);
   const leaders: number[] = [];
-  for (let p = 0; p < PARTITIONS; p++) {
-    await cluster.wait_for('ISR of 3', async () => (await cluster.partition(admin, topic, p)).isr.length === 3);
-    leaders.push((await cluster.partition(admin, topic, p)).leader);
-  }
+  for (let p = 0; p < PARTITIONS; p++) leaders.push((await shared.cluster.partition(shared.admin, topic, p)).leader);
   return leaders;
 }
 
