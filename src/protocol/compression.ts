@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { crc32c } from '@node-rs/crc32';
 import {
   ATTRIBUTE_COMPRESSION_MASK,
+  ATTRIBUTE_TRANSACTIONAL,
   BATCH_HEADER_BYTES,
   BATCH_LOG_OVERHEAD_BYTES,
   OFFSET_ATTRIBUTES,
@@ -250,13 +251,20 @@ export async function decompress_record_batch(batch: Buffer): Promise<Buffer> {
   return out;
 }
 
-/** Writes producer id, epoch and base sequence into a v2 batch and recomputes its CRC, in place. */
+/**
+ * Writes producer id, epoch and base sequence into a v2 batch (and the transactional bit when it
+ * belongs to a transaction) and recomputes its CRC, in place.
+ */
 export function stamp_record_batch(
   batch: Buffer,
   producer_id: number,
   producer_epoch: number,
   base_sequence: number,
+  transactional = false,
 ): void {
+  if (transactional) {
+    batch.writeInt16BE(batch.readInt16BE(OFFSET_ATTRIBUTES) | ATTRIBUTE_TRANSACTIONAL, OFFSET_ATTRIBUTES);
+  }
   write_int64(batch, OFFSET_PRODUCER_ID, producer_id);
   batch.writeInt16BE(producer_epoch, OFFSET_PRODUCER_EPOCH);
   batch.writeInt32BE(base_sequence, OFFSET_BASE_SEQUENCE);

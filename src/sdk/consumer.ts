@@ -65,8 +65,11 @@ import { GroupMembership } from './consumer_group.ts';
 import { OffsetCommitter } from './consumer_committer.ts';
 import { Fetcher } from './consumer_fetcher.ts';
 import { Runner } from './consumer_runner.ts';
+import { transactional_each_batch, type TransactionalRunConfig } from './consumer_transactions.ts';
+import type { ConsumerGroupMetadata } from './producer_transaction.ts';
 
 export type { KafkaMessage, IHeaders } from './records.ts';
+export type { EachTransactionPayload, TransactionalRunConfig } from './consumer_transactions.ts';
 export {
   ConsumerEvents,
   type Batch,
@@ -199,6 +202,34 @@ export class Consumer {
     const first = ctx.first_join;
     this.loop = this.main_loop();
     await first.promise;
+  }
+
+  /**
+   * Consume-transform-produce, exactly once: `eachBatch` runs inside a transaction of `producer`
+   * (a transactional producer, one per consumer instance) that also commits the batch's input
+   * offsets; a failure aborts it and the batch is fetched again. Partitions are handled one at a
+   * time (a producer has one transaction open at a time). Needs a groupId.
+   */
+  runInTransactions(config: TransactionalRunConfig): Promise<void> {
+    this.groupMetadata(); // refuses a consumer without a group before anything starts
+    return this.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 1,
+      eachBatch: transactional_each_batch(config, this),
+    });
+  }
+
+  /** The group, generation and member this consumer is (what a transaction's offsets are checked against). */
+  groupMetadata(): ConsumerGroupMetadata {
+    const group_id = this.ctx.group_id;
+    if (group_id === null) throw new SluiceError('a consumer without a groupId has no group metadata', false);
+    return {
+      groupId: group_id,
+      generationId: this.group.generation_id,
+      memberId: this.group.member_id,
+      groupInstanceId: this.ctx.config.groupInstanceId ?? null,
+    };
   }
 
   /**

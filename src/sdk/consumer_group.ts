@@ -12,7 +12,7 @@ import { ConsumerEvents } from './consumer_types.ts';
 import { COORDINATOR_CODES, REJOIN_CODES, Signal, type ConsumerContext } from './consumer_state.ts';
 import type { ApiSpec, RequestIn, ResponseOf, Row } from '../protocol/kafka/schema.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
-import { FIND_COORDINATOR } from '../protocol/kafka/messages/10_find_coordinator.ts';
+import { COORDINATOR_KEY_GROUP, find_coordinator } from './find_coordinator.ts';
 import { JOIN_GROUP } from '../protocol/kafka/messages/11_join_group.ts';
 import { HEARTBEAT } from '../protocol/kafka/messages/12_heartbeat.ts';
 import { LEAVE_GROUP } from '../protocol/kafka/messages/13_leave_group.ts';
@@ -69,20 +69,9 @@ export class GroupMembership {
   private async find_coordinator(): Promise<Cluster> {
     const group_id = this.group_id;
     const cluster = this.ctx.cluster;
-    const { host, port } = await cluster.with_retry('FindCoordinator', async () => {
-      const connection = await cluster.any();
-      const { version, response } = await connection.send(FIND_COORDINATOR, 0, 4, {
-        key: group_id,
-        key_type: 0,
-        coordinator_keys: [group_id],
-      });
-      const entry = version >= 4 ? response.coordinators[0] : response;
-      if (!entry) {
-        throw new KafkaProtocolError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `FindCoordinator for group ${group_id}`);
-      }
-      check_code(entry.error_code, `FindCoordinator for group ${group_id}`, entry.error_message);
-      return { host: entry.host, port: entry.port };
-    });
+    const { host, port } = await cluster.with_retry('FindCoordinator', async () =>
+      find_coordinator(await cluster.any(), group_id, COORDINATOR_KEY_GROUP),
+    );
     const options = cluster.options;
     // JoinGroup may be held by the coordinator for up to the rebalance timeout.
     return new Cluster({

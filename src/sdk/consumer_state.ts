@@ -200,7 +200,24 @@ function resolve_config(config: ConsumerConfig): ResolvedConsumerConfig {
     minBytes: or_default(config.minBytes, DEFAULTS.minBytes),
     maxBytes: or_default(config.maxBytes, DEFAULTS.maxBytes),
     maxBytesPerPartition: or_default(config.maxBytesPerPartition, DEFAULTS.maxBytesPerPartition),
+    readUncommitted: read_uncommitted(config),
   };
+}
+
+/** `isolationLevel` and kafkajs's `readUncommitted` name one setting: read_committed unless either says otherwise. */
+function read_uncommitted({ isolationLevel, readUncommitted }: ConsumerConfig): boolean {
+  if (isolationLevel === undefined) return readUncommitted ?? false;
+  if (isolationLevel !== 'read_committed' && isolationLevel !== 'read_uncommitted') {
+    throw new SluiceError(
+      `isolationLevel must be 'read_committed' or 'read_uncommitted', not ${String(isolationLevel)}`,
+      false,
+    );
+  }
+  const uncommitted = isolationLevel === 'read_uncommitted';
+  if (readUncommitted !== undefined && readUncommitted !== uncommitted) {
+    throw new SluiceError(`readUncommitted ${readUncommitted} contradicts isolationLevel ${isolationLevel}`, false);
+  }
+  return uncommitted;
 }
 
 type Listener = (event: InstrumentationEvent<never>) => void;

@@ -53,7 +53,13 @@ export interface ConsumerConfig {
    * assignment without a rebalance. Static members do not leave the group on stop.
    */
   groupInstanceId?: string;
-  /** Read records of open and aborted transactions too (isolation level 0). Default false (read_committed). */
+  /**
+   * 'read_committed' (the default): records of open transactions wait until they end, and those of
+   * aborted ones are skipped. 'read_uncommitted': every record up to the high watermark. On a topic
+   * without transactions both read the same records.
+   */
+  isolationLevel?: 'read_committed' | 'read_uncommitted';
+  /** kafkajs's name for `isolationLevel: 'read_uncommitted'`. Default false. */
   readUncommitted?: boolean;
   /** Subscribing may create missing topics when the broker allows it. Default true (as kafkajs). */
   allowAutoTopicCreation?: boolean;

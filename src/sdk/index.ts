@@ -104,6 +104,9 @@ class OwningConsumer extends Consumer {
 export { Producer, Consumer, Admin, QueueConsumer };
 export type { ProducerConfig, ConsumerConfig, SaslOptions, QueueConsumerConfig };
 export type { QueueMessagePayload, QueueRunConfig } from './queue_consumer.ts';
+export { Transaction } from './producer_transaction.ts';
+export type { ConsumerGroupMetadata, TransactionOffsets } from './producer_transaction.ts';
+export type { EachTransactionPayload, TransactionalRunConfig } from './consumer_transactions.ts';
 export * from './errors.ts';
 export * from './dedupe.ts';
 export { CompressionError } from '../protocol/compression.ts';

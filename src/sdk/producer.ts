@@ -9,6 +9,7 @@
 //   producer_accumulator.ts  batching per partition and the buffer accounting
 //   producer_sender.ts       Produce requests to the leaders, in-flight limits, errors and retries
 //   producer_idempotence.ts  producer id and epoch, sequence numbers, new epochs after a gap
+//   producer_transaction.ts  transactions: partitions and offsets added, commit and abort
 //   producer_shared.ts       the resolved settings, the lifecycle status and the retry policy
 //   producer_types.ts        the public types, re-exported here
 import type { Cluster, TopicInfo } from './cluster.ts';
@@ -41,11 +42,15 @@ import {
   type PartitionState,
 } from './producer_accumulator.ts';
 import { Sender } from './producer_sender.ts';
+import { Transaction, Transactions, type TransactionHost } from './producer_transaction.ts';
+import { COORDINATOR_KEY_TRANSACTION, CoordinatorLink } from './find_coordinator.ts';
 import { MESSAGE_ID_HEADER, MessageIds } from './message_ids.ts';
 
 export type { CompressionType } from '../protocol/compression.ts';
 export { CompressionCodes, CompressionTypes } from '../protocol/compression.ts';
 export type { IHeaders } from './partitioner.ts';
+export { Transaction } from './producer_transaction.ts';
+export type { ConsumerGroupMetadata, TransactionOffsets } from './producer_transaction.ts';
 export type {
   HeaderValue,
   Message,
@@ -109,6 +114,10 @@ function has_text_timestamp(message: Message): message is Message & { timestamp?
   return typeof message.timestamp !== 'number';
 }
 
+function* partitions_of(admission: Admission): Iterable<PartitionState> {
+  for (const { messages } of admission.topics) for (const message of messages) yield message.state!;
+}
+
 export class Producer {
   private readonly settings: ProducerSettings;
   private readonly status = new ProducerStatus();
@@ -116,6 +125,12 @@ export class Producer {
   private readonly idempotence: Idempotence;
   private readonly accumulator: Accumulator;
   private readonly sender: Sender;
+  /** Null unless the producer has a transactionalId. */
+  private readonly transactions: Transactions | null = null;
+  private readonly transaction_host: TransactionHost = {
+    submit: (topic_messages, options) => this.submit(topic_messages, options, true),
+    flush: () => this.flush(),
+  };
 
   private connecting: Promise<void> | null = null;
   private connected = false;
@@ -135,7 +150,17 @@ export class Producer {
     const settings = producer_settings(options, cluster.options.retry);
     this.settings = settings;
     this.retry = new ProducerRetry(settings.retry, this.status);
-    this.idempotence = new Idempotence(settings.idempotent, cluster, this.retry);
+    const retry = <T>(work: () => Promise<T>) => this.retry.run(work);
+    if (settings.transactional_id === null) {
+      this.idempotence = new Idempotence(settings.idempotent, cluster, this.retry);
+    } else {
+      const link = new CoordinatorLink(cluster, settings.transactional_id, COORDINATOR_KEY_TRANSACTION, retry);
+      this.idempotence = new Idempotence(true, cluster, this.retry, {
+        link,
+        timeout_ms: settings.transaction_timeout_ms,
+      });
+      this.transactions = new Transactions(cluster, link, this.idempotence, retry, () => this.accumulator.partitions);
+    }
     this.accumulator = new Accumulator(settings, this.idempotence, this.message_ids, () =>
       this.sender.schedule_drain(),
     );
@@ -146,7 +171,21 @@ export class Producer {
     return this.settings.idempotent;
   }
 
-  /** Connects to the cluster and, for an idempotent producer, obtains its producer id. */
+  /**
+   * Opens a transaction (a producer with a transactionalId only): what is sent in it, and the
+   * offsets sent with it, commit or abort together. One at a time.
+   */
+  async transaction(): Promise<Transaction> {
+    const transactions = this.transactions;
+    if (!transactions) throw new SluiceError('transaction() needs a producer with a transactionalId', false);
+    await this.connect();
+    return new Transaction(this.transaction_host, transactions, transactions.begin());
+  }
+
+  /**
+   * Connects to the cluster and, for an idempotent producer, obtains its producer id (a
+   * transactional one from its transaction coordinator, fencing older producers of its id).
+   */
   connect(): Promise<void> {
     if (this.status.state === 'disconnecting' || this.status.state === 'disconnected') {
       return Promise.reject(new SluiceError('the producer is disconnected', false));
@@ -263,10 +302,14 @@ export class Producer {
   private submit(
     topic_messages: TopicMessages[],
     options: { acks?: number; timeout?: number; compression?: CompressionType },
+    in_transaction = false,
   ): Promise<RecordMetadata[]> {
     try {
       if (this.status.state === 'disconnecting' || this.status.state === 'disconnected') {
         throw new SluiceError('the producer is disconnected', false);
+      }
+      if (this.transactions && !in_transaction) {
+        throw new SluiceError('a transactional producer sends inside a transaction (producer.transaction())', false);
       }
       const acks = options.acks ?? this.settings.acks;
       check_acks(acks, this.settings.idempotent);
@@ -312,7 +355,8 @@ export class Producer {
    * in the buffer); false, having done nothing (the partitioner not even asked), when something is.
    */
   private admit_now(admission: Admission): boolean {
-    if (!this.connected) return false;
+    // A transaction's partitions are added to it first (a request): admitted in the chain.
+    if (!this.connected || this.transactions) return false;
     const infos: TopicInfo[] = [];
     for (const { topic } of admission.topics) {
       const info = this.cluster.topics.get(topic);
@@ -341,6 +385,7 @@ export class Producer {
         infos.push(this.cluster.topics.get(topic) ?? (await this.topic_metadata(topic)));
       }
       this.place(admission, infos);
+      if (this.transactions) await this.transactions.add_partitions(partitions_of(admission));
       await accumulator.reserve(admission.bytes);
       if (op.settled) return accumulator.release(admission.bytes);
       this.append_all(admission);

@@ -3,11 +3,15 @@
 // fixed when the batch is first sent and kept for every resend, so the broker drops duplicates.
 // When a batch fails for good, the partition bumps its epoch locally and numbers from 0 again, so
 // later batches are not refused for the gap. When to send and resend is producer_sender.ts's.
+// A transactional producer gets its id from its transaction coordinator and never starts an epoch
+// on its own (the coordinator would see it as a zombie's): a failed batch fails its transaction
+// instead, and after the abort `restart` asks the coordinator for the next epoch.
 import type { Cluster } from './cluster.ts';
 import { check_code } from './errors.ts';
 import { stamp_record_batch } from '../protocol/compression.ts';
 import { INIT_PRODUCER_ID } from '../protocol/kafka/messages/22_init_producer_id.ts';
 import type { ProducerRetry } from './producer_shared.ts';
+import type { CoordinatorLink } from './find_coordinator.ts';
 
 const SEQUENCE_MAX = 0x7fffffff;
 const EPOCH_MAX = 0x7fff;
@@ -37,6 +41,14 @@ export interface SequencedBatch {
   encoded: Buffer | null;
 }
 
+/** A transactional producer's id and the coordinator that gives it its epochs. */
+export interface TransactionalIdentity {
+  readonly link: CoordinatorLink;
+  readonly timeout_ms: number;
+}
+
+type Identity = { producer_id: number; producer_epoch: number };
+
 export class Idempotence {
   producer_id = -1;
   producer_epoch = -1;
@@ -45,6 +57,7 @@ export class Idempotence {
     readonly enabled: boolean,
     private readonly cluster: Cluster,
     private readonly retry: ProducerRetry,
+    private readonly transactional: TransactionalIdentity | null = null,
   ) {}
 
   /** On connect: the producer's id and epoch (nothing without idempotence). */
@@ -66,14 +79,15 @@ export class Idempotence {
     if (!this.enabled || batch.sequence >= 0) return;
     batch.sequence = state.next_sequence;
     state.next_sequence = next_sequence(state.next_sequence, batch.count);
-    stamp_record_batch(batch.encoded!, state.producer_id, state.producer_epoch, batch.sequence);
+    const transactional = this.transactional !== null;
+    stamp_record_batch(batch.encoded!, state.producer_id, state.producer_epoch, batch.sequence, transactional);
   }
 
   /** A numbered batch failed for good: its sequence numbers are a gap, so the partition needs a new epoch. */
   failed_for_good(batch: SequencedBatch, state: SequencedPartition): void {
     if (this.enabled && batch.sequence >= 0) {
       state.recovering = true;
-      state.bump_epoch = true;
+      state.bump_epoch = this.transactional === null;
     }
   }
 
@@ -85,6 +99,7 @@ export class Idempotence {
   new_epoch(state: SequencedPartition, batches: SequencedBatch[]): boolean {
     if (!state.bump_epoch) return false;
     state.bump_epoch = false;
+    if (this.transactional) return false; // the transaction fails; `restart` follows its abort
     state.next_sequence = 0;
     for (const batch of batches) {
       batch.sequence = -1; // numbered again from 0 in the new epoch when sent
@@ -105,7 +120,41 @@ export class Idempotence {
     });
   }
 
-  private async init_producer_id(): Promise<{ producer_id: number; producer_epoch: number }> {
+  /**
+   * A transactional producer after an aborted transaction in which a batch failed: the next epoch
+   * from the coordinator, and every partition numbers from 0 again.
+   */
+  async restart(states: Iterable<SequencedPartition>): Promise<void> {
+    const identity = await this.init_producer_id({
+      producer_id: this.producer_id,
+      producer_epoch: this.producer_epoch,
+    });
+    this.producer_id = identity.producer_id;
+    this.producer_epoch = identity.producer_epoch;
+    for (const state of states) {
+      this.adopt(state);
+      state.next_sequence = 0;
+      state.bump_epoch = false;
+    }
+  }
+
+  private async init_producer_id(current: Identity | null = null): Promise<Identity> {
+    const transactional = this.transactional;
+    if (transactional) {
+      const response = await transactional.link.request(
+        INIT_PRODUCER_ID,
+        3,
+        4,
+        {
+          transactional_id: transactional.link.key,
+          transaction_timeout_ms: transactional.timeout_ms,
+          producer_id: current?.producer_id ?? -1,
+          producer_epoch: current?.producer_epoch ?? -1,
+        },
+        (answer) => answer.error_code,
+      );
+      return { producer_id: response.producer_id, producer_epoch: response.producer_epoch };
+    }
     return this.retry.run(async () => {
       const connection = await this.cluster.any();
       const { response } = await connection.send(INIT_PRODUCER_ID, 0, 4, {

@@ -249,7 +249,7 @@ export class Sender {
       timeout_ms = Math.max(timeout_ms, batch.timeout_ms);
     }
     const body: ProduceRequest = {
-      transactional_id: null,
+      transactional_id: this.settings.transactional_id,
       acks,
       timeout_ms,
       topic_data: [...topics].map(([name, partition_data]) => ({ name, partition_data })),

@@ -17,6 +17,8 @@ const BATCH_BYTES_DEFAULT = 1_000_000;
 
 export interface ProducerSettings {
   readonly idempotent: boolean;
+  readonly transactional_id: string | null;
+  readonly transaction_timeout_ms: number;
   readonly acks: number;
   readonly linger_ms: number;
   readonly batch_bytes: number;
@@ -43,6 +45,8 @@ export function check_acks(acks: number, idempotent: boolean): void {
 export function producer_settings(options: ProducerConfig, base: RetryOptions): ProducerSettings {
   const settings: ProducerSettings = {
     idempotent: options.idempotent ?? true,
+    transactional_id: options.transactionalId ?? null,
+    transaction_timeout_ms: options.transactionTimeout ?? 60_000,
     acks: options.acks ?? -1,
     linger_ms: options.lingerMs ?? 0,
     batch_bytes: options.batchBytes ?? BATCH_BYTES_DEFAULT,
@@ -78,7 +82,19 @@ export function producer_settings(options: ProducerConfig, base: RetryOptions): 
     throw new SluiceError(`bufferFull must be 'wait' or 'error'`, false);
   }
   check_acks(settings.acks, settings.idempotent);
+  check_transactional(settings);
   return settings;
+}
+
+function check_transactional({ transactional_id, transaction_timeout_ms, idempotent }: ProducerSettings): void {
+  if (transactional_id === null) return;
+  if (typeof transactional_id !== 'string' || transactional_id.length === 0) {
+    throw new SluiceError('transactionalId must be a non-empty string', false);
+  }
+  if (!idempotent) throw new SluiceError('a transactional producer is idempotent (idempotent: false was given)', false);
+  if (!Number.isInteger(transaction_timeout_ms) || transaction_timeout_ms <= 0) {
+    throw new SluiceError('transactionTimeout must be a positive number of milliseconds', false);
+  }
 }
 
 export type ProducerState = 'idle' | 'connected' | 'disconnecting' | 'disconnected';

@@ -73,6 +73,13 @@ export interface ProducerConfig {
   /** Exactly-once writes per partition through producer ids and sequence numbers (default true). */
   idempotent?: boolean;
   /**
+   * Makes the producer transactional (sends only inside `transaction()`); connecting fences any
+   * older producer with the same id. Needs idempotence.
+   */
+  transactionalId?: string;
+  /** How long a transaction may stay open before the coordinator aborts it, in ms (default 60000). */
+  transactionTimeout?: number;
+  /**
    * Default acks of sends: -1 (all, the default), 1 (the leader's write) or 0 (none: offsets are
    * -1). Idempotence needs -1.
    */

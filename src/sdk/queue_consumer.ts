@@ -8,7 +8,7 @@
 // `reject(reason)` settle explicitly. Acknowledgements ride on the next ShareFetch.
 import crypto from 'node:crypto';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
-import { FIND_COORDINATOR } from '../protocol/kafka/messages/10_find_coordinator.ts';
+import { COORDINATOR_KEY_GROUP, find_coordinator } from './find_coordinator.ts';
 import { SHARE_GROUP_HEARTBEAT } from '../protocol/kafka/messages/76_share_group_heartbeat.ts';
 import { SHARE_FETCH } from '../protocol/kafka/messages/78_share_fetch.ts';
 import { SHARE_ACKNOWLEDGE } from '../protocol/kafka/messages/79_share_acknowledge.ts';
@@ -242,20 +242,9 @@ export class QueueConsumer {
 
   private async coordinator(): Promise<BrokerConnection> {
     if (!this.coordinator_cluster) {
-      const { host, port } = await this.cluster.with_retry('FindCoordinator', async () => {
-        const connection = await this.cluster.any();
-        const { version, response } = await connection.send(FIND_COORDINATOR, 0, 4, {
-          key: this.group_id,
-          key_type: 0,
-          coordinator_keys: [this.group_id],
-        });
-        const entry = version >= 4 ? response.coordinators[0] : response;
-        if (!entry) {
-          throw new KafkaProtocolError(ErrorCode.COORDINATOR_NOT_AVAILABLE, `FindCoordinator for ${this.group_id}`);
-        }
-        check_code(entry.error_code, `FindCoordinator for ${this.group_id}`, entry.error_message);
-        return { host: entry.host, port: entry.port };
-      });
+      const { host, port } = await this.cluster.with_retry('FindCoordinator', async () =>
+        find_coordinator(await this.cluster.any(), this.group_id, COORDINATOR_KEY_GROUP),
+      );
       this.coordinator_cluster = new Cluster({ ...this.cluster.options, brokers: [`${host}:${port}`] });
     }
     return this.coordinator_cluster.any();
