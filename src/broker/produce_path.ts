@@ -108,8 +108,7 @@ export class ProducePath {
     const local_ack = acks !== -1;
     const header = read_header(records);
     // A broker's own append (a due delayed record, a dead letter) keeps its delay headers, served.
-    const needs_delay_check =
-      !options?.broker_append && header !== null && !header.transactional && may_carry_delay(records);
+    const needs_delay_check = !options?.broker_append && header !== null && may_carry_delay(records);
     if (header?.transactional) {
       const producer = {
         transactional_id: options?.transactional_id ?? '',
@@ -135,6 +134,11 @@ export class ProducePath {
         check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
         const received_ms = this.deps.clock.now_ms();
         const delayed = await delayed_records(records, received_ms, this.deps.delayed_settings.delay_max_ms);
+        // The delay log knows nothing of transactions: delivered when due, such a record could
+        // show before its transaction commits, or after it aborted.
+        if (delayed && header!.transactional) {
+          throw new BrokerError('invalid_record', 'delayed delivery inside a transaction is not supported yet');
+        }
         if (delayed) result = this.produce_delayed(log, topic, partition, records, header, delayed, received_ms);
       }
       if (!result && limits && header)

@@ -168,3 +168,24 @@ test('runInTransactions copies every input record exactly once across a restart'
     assert.equal(metadata.groupId, 'copiers');
   });
 });
+
+test(
+  'a delayed message inside a transaction is refused, and the transaction aborts cleanly',
+  { timeout: TIMEOUT_MS },
+  async () => {
+    await with_harness('txn-delayed', { out: 1 }, async (harness) => {
+      const sender = producer(harness, { transactionalId: 'delayer', retry: { retries: 0 } });
+      const txn = await sender.transaction();
+      await txn.send({ topic: 'out', messages: [{ value: 'plain' }] });
+      await assert.rejects(
+        () => txn.send({ topic: 'out', messages: [{ value: 'later', delayMs: 1000 }] }),
+        (error: unknown) => error instanceof KafkaProtocolError && error.code === ErrorCode.INVALID_RECORD,
+      );
+      await txn.abort();
+      const next = await sender.transaction();
+      await next.send({ topic: 'out', messages: [{ value: 'committed' }] });
+      await next.commit();
+      assert.deepEqual(await read_all(harness, 'out', {}, 1), ['committed']);
+    });
+  },
+);
