@@ -33,6 +33,7 @@ import { BrokerStats } from './stats.ts';
 import { TopicManager } from './topics.ts';
 import { TXN_COORDINATOR_PARTITION, TXN_STATE_TOPIC, type TxnPartition } from './txn/txn_log.ts';
 import { encode_marker, type Marker } from '../protocol/control_records.ts';
+import { LocalReader, log_transactions } from './local_reader.ts';
 
 /** Producer ids are reserved from the metadata store in blocks of this many. */
 const PRODUCER_ID_BLOCK = 1000;
@@ -42,7 +43,15 @@ export const INTERNAL_TOPICS: readonly InternalTopic[] = [
   { name: OFFSETS_TOPIC, configs: { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) } },
   { name: DELAYED_TOPIC, configs: { 'retention.ms': '-1', 'max.message.bytes': String(128 * 1024 * 1024) } },
   { name: SHARE_STATE_TOPIC, configs: { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) } },
-  { name: TXN_STATE_TOPIC, configs: { 'retention.ms': '-1', 'max.message.bytes': String(16 * 1024 * 1024) } },
+  // Rewritten now and then and cut before the rewrite (txn_log.ts): small segments free the disk.
+  {
+    name: TXN_STATE_TOPIC,
+    configs: {
+      'retention.ms': '-1',
+      'max.message.bytes': String(16 * 1024 * 1024),
+      'segment.bytes': String(64 * 1024 * 1024),
+    },
+  },
 ];
 
 /** What the composition root hands the core. */
@@ -90,6 +99,7 @@ export class Broker implements Core, CoreInternals {
   readonly dead_letters;
   readonly routing: RoutingCore;
 
+  private readonly local_readers = new WeakMap<PartitionLog, PartitionReader>();
   private next_producer_id = 0;
   private producer_id_block_end = 0;
   private closed = false;
@@ -200,6 +210,7 @@ export class Broker implements Core, CoreInternals {
         if (!this.producer_states.has(log.name) && !is_internal_topic(topic)) await this.producer_states.load(log);
         return log;
       },
+      reader_of: (log) => this.local_reader(log),
       on_role: (topic, partition, role, log) => {
         if (role === 'leader') this.producer_states.led(log);
         return this.coordinators.on_role(topic, partition, role, log);
@@ -319,6 +330,18 @@ export class Broker implements Core, CoreInternals {
   async partition_reader(topic: string, partition: number): Promise<PartitionReader> {
     const reader = this.partition_reader_now(topic, partition);
     return reader.ready ? reader.ready() : reader;
+  }
+
+  /** The reader of a local log (one per log, so its listeners and lookups are the log's own). */
+  private local_reader(log: PartitionLog): PartitionReader {
+    let reader = this.local_readers.get(log);
+    if (!reader) {
+      // Internal topics keep no producer state: nothing of theirs is hidden from their readers.
+      const txns = () => (this.producer_states.has(log.name) ? this.producer_states.of(log.name).txns : null);
+      reader = new LocalReader(log, log_transactions(log, txns));
+      this.local_readers.set(log, reader);
+    }
+    return reader;
   }
 
   /** partition_reader() without waiting: a remote partition's bounds are zero until first heard. */

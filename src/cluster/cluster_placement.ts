@@ -267,7 +267,7 @@ export class ClusterPlacement implements Placement {
     const in_sync =
       replica?.role === 'leader' ||
       (replica?.role === 'follower' && node.partition_state(topic, partition)?.isr.includes(this.parts.node_id));
-    if (replica && in_sync) return replica.log;
+    if (replica && in_sync) return this.attached().reader_of(replica.log);
     return node.remote.get(topic, partition);
   }
 

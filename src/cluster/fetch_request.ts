@@ -1,6 +1,7 @@
 // The Fetch request one broker sends another: a follower's (with its replica id, reading to the
-// leader's written end) or a reader's (replica id -1, reading to the high watermark). No fetch
-// sessions: every request names its partitions.
+// leader's written end) or a reader's (replica id -1, reading to the high watermark, or with
+// isolation level 1 to the last stable offset). No fetch sessions: every request names its
+// partitions.
 import type { FETCH } from '../protocol/kafka/messages/01_fetch.ts';
 import type { RequestIn, Row } from '../protocol/kafka/schema.ts';
 
@@ -24,6 +25,7 @@ export function peer_fetch_request(
   wait_ms: number,
   min_bytes: number,
   bytes_max: number,
+  isolation_level: 0 | 1 = 0,
 ): RequestIn<typeof FETCH> {
   const by_topic = new Map<string, FetchPartitionIn[]>();
   for (const p of partitions) {
@@ -42,7 +44,7 @@ export function peer_fetch_request(
     max_wait_ms: wait_ms,
     min_bytes,
     max_bytes: bytes_max,
-    isolation_level: 0,
+    isolation_level,
     session_id: 0,
     session_epoch: -1,
     topics: [...by_topic].map(([topic, rows]) => ({ topic, partitions: rows })),

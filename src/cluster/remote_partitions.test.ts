@@ -9,6 +9,7 @@ import { temp_dir } from '../../test/support/storage.ts';
 import { type ClusterView, empty_view, partition_key } from './model.ts';
 import { peer_dialer } from './peer_dialer.ts';
 import { RemotePartitions } from './remote_partitions.ts';
+import { begin_txn } from '../../test/support/core_txn.ts';
 
 let running: RunningBroker;
 let view: ClusterView;
@@ -88,4 +89,50 @@ test('a partition without a leader is refused with a retriable error once the re
     (error: Error & { kind?: string }) => error.kind === 'leader_not_available',
   );
   assert.ok(Date.now() - started >= 4_000, 'retried while leadership might move');
+});
+
+test('read_committed through the view: the leader last stable offset, its aborted transactions', async () => {
+  await running.broker.topics.create('txns', 1);
+  view.partitions.set(partition_key('txns', 0), {
+    value: { leader: 1, leader_epoch: 0, isr: [1], replicas: [1] },
+    mod_revision: '1',
+  });
+  const core = running.broker;
+  const plain = (value: string) =>
+    core.partitions.produce(
+      'txns',
+      0,
+      encode_record_batch([{ key: null, value: Buffer.from(value), timestamp_ms: 1 }]),
+      -1,
+    );
+  const aborted = await begin_txn(core, 'remote-abort', 'txns', 0, ['x']);
+  await aborted.end(false); // x at 0, its marker at 1
+  await plain('a'); // 2
+  const open = await begin_txn(core, 'remote-open', 'txns', 0, ['o']); // 3
+  await plain('b'); // 4
+  const remote = await remotes.get('txns', 0).ready();
+  assert.equal(remote.high_watermark, 5);
+  assert.equal(remote.last_stable_offset, 3, 'the open transaction holds it');
+  const committed = await remote.read_committed(0, 1 << 20);
+  assert.deepEqual(offsets_in(committed.batches), [0, 1, 2], 'nothing at or past the last stable offset');
+  assert.deepEqual(
+    committed.aborted.map((a) => a.first_offset),
+    [0],
+  );
+  assert.deepEqual(await remote.read_committed(3, 1 << 20), { batches: [], aborted: [] });
+  assert.deepEqual(offsets_in((await remote.read(3, 1 << 20)).batches), [3, 4], 'read() reads to the high watermark');
+
+  const woken = new Promise<void>((resolve) => {
+    const off = remote.on_high_watermark(() => {
+      if (remote.last_stable_offset < 6) return;
+      off();
+      resolve();
+    });
+  });
+  await open.end(true); // its marker at 5
+  await woken;
+  assert.equal(remote.last_stable_offset, 6, 'learnt with the high watermark');
+  const rest = await remote.read_committed(3, 1 << 20);
+  assert.deepEqual(offsets_in(rest.batches), [3, 4, 5]);
+  assert.deepEqual(rest.aborted, []);
 });

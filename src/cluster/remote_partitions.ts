@@ -3,17 +3,24 @@
 // one long-polling Fetch per leader keeps its bounds fresh and wakes its high-watermark listeners;
 // the batches that poll brings back are kept, so the read that usually follows is served without
 // another round trip. Other reads are Fetches on a second connection. Reads stop at the leader's
-// high watermark, as every consumer's do.
+// high watermark, as every consumer's do; read_committed reads at its last stable offset, which
+// every Fetch answer carries, with the aborted transactions the leader lists.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FETCH } from '../protocol/kafka/messages/01_fetch.ts';
 import type { RequestIn, ResponseOf, Row } from '../protocol/kafka/schema.ts';
 import { LIST_OFFSETS } from '../protocol/kafka/messages/02_list_offsets.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { BrokerError } from '../core/errors.ts';
-import type { PartitionReader } from '../core/partition_reader.ts';
+import type { CommittedRead, PartitionReader } from '../core/partition_reader.ts';
 import type { Clock, Logger } from '../core/clock.ts';
 import { OffsetOutOfRangeError } from '../storage/index.ts';
-import { batch_base_offset, batch_last_offset, whole_batches } from '../format/batch_layout.ts';
+import {
+  ATTRIBUTE_TRANSACTIONAL,
+  batch_attributes,
+  batch_base_offset,
+  batch_last_offset,
+  whole_batches,
+} from '../format/batch_layout.ts';
 import { type ClusterView, partition_key } from './model.ts';
 import { PeerConnections } from './peer_connections.ts';
 import type { PeerDialer } from './peer_dialer.ts';
@@ -51,6 +58,7 @@ class RetriableError extends Error {}
 export class RemotePartition implements PartitionReader {
   log_start_offset = 0;
   high_watermark = 0;
+  last_stable_offset = 0;
   /** When the partition was last read or asked about. */
   used_ms: number;
   private known = false;
@@ -91,6 +99,14 @@ export class RemotePartition implements PartitionReader {
     return { batches };
   }
 
+  async read_committed(offset: number, bytes_max: number): Promise<CommittedRead> {
+    this.touch();
+    if (offset >= this.last_stable_offset) return { batches: [], aborted: [] };
+    const kept = this.committed_from_kept(offset, bytes_max);
+    if (kept) return { batches: kept, aborted: [] };
+    return this.owner.fetch_committed(this, offset, Math.max(1, bytes_max));
+  }
+
   on_high_watermark(listener: (high_watermark: number) => void): () => void {
     this.touch();
     this.listeners.add(listener);
@@ -118,6 +134,8 @@ export class RemotePartition implements PartitionReader {
       this.high_watermark = high_watermark;
       this.known = true;
     }
+    // Every consumer's Fetch answer carries it, whatever its isolation; set before listeners run.
+    if (row.last_stable_offset >= 0) this.last_stable_offset = Math.min(row.last_stable_offset, this.high_watermark);
     const records = row.records;
     if (row.error_code === ErrorCode.NONE && records && records.length > 0) this.kept = whole_batches(records);
     if (advanced) for (const listener of [...this.listeners]) listener(this.high_watermark);
@@ -126,6 +144,18 @@ export class RemotePartition implements PartitionReader {
   private touch(): void {
     this.used_ms = this.owner.clock.now_ms();
     this.owner.watch(this);
+  }
+
+  /**
+   * The kept batches a read_committed read may have, when none is transactional: then no aborted
+   * transaction has records among them. Null when the leader must be asked.
+   */
+  private committed_from_kept(offset: number, bytes_max: number): Buffer[] | null {
+    const kept = this.from_kept(offset, bytes_max);
+    if (!kept) return null;
+    const stable = kept.filter((batch) => batch_base_offset(batch, 0) < this.last_stable_offset);
+    const transactional = stable.some((batch) => (batch_attributes(batch, 0) & ATTRIBUTE_TRANSACTIONAL) !== 0);
+    return transactional ? null : stable;
   }
 
   /** The kept batches from the one holding `offset`, or null when they do not hold it. */
@@ -253,12 +283,26 @@ export class RemotePartitions {
 
   /** Reads batches at `offset` from the leader, retrying while leadership moves. */
   async fetch(remote: RemotePartition, offset: number, bytes_max: number): Promise<Buffer[]> {
+    return (await this.fetch_from_leader(remote, offset, bytes_max, 0)).batches;
+  }
+
+  /** fetch() as a read_committed consumer: to the leader's last stable offset, with the aborted transactions. */
+  fetch_committed(remote: RemotePartition, offset: number, bytes_max: number): Promise<CommittedRead> {
+    return this.fetch_from_leader(remote, offset, bytes_max, 1);
+  }
+
+  private async fetch_from_leader(
+    remote: RemotePartition,
+    offset: number,
+    bytes_max: number,
+    isolation_level: 0 | 1,
+  ): Promise<CommittedRead> {
     const row = await this.with_leader(remote, async (leader) => {
       const connection = await this.reads.get(leader);
       const response = await connection.call(
         FETCH,
         PEER_FETCH_VERSION,
-        fetch_request([{ remote, offset, bytes_max }], 0, bytes_max),
+        fetch_request([{ remote, offset, bytes_max }], 0, bytes_max, isolation_level),
       );
       const found = rows_of(response, [remote])[0]?.row;
       if (!found) throw new RetriableError(`${remote.name} missing from the leader's answer`);
@@ -274,7 +318,11 @@ export class RemotePartitions {
         `reading ${remote.name} from its leader failed with error ${error_code}`,
       );
     const records = row.records;
-    return records && records.length > 0 ? whole_batches(records) : [];
+    const aborted = (row.aborted_transactions ?? []).map(({ producer_id, first_offset }) => ({
+      producer_id,
+      first_offset,
+    }));
+    return { batches: records && records.length > 0 ? whole_batches(records) : [], aborted };
   }
 
   async offset_for_timestamp(
@@ -339,6 +387,7 @@ function fetch_request(
   wanted: Array<{ remote: RemotePartition; offset: number; bytes_max: number }>,
   wait_ms: number,
   bytes_max: number,
+  isolation_level: 0 | 1 = 0,
 ): RequestIn<typeof FETCH> {
   const partitions = wanted.map(({ remote, offset, bytes_max: partition_bytes_max }) => ({
     topic: remote.topic,
@@ -347,7 +396,7 @@ function fetch_request(
     fetch_offset: offset,
     partition_bytes_max,
   }));
-  return peer_fetch_request(-1, partitions, wait_ms, wait_ms > 0 ? 1 : 0, bytes_max);
+  return peer_fetch_request(-1, partitions, wait_ms, wait_ms > 0 ? 1 : 0, bytes_max, isolation_level);
 }
 
 /** Pairs the answer's rows with the partitions asked for. */

@@ -6,7 +6,14 @@ export * from './types.ts';
 export * from './errors.ts';
 export { ManualClock, SILENT_LOGGER, SYSTEM_CLOCK, type Clock, type Logger } from './clock.ts';
 export { is_invariant_failure, stop_on_invariant_failure } from './invariants.ts';
-export type { ConsumerSource, PartitionReader, ReadIsolation, SourceRead } from './partition_reader.ts';
+export type {
+  CommittedRead,
+  ConsumerSource,
+  LogReader,
+  PartitionReader,
+  ReadIsolation,
+  SourceRead,
+} from './partition_reader.ts';
 export type { Credentials } from './credentials.ts';
 export { PARTITIONS_MAX, is_internal_topic } from './names.ts';
 export { PRIORITY_LEVELS_MAX, PRIORITY_MAX, priority_level, priority_levels } from './queue_priority.ts';

@@ -31,6 +31,11 @@ export interface PlacementHost {
   create_topic(name: string, partitions: number, configs: TopicConfigs, placement: TopicPlacement): Promise<void>;
   /** The local log of a partition this broker holds, created when missing (its producer state loaded). */
   ensure_log(topic: string, partition: number): Promise<PartitionLog>;
+  /**
+   * How the broker's own readers read a local log (Placement.reader): with the transactions the
+   * core learnt from its batches, which storage does not know.
+   */
+  reader_of(log: PartitionLog): PartitionReader;
   /** This broker's role for a partition changed (coordinators follow their internal partitions). */
   on_role(topic: string, partition: number, role: ReplicaRole, log: PartitionLog): Promise<void>;
   /** The end this log has made durable under the storage policy (the leader's share of the high watermark). */

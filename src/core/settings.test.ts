@@ -130,6 +130,7 @@ const NAMES_IN_USE: Partial<Record<Surface, string[]>> = {
     'auto_offset_reset',
     'dead_letter_topic',
     'ordering',
+    'isolation_level',
     'delay_max_ms',
   ],
   kafka: [
@@ -140,6 +141,7 @@ const NAMES_IN_USE: Partial<Record<Surface, string[]>> = {
     'sluice.share.retry.backoff.ms',
     'sluice.share.dlq.topic',
     'sluice.share.ordering',
+    'share.isolation.level',
   ],
 };
 
@@ -209,6 +211,7 @@ test('defaults are the ones the broker has always had, and the code takes them f
     'share_groups.retry_backoff_ms': [1_000, 5_000, 30_000, 120_000],
     'share_groups.dead_letter_topic': '',
     'share_groups.ordering': 'none',
+    'share_groups.isolation_level': 'read_committed',
     'share_groups.session_timeout_ms': 45_000,
     'share_groups.heartbeat_interval_ms': 5_000,
     'delayed.delay_max_ms': 604_800_000,

@@ -369,6 +369,15 @@ const SHARE_GROUPS: SettingSpec[] = [
     description: 'a member that has not sent a heartbeat for this long leaves its group',
   },
   {
+    key: 'isolation_level',
+    type: choice('read_committed', 'read_uncommitted'),
+    default: 'read_committed',
+    on: ['http'],
+    kafka: 'share.isolation.level',
+    option: null,
+    description: "read_committed: only committed transactions' records, none past the last stable offset",
+  },
+  {
     key: 'heartbeat_interval_ms',
     type: ms(100, 600_000),
     default: 5_000,

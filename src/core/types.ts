@@ -219,6 +219,7 @@ export interface ShareGroupDescription {
 }
 
 export type Ordering = 'none' | 'key';
+export type ShareIsolation = 'read_committed' | 'read_uncommitted';
 
 /** What one share group runs with: the broker's defaults overlaid with the group's configs. */
 export interface QueueSettings {
@@ -230,6 +231,8 @@ export interface QueueSettings {
   /** Dead letters go here instead of `<topic>.<group>.dlq` ('' = that default). */
   dead_letter_topic: string;
   ordering: Ordering;
+  /** read_committed: records of open and aborted transactions are never handed out. */
+  isolation_level: ShareIsolation;
 }
 
 /** Per share group, since the broker started. */

@@ -164,7 +164,7 @@ export class LocalPlacement implements Placement {
   }
 
   reader(topic: string, partition: number): PartitionReader {
-    return this.log(topic, partition);
+    return this.attached().reader_of(this.log(topic, partition));
   }
 
   is_leader(): boolean {

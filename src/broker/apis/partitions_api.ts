@@ -5,6 +5,7 @@ import type { PartitionsApi } from '../../core/api.ts';
 import { BrokerError } from '../../core/errors.ts';
 import type { CoreInternals } from './internals.ts';
 import { read_records } from '../log_reader.ts';
+import { log_transactions } from '../local_reader.ts';
 
 export function partitions_api(broker: CoreInternals): PartitionsApi {
   const { topic_index: topics, placement } = broker;
@@ -22,18 +23,7 @@ export function partitions_api(broker: CoreInternals): PartitionsApi {
     transactions(topic, partition) {
       topics.check(topic, partition);
       const log = placement.read_log(topic, partition);
-      const txns = () => broker.producer_states.of(log.name).txns;
-      return {
-        last_stable_offset: () => txns().last_stable_offset(log.high_watermark),
-        aborted_in(from, to) {
-          const state = txns();
-          state.prune_before(log.log_start_offset);
-          return state.aborted_in(from, to, log.high_watermark).map(({ producer_id, first_offset }) => ({
-            producer_id,
-            first_offset,
-          }));
-        },
-      };
+      return log_transactions(log, () => broker.producer_states.of(log.name).txns);
     },
     replica_source(replica_id, topic, partition, fetch_offset, current_leader_epoch) {
       topics.check(topic, partition);

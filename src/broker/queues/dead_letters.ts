@@ -6,7 +6,7 @@ import { decode_record_batch, type BatchRecord, type DecodedRecord } from '../..
 import type { PartitionReader } from '../../core/partition_reader.ts';
 import type { DeadLetter } from './share_partition.ts';
 import { DLQ_HEADERS } from '../../protocol/dead_letters.ts';
-import { batch_last_offset } from '../../format/batch_layout.ts';
+import { ATTRIBUTE_CONTROL, batch_attributes, batch_last_offset } from '../../format/batch_layout.ts';
 
 export { DLQ_HEADERS, dead_letter_topic_name } from '../../protocol/dead_letters.ts';
 
@@ -31,8 +31,10 @@ export async function read_records_at(
     if (batches.length === 0) break;
     let last_seen = offset;
     for (const batch of batches) {
-      for (const record of decode_record_batch(await decompress_record_batch(batch))) found.set(record.offset, record);
       last_seen = batch_last_offset(batch, 0);
+      // A transaction marker is no record: it is never a dead letter's original.
+      if ((batch_attributes(batch, 0) & ATTRIBUTE_CONTROL) !== 0) continue;
+      for (const record of decode_record_batch(await decompress_record_batch(batch))) found.set(record.offset, record);
     }
     while (i < offsets.length && offsets[i]! <= last_seen) i++;
   }

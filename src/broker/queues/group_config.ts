@@ -13,7 +13,7 @@ import {
 } from '../../core/settings.ts';
 import { kafka_refusal, read_text, text_of, type SettingValue } from '../../core/setting_values.ts';
 import type { SharePartitionSettings } from './share_partition.ts';
-import type { GroupConfigs, Ordering, QueueSettings } from '../../core/types.ts';
+import type { GroupConfigs, Ordering, QueueSettings, ShareIsolation } from '../../core/types.ts';
 
 /** The broker-wide defaults of share groups (the config file's shareGroups); groups override them. */
 export interface ShareGroupSettings {
@@ -65,6 +65,7 @@ function queue_defaults(defaults: ShareGroupSettings): QueueSettings {
     auto_offset_reset: defaults.auto_offset_reset,
     dead_letter_topic: default_text('share_groups.dead_letter_topic'),
     ordering: default_text('share_groups.ordering') as Ordering,
+    isolation_level: default_text('share_groups.isolation_level') as ShareIsolation,
   };
 }
 

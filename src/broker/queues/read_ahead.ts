@@ -5,9 +5,13 @@
 //   found wherever it sits in the queue, not only at its head;
 // - keys, for groups ordered by key: a 32-bit hash of each record's key (a collision only makes two
 //   keys wait for each other), read no further than the group's window so every key is known.
+// Transaction markers are no records of the group's, nor, under read_committed, are the records of
+// aborted transactions: neither expires nor holds a key's order. A read_committed group reads no
+// further than the last stable offset (a record of an open transaction may yet be aborted).
 import { decompress_record_batch } from '../../protocol/compression.ts';
 import { decode_record_batch } from '../../protocol/record_batch.ts';
 import type { PartitionReader } from '../../core/partition_reader.ts';
+import { hidden_batches } from '../txn/hidden_batches.ts';
 import { DelayIndex, pack, unpack } from '../delayed/delay_index.ts';
 import { TTL_MS_HEADER, ttl_of } from '../delayed/delay_headers.ts';
 import { BATCH_HEADER_BYTES, batch_compression, batch_last_offset } from '../../format/batch_layout.ts';
@@ -15,6 +19,15 @@ import { BATCH_HEADER_BYTES, batch_compression, batch_last_offset } from '../../
 /** Bytes read ahead per scan. */
 const SCAN_BYTES = 1024 * 1024;
 const HEADER_BYTES = Buffer.from(TTL_MS_HEADER);
+
+export interface ScanOptions {
+  /** The topic's sluice.message.ttl.ms; negative: none. */
+  topic_ttl_ms: number;
+  /** Keys are wanted (an ordered group) up to here, the end of its window; null: no keys. */
+  keys_until: number | null;
+  /** Read as a read_committed reader: to the last stable offset, aborted records left out. */
+  committed: boolean;
+}
 
 export class ReadAhead {
   /** The next offset to read. */
@@ -32,22 +45,26 @@ export class ReadAhead {
   }
 
   /**
-   * Reads up to SCAN_BYTES past the cursor, not beyond the high watermark nor, when keys are
-   * wanted, beyond `keys_until` (the end of the group's window), indexing expiry times and keys.
+   * Reads up to SCAN_BYTES past the cursor, not beyond the high watermark (the last stable offset
+   * when committed) nor, when keys are wanted, beyond `keys_until`, indexing expiry times and keys.
    */
-  async scan(
-    log: PartitionReader,
-    topic_ttl_ms: number,
-    now_ms: number,
-    keys_until: number | null = null,
-  ): Promise<void> {
+  async scan(log: PartitionReader, now_ms: number, options: ScanOptions): Promise<void> {
+    const { topic_ttl_ms, keys_until, committed } = options;
     if (this.cursor < log.log_start_offset) this.cursor = log.log_start_offset;
-    const limit = keys_until === null ? log.high_watermark : Math.min(log.high_watermark, keys_until);
+    const end = committed ? log.last_stable_offset : log.high_watermark;
+    const limit = keys_until === null ? end : Math.min(end, keys_until);
     if (this.cursor >= limit) return;
-    const { batches } = await log.read(this.cursor, SCAN_BYTES);
-    for (const batch of batches) {
+    const { batches, aborted } = committed
+      ? await log.read_committed(this.cursor, SCAN_BYTES)
+      : { ...(await log.read(this.cursor, SCAN_BYTES)), aborted: null };
+    const hidden = hidden_batches(batches, aborted);
+    for (const [i, batch] of batches.entries()) {
       if (this.cursor >= limit) break;
       const last = batch_last_offset(batch, 0);
+      if (hidden[i]) {
+        this.cursor = Math.max(this.cursor, last + 1);
+        continue;
+      }
       const compressed = batch_compression(batch, 0) !== 0;
       const may_have_header = compressed || batch.indexOf(HEADER_BYTES, BATCH_HEADER_BYTES) >= 0;
       if (topic_ttl_ms >= 0 || may_have_header || keys_until !== null) {

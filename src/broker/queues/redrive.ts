@@ -62,11 +62,12 @@ async function redrive(broker: RedriveDeps, request: RedriveRequest): Promise<Re
     const picked = wanted?.get(partition);
     if (wanted && !picked) continue;
     const log = await broker.reader(request.topic, partition);
-    const end = log.high_watermark;
+    // Committed dead letters only: one written in a transaction that aborted, or has not ended, is none yet.
+    const end = log.last_stable_offset;
     let offset = picked ? picked[0]! : log.log_start_offset;
     let pick_index = 0;
     while (offset < end) {
-      const read = await read_records(log, offset, REDRIVE_CHUNK_RECORDS, REDRIVE_READ_BYTES);
+      const read = await read_records(log, offset, REDRIVE_CHUNK_RECORDS, REDRIVE_READ_BYTES, true);
       if (read.next_offset <= offset) break;
       offset = read.next_offset;
       let letters = read.records.filter((r) => r.offset < end);

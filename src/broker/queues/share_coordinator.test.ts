@@ -10,6 +10,9 @@ import { AckType } from '../../core/types.ts';
 import { DLQ_HEADERS } from './dead_letters.ts';
 import type { FetchedPartition } from '../../core/types.ts';
 import { MONOTONIC_CLOCK, type PartitionLog } from '../../storage/index.ts';
+import { batch_base_offset } from '../../format/batch_layout.ts';
+import { begin_txn as begin_core_txn } from '../../../test/support/core_txn.ts';
+import { is_control_batch } from '../../protocol/control_records.ts';
 
 const FAST = {
   tick_ms: 10,
@@ -427,6 +430,100 @@ test('group configs: delivery limit, backoff and dead-letter topic apply at once
     assert.equal(
       again.coordinators.shares.settings_of('workers').delivery_count_limit,
       FAST.partition.delivery_count_limit,
+    );
+  });
+});
+
+/** A transaction of its own producer on jobs-0: `end` commits or aborts it (its marker written). */
+const begin_txn = (broker: Broker, id: string, values: string[]) => begin_core_txn(broker, id, 'jobs', 0, values);
+
+/** A fetch's records, checked to hold no transaction marker, in its batches or its acquired ranges. */
+async function fetch_values(broker: Broker, member: string): Promise<string[]> {
+  const fetched = await fetch(broker, member);
+  for (const batch of fetched.flatMap((p) => p.batches)) assert.equal(is_control_batch(batch), false, 'a marker sent');
+  const { batches } = await broker.topic_index.local_log('jobs', 0)!.read(0, 1 << 20);
+  const markers = batches.filter((batch) => is_control_batch(batch)).map((batch) => batch_base_offset(batch, 0));
+  for (const range of fetched.flatMap((p) => p.acquired))
+    for (const marker of markers)
+      assert.ok(marker < range.first_offset || marker > range.last_offset, `the marker at ${marker} acquired`);
+  return delivered(fetched).map((r) => r.value);
+}
+
+test('read_committed: an open transaction is not acquired until its commit marker; markers never', async () => {
+  await with_broker(async (broker) => {
+    await broker.topics.create('jobs', 1);
+    await produce(broker, 'jobs', ['a']);
+    const open = await begin_txn(broker, 'txn-open', ['t1', 't2']);
+    await produce(broker, 'jobs', ['b']);
+    join(broker, 'm');
+    assert.deepEqual(await fetch_values(broker, 'm'), ['a'], 'the open transaction holds everything after it');
+    assert.deepEqual(await fetch_values(broker, 'm'), []);
+    assert.equal(broker.coordinators.shares.queue_stats('workers')!.available, 0, 'nothing available below the LSO');
+    assert.equal(broker.coordinators.shares.has_available('workers', [{ topic: 'jobs', partition: 0 }], 0), false);
+    await open.end(true);
+    assert.deepEqual(await fetch_values(broker, 'm'), ['t1', 't2', 'b']);
+    await ack(broker, 'm', 0, 3, AckType.ACCEPT);
+    const [state] = broker.coordinators.shares.partitions_of('workers');
+    assert.equal(state!.start_offset, 5, 'the marker at 4 is finished too');
+    assert.equal(state!.in_flight, 0);
+  });
+});
+
+test('read_committed: aborted records and markers are archived, never delivered or dead-lettered', async () => {
+  await with_broker(async (broker, restart) => {
+    await broker.topics.create('jobs', 1);
+    const aborted = await begin_txn(broker, 'txn-abort', ['x', 'y']);
+    await aborted.end(false);
+    await produce(broker, 'jobs', ['c']);
+    const committed = await begin_txn(broker, 'txn-commit', ['z']);
+    await committed.end(true);
+    join(broker, 'm');
+    assert.deepEqual(await fetch_values(broker, 'm'), ['c', 'z']);
+    const census = broker.coordinators.shares.queue_stats('workers', { detail: true })!.partitions[0]!.census!;
+    assert.equal(census.acquired, 2);
+    assert.equal(broker.coordinators.shares.partitions_of('workers')[0]!.start_offset, 3, 'x, y and their marker');
+    // Nothing settled: the locks run out and only the delivered records come back, counted twice.
+    await new Promise((resolve) => setTimeout(resolve, FAST.partition.record_lock_duration_ms + 100));
+    const again = delivered(await fetch(broker, 'm'));
+    assert.deepEqual(
+      again.map((r) => [r.value, r.deliveries]),
+      [
+        ['c', 2],
+        ['z', 2],
+      ],
+    );
+    await broker.close();
+    const after = await restart();
+    join(after, 'm2');
+    const redelivered = delivered(await fetch(after, 'm2'));
+    assert.deepEqual(
+      redelivered.map((r) => r.value),
+      ['c', 'z'],
+      'after a restart as before: the archived records stay archived',
+    );
+    assert.equal(after.topics.get('jobs.workers.dlq'), undefined, 'no dead letters');
+  });
+});
+
+test('share.isolation.level=read_uncommitted: open and aborted records are delivered, markers not', async () => {
+  await with_broker(async (broker) => {
+    await broker.topics.create('jobs', 1);
+    await broker.shares.set_configs('workers', { 'share.isolation.level': 'read_uncommitted' });
+    const aborted = await begin_txn(broker, 'txn-abort', ['x']);
+    await aborted.end(false);
+    await begin_txn(broker, 'txn-open', ['o']);
+    join(broker, 'm');
+    assert.deepEqual(await fetch_values(broker, 'm'), ['x', 'o']);
+    await ack(broker, 'm', 0, 0, AckType.ACCEPT);
+    await ack(broker, 'm', 2, 2, AckType.ACCEPT);
+    assert.equal(
+      broker.coordinators.shares.partitions_of('workers')[0]!.start_offset,
+      3,
+      'the marker at 1 is finished',
+    );
+    await assert.rejects(
+      broker.shares.set_configs('workers', { 'share.isolation.level': 'read_most' }),
+      /share.isolation.level=read_most/,
     );
   });
 });

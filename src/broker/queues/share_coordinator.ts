@@ -12,7 +12,7 @@ import { SharePartition } from './share_partition.ts';
 import { AckError } from '../../core/errors.ts';
 import type { ShareStateStore } from './share_state_store.ts';
 import { ShareStateWriter } from './share_state_writer.ts';
-import { check_disjoint, offsets_in, read_acquired } from './share_fetch_read.ts';
+import { acquire_in, check_disjoint, offsets_in } from './share_fetch_read.ts';
 import { track_ttl, write_dead_letters } from './share_expiry.ts';
 import { ReadAhead } from './read_ahead.ts';
 import { group_settings_of, type ShareGroupSettings } from './group_config.ts';
@@ -27,7 +27,8 @@ import type {
   ShareGroupDescription,
   TopicPartition,
 } from '../../core/types.ts';
-import { key_of, new_share_counters, type Member, type PartitionState, type ShareGroup } from './share_group.ts';
+import { key_of, new_share_counters, visible_end, type Member, type PartitionState } from './share_group.ts';
+import type { ShareGroup } from './share_group.ts';
 import { describe_group, partitions_of, queue_stats, type PartitionSummary } from './share_stats.ts';
 import { rethrow_invariant } from '../../core/invariants.ts';
 import type { DeadLetterRouter } from '../routing/dead_lettering.ts';
@@ -259,7 +260,9 @@ export class ShareCoordinator {
     let state = group.partitions.get(key);
     if (!state) {
       const earliest = Math.max(log.log_start_offset, this.floors.get(key) ?? 0);
-      const start = group.settings.auto_offset_reset === 'earliest' ? earliest : log.high_watermark;
+      // 'latest' under read_committed is the last stable offset, as for a Kafka consumer: an open
+      // transaction's records are not skipped because it had not ended yet.
+      const start = group.settings.auto_offset_reset === 'earliest' ? earliest : visible_end(group.settings, log);
       state = {
         topic,
         partition,
@@ -374,30 +377,13 @@ export class ShareCoordinator {
         state.share.truncate_before(log.log_start_offset);
         const wall_ms = this.deps.clock.now_ms();
         if (await track_ttl(this.deps, this.counters, group, state, log, wall_ms)) this.after_change(group, state);
-        // Only records read ahead may be handed out: an expired one never is, and keys are known.
-        const by_key = group.settings.ordering === 'key' ? (offset: number) => state.ahead.key_of(offset) : undefined;
-        const acquired = state.share.acquire(
-          member_id,
-          records_left,
-          Math.min(log.high_watermark, state.ahead.cursor),
-          now_ms,
-          by_key,
-        );
-        if (acquired.length === 0) continue;
-        const sent = await read_acquired(log, acquired, bytes_left);
-        state.share.unacquire(sent.unsent);
+        const request = { member_id, records_max: records_left, bytes_max: bytes_left, now_ms };
+        const sent = await acquire_in(this.counters, group, state, log, request);
         result.acquired = sent.ranges;
         result.batches = sent.batches;
+        if (sent.changed) this.after_change(group, state);
         bytes_left = Math.max(0, bytes_left - sent.bytes);
-        for (const range of sent.ranges) records_left -= range.last_offset - range.first_offset + 1;
-        this.counters.acquired += sent.count;
-        for (const range of sent.ranges) {
-          if (range.delivery_count <= 1) continue;
-          const n = range.last_offset - range.first_offset + 1;
-          this.counters.redeliveries += n;
-          group.counters.redeliveries += n;
-        }
-        this.after_change(group, state);
+        records_left -= sent.count;
       } catch (error) {
         rethrow_invariant(error);
         result.error = error as Error;
@@ -438,17 +424,18 @@ export class ShareCoordinator {
   /** True when the group could hand the member something from these partitions now. */
   has_available(group_id: string, partitions: readonly TopicPartition[], now_ms: number): boolean {
     const group = this.groups.get(group_id);
+    const settings = group?.settings ?? this.settings_of(group_id);
     for (const { topic, partition } of partitions) {
       const topic_record = this.deps.topics.get(topic);
       if (!topic_record || partition >= topic_record.partitions) continue;
       const log = this.deps.reader_now(topic, partition);
+      const end = visible_end(settings, log);
       const state = group?.partitions.get(key_of(topic, partition));
       if (!state) {
-        const reset = group?.settings.auto_offset_reset ?? this.settings.auto_offset_reset;
-        if (log.high_watermark > (reset === 'earliest' ? log.log_start_offset : log.high_watermark)) return true;
+        if (settings.auto_offset_reset === 'earliest' && end > log.log_start_offset) return true;
         continue;
       }
-      if (state.share.has_available(log.high_watermark, now_ms)) return true;
+      if (state.share.has_available(end, now_ms)) return true;
     }
     return false;
   }
@@ -503,7 +490,7 @@ export class ShareCoordinator {
   private async read_ahead_in_tick(group: ShareGroup, state: PartitionState): Promise<boolean> {
     try {
       const log = this.deps.reader_now(state.topic, state.partition);
-      if (state.ahead.cursor >= log.high_watermark && state.ahead.tracked === 0) return false;
+      if (state.ahead.cursor >= visible_end(group.settings, log) && state.ahead.tracked === 0) return false;
       if (await track_ttl(this.deps, this.counters, group, state, log, this.deps.clock.now_ms()))
         this.after_change(group, state);
       if (this.ticks % TTL_PRUNE_TICKS === 0) state.ahead.forget_below(state.share.start_offset);

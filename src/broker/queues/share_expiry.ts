@@ -7,7 +7,7 @@ import type { PartitionReader } from '../../core/partition_reader.ts';
 import { rethrow_invariant } from '../../core/invariants.ts';
 import type { AppendRecords, TopicManager } from '../topics.ts';
 import { dead_letter_records, dead_letter_topic_name, read_records_at } from './dead_letters.ts';
-import type { PartitionState, ShareCounters, ShareGroup } from './share_group.ts';
+import { reads_committed, type PartitionState, type ShareCounters, type ShareGroup } from './share_group.ts';
 import type { DeadLetterRouter } from '../routing/dead_lettering.ts';
 
 /** Expired records handled per partition per round. */
@@ -41,7 +41,7 @@ export async function track_ttl(
   const topic_ttl_ms = Number(configs['sluice.message.ttl.ms'] ?? -1);
   const keys_until =
     group.settings.ordering === 'key' ? state.share.start_offset + group.settings.records_in_flight_max : null;
-  await state.ahead.scan(log, topic_ttl_ms, now_ms, keys_until);
+  await state.ahead.scan(log, now_ms, { topic_ttl_ms, keys_until, committed: reads_committed(group.settings) });
   const expired = state.ahead.take_expired(now_ms, EXPIRED_PER_ROUND_MAX);
   if (expired.length === 0) return false;
   const drop = configs['sluice.ttl.expired.action'] === 'drop';

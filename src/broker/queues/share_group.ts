@@ -1,5 +1,6 @@
 // A share group as the share coordinator keeps it: its members, its settings and counters, and per
 // partition the share-partition state machine with what was read ahead and the dead letters due.
+import type { PartitionReader } from '../../core/partition_reader.ts';
 import type { QueueCounters, QueueSettings } from '../../core/types.ts';
 import type { ReadAhead } from './read_ahead.ts';
 import type { SharePartition } from './share_partition.ts';
@@ -36,6 +37,18 @@ export interface ShareGroup {
 }
 
 export const key_of = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+
+/** Whether the group sees only committed transactions (share.isolation.level). */
+export const reads_committed = (settings: QueueSettings) => settings.isolation_level === 'read_committed';
+
+/**
+ * Where the group's view of a partition ends: records at or past it are not handed out yet. The
+ * last stable offset under read_committed (an open transaction's records wait for its end), else
+ * the high watermark.
+ */
+export function visible_end(settings: QueueSettings, log: PartitionReader): number {
+  return reads_committed(settings) ? log.last_stable_offset : log.high_watermark;
+}
 
 /** What every share group of the broker did, for metrics. */
 export interface ShareCounters {

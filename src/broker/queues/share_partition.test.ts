@@ -102,6 +102,35 @@ test('unacquire gives records back without counting a delivery', () => {
   assert.deepEqual(p.acquire('b', 10, 3, 0), [{ first_offset: 1, last_offset: 2, delivery_count: 1 }]);
 });
 
+test('archive_undelivered: markers and aborted records finish undelivered, never offered or dead-lettered', () => {
+  const p = new SharePartition(0, SETTINGS);
+  p.acquire('a', 6, 6, 0);
+  p.take_delta();
+  p.archive_undelivered([0, 1, 3]);
+  assert.equal(p.start_offset, 2, 'archived records at the head move the start');
+  assert.equal(p.in_flight, 3);
+  assert.deepEqual(p.take_delta(), {
+    start_offset: 2,
+    runs: [{ first_offset: 3, last_offset: 3, state: RecordState.ARCHIVED, delivery_count: 0 }],
+  });
+  assert.equal(p.census().archived, 1);
+  assert.throws(
+    () => p.acknowledge('a', { first_offset: 3, last_offset: 3 }, [AckType.RELEASE], 0),
+    (e: unknown) => e instanceof AckError && e.kind === 'invalid_record_state',
+    'an archived record is no acquisition to settle',
+  );
+  assert.equal(p.expire_locks(10_000), 3, 'only the records handed out time out');
+  assert.deepEqual(
+    p.acquire('b', 10, 6, 20_000),
+    [
+      { first_offset: 2, last_offset: 2, delivery_count: 2 },
+      { first_offset: 4, last_offset: 5, delivery_count: 2 },
+    ],
+    'the archived one is not offered again',
+  );
+  assert.deepEqual(p.take_dead_letters(), []);
+});
+
 test('deltas and snapshots describe the state; restore brings acquired records back available', () => {
   const p = new SharePartition(0, SETTINGS);
   p.acquire('a', 6, 10, 0);

@@ -258,6 +258,23 @@ export class SharePartition {
   }
 
   /**
+   * Acquisitions that are no records to deliver (transaction markers, records of aborted
+   * transactions) are archived: finished, never delivered, so never offered again or dead-lettered.
+   */
+  archive_undelivered(offsets: Iterable<number>): void {
+    for (const offset of offsets) {
+      const entry = this.entry(offset);
+      if (!entry || entry.state !== RecordState.ACQUIRED) continue;
+      entry.state = RecordState.ARCHIVED;
+      entry.delivery_count--;
+      entry.member = null;
+      this.acquired_count--;
+      this.changed.add(offset);
+    }
+    this.advance();
+  }
+
+  /**
    * Settles `first`..`last` for `member` with one type (or one type per offset). All offsets must
    * be acquired by that member; otherwise nothing changes and AckError says why.
    */

@@ -2,7 +2,7 @@
 // the coordinator's groups, never changing them.
 import type { PartitionReader } from '../../core/partition_reader.ts';
 import type { QueuePartitionStats, QueueStats, ShareGroupDescription, TopicRecord } from '../../core/types.ts';
-import type { Member, ShareGroup } from './share_group.ts';
+import { visible_end, type Member, type ShareGroup } from './share_group.ts';
 
 /** What the statistics read besides the group: topics (partition counts) and high watermarks. */
 export interface StatsSources {
@@ -57,10 +57,11 @@ export function queue_stats(group: ShareGroup, deps: StatsSources, detail: boole
   for (const state of group.partitions.values()) {
     topics.add(state.topic);
     const topic = deps.topics.get(state.topic);
-    const high_watermark =
-      topic && state.partition < topic.partitions
-        ? deps.reader_now(state.topic, state.partition).high_watermark
-        : state.share.end_offset;
+    const log = topic && state.partition < topic.partitions ? deps.reader_now(state.topic, state.partition) : null;
+    const high_watermark = log?.high_watermark ?? state.share.end_offset;
+    // Records never delivered count up to where the group may read: under read_committed, the last
+    // stable offset (an open transaction's records are not available yet).
+    const end = log ? visible_end(group.settings, log) : state.share.end_offset;
     const stats: QueuePartitionStats = {
       topic: state.topic,
       partition: state.partition,
@@ -68,7 +69,7 @@ export function queue_stats(group: ShareGroup, deps: StatsSources, detail: boole
       end_offset: state.share.end_offset,
       high_watermark,
       in_flight: state.share.in_flight,
-      available: state.share.available_in_window + Math.max(0, high_watermark - state.share.end_offset),
+      available: state.share.available_in_window + Math.max(0, end - state.share.end_offset),
       dead_letters_pending: state.letters.length,
     };
     if (detail) stats.census = state.share.census();

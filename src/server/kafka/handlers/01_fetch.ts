@@ -1,8 +1,10 @@
 // Fetch 4-12: stored batches returned as they are. A long poll waits until min_bytes are available
 // or max_wait_ms passes, woken by high-watermark advances. A read_committed fetch stops at the last
 // stable offset and lists the aborted transactions of what it returns (the client drops their
-// records); no fetch sessions (session id 0). A fetch with a replica id is a follower's: it reads
-// up to the log end, reports its progress to the leader, and is woken by writes.
+// records); every consumer's answer carries the last stable offset, as Kafka's do (a broker's view
+// of a partition it reads remotely learns it so); no fetch sessions (session id 0). A fetch with a
+// replica id is a follower's: it reads up to the log end, reports its progress to the leader, and
+// is woken by writes.
 import { FETCH } from '../../../protocol/kafka/messages/01_fetch.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
@@ -28,8 +30,9 @@ interface Wanted {
   offset: number;
   bytes_max: number;
   source: ConsumerSource | null;
-  /** Set for a read_committed consumer's fetch. */
+  /** Set for a consumer's fetch (not a follower's). */
   txns: PartitionTransactions | null;
+  read_committed: boolean;
   error_code: number;
 }
 
@@ -45,6 +48,7 @@ function plan(request: RequestOf<typeof FETCH>, ctx: RequestContext): Wanted[] {
         bytes_max: Math.max(0, partition.partition_max_bytes),
         source: null,
         txns: null,
+        read_committed: replica_id < 0 && request.isolation_level === READ_COMMITTED,
         error_code: 0,
       };
       try {
@@ -58,8 +62,7 @@ function plan(request: RequestOf<typeof FETCH>, ctx: RequestContext): Wanted[] {
                 partition.current_leader_epoch,
               )
             : ctx.core.partitions.consumer_source(entry.topic, entry.partition);
-        if (replica_id < 0 && request.isolation_level === READ_COMMITTED)
-          entry.txns = ctx.core.partitions.transactions(entry.topic, entry.partition);
+        if (replica_id < 0) entry.txns = ctx.core.partitions.transactions(entry.topic, entry.partition);
       } catch (error) {
         entry.error_code = kafka_error_code(error);
       }
@@ -90,14 +93,20 @@ async function read_once(
     out.push(row);
     const source = entry.source;
     if (!source || entry.error_code !== 0) continue;
-    row.high_watermark = row.last_stable_offset = source.high_watermark;
+    row.high_watermark = source.high_watermark;
+    row.last_stable_offset = stable_offset(entry, row.high_watermark);
     row.log_start_offset = source.log_start_offset;
     const budget = Math.min(entry.bytes_max, total_max - bytes);
     if (budget <= 0 && bytes > 0) continue;
     try {
       const result = await source.read(entry.offset, Math.max(budget, 1), replica ? 'log_end' : 'high_watermark');
-      row.high_watermark = row.last_stable_offset = result.high_watermark;
-      const batches = entry.txns ? committed_part(entry.txns, entry.offset, result.batches, row) : result.batches;
+      const stable = stable_offset(entry, result.high_watermark);
+      row.high_watermark = result.high_watermark;
+      row.last_stable_offset = stable;
+      const batches =
+        entry.txns && entry.read_committed
+          ? committed_part(entry.txns, entry.offset, result.batches, stable, row)
+          : result.batches;
       if (batches.length > 0) {
         row.records = batches;
         for (const batch of batches) bytes += batch.length;
@@ -109,14 +118,23 @@ async function read_once(
   return { rows: out, bytes };
 }
 
+/** What an answer says of the last stable offset: never past the high watermark it reports. */
+function stable_offset(entry: Wanted, high_watermark: number): number {
+  return entry.txns ? Math.min(entry.txns.last_stable_offset(), high_watermark) : high_watermark;
+}
+
 /**
  * What a read_committed consumer may see of `batches`: those below the last stable offset (a
  * batch never straddles it: it is a batch's base offset or the high watermark), with the aborted
  * transactions among them listed in `row`.
  */
-function committed_part(txns: PartitionTransactions, from: number, batches: Buffer[], row: PartitionResponse) {
-  const stable = txns.last_stable_offset();
-  row.last_stable_offset = stable;
+function committed_part(
+  txns: PartitionTransactions,
+  from: number,
+  batches: Buffer[],
+  stable: number,
+  row: PartitionResponse,
+) {
   const kept = batches.filter((batch) => batch_base_offset(batch, 0) < stable);
   if (kept.length > 0)
     row.aborted_transactions = txns.aborted_in(from, batch_last_offset(kept[kept.length - 1]!, 0) + 1);
