@@ -53,6 +53,7 @@ export interface ResolvedSettings {
   durability: string;
   partitions: string;
   transactionMaxTimeoutMs: string;
+  transactionalIdExpirationMs: string;
   autoCreate: boolean;
   logLevel: string;
   saslUsers?: string;
@@ -303,7 +304,10 @@ export async function run_start(flags: StartFlags): Promise<void> {
     advertise: settings.advertise ? parse_host_port(settings.advertise, '--advertise') : undefined,
     default_partitions: Number(settings.partitions),
     auto_create_topics: settings.autoCreate,
-    transactions: { timeout_max_ms: Number(settings.transactionMaxTimeoutMs) },
+    transactions: {
+      timeout_max_ms: Number(settings.transactionMaxTimeoutMs),
+      id_expiration_ms: Number(settings.transactionalIdExpirationMs),
+    },
     credentials,
     share_groups,
     delayed,

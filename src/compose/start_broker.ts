@@ -101,7 +101,11 @@ function broker_settings(options: CoreOptions): BrokerSettings {
       partition: { ...SHARE_GROUP_SETTINGS_DEFAULT.partition, ...shares?.partition },
     },
     delayed: { ...DELAYED_SETTINGS_DEFAULT, ...options.delayed },
-    transactions: { timeout_max_ms: default_number('transaction_max_timeout_ms'), ...options.transactions },
+    transactions: {
+      timeout_max_ms: default_number('transaction_max_timeout_ms'),
+      id_expiration_ms: default_number('transactional_id_expiration_ms'),
+      ...options.transactions,
+    },
   };
 }
 

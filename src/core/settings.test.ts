@@ -201,6 +201,7 @@ test('defaults are the ones the broker has always had, and the code takes them f
     durability: 'fsync',
     partitions: 1,
     transaction_max_timeout_ms: 900_000,
+    transactional_id_expiration_ms: 604_800_000,
     auto_create: true,
     log_level: 'info',
     sasl_users: null,

@@ -267,6 +267,15 @@ const TOP_LEVEL: SettingSpec[] = [
     description: 'the longest transaction timeout a transactional producer may ask for (transaction.max.timeout.ms)',
   },
   {
+    key: 'transactional_id_expiration_ms',
+    type: ms(1_000),
+    default: 604_800_000,
+    on: CLI,
+    placeholder: '<ms>',
+    option: 'transactions.id_expiration_ms',
+    description: 'a transactional id with no transaction for this long is forgotten (transactional.id.expiration.ms)',
+  },
+  {
     key: 'auto_create',
     type: { kind: 'boolean' },
     default: true,
@@ -362,13 +371,6 @@ const SHARE_GROUPS: SettingSpec[] = [
     description: 'key: records of one key are never in flight together',
   },
   {
-    key: 'session_timeout_ms',
-    type: ms(1_000, 3_600_000),
-    default: 45_000,
-    on: ['file'],
-    description: 'a member that has not sent a heartbeat for this long leaves its group',
-  },
-  {
     key: 'isolation_level',
     type: choice('read_committed', 'read_uncommitted'),
     default: 'read_committed',
@@ -376,6 +378,13 @@ const SHARE_GROUPS: SettingSpec[] = [
     kafka: 'share.isolation.level',
     option: null,
     description: "read_committed: only committed transactions' records, none past the last stable offset",
+  },
+  {
+    key: 'session_timeout_ms',
+    type: ms(1_000, 3_600_000),
+    default: 45_000,
+    on: ['file'],
+    description: 'a member that has not sent a heartbeat for this long leaves its group',
   },
   {
     key: 'heartbeat_interval_ms',

@@ -3,7 +3,8 @@
 // moving empty → ongoing → prepare_commit | prepare_abort → complete_commit | complete_abort. A
 // change is answered once its record in __transaction_state is durable (txn_log.ts); ending a
 // transaction writes a marker to every partition it added, and a transaction left open past its
-// timeout is aborted under a bumped epoch. Operations on one id run one at a time.
+// timeout is aborted under a bumped epoch. Operations on one id run one at a time. An id with no
+// transaction for `id_expiration_ms` is forgotten when the log is next rewritten (txn_log.ts).
 import type { Clock, Logger } from '../../core/clock.ts';
 import { BrokerError } from '../../core/errors.ts';
 import { rethrow_invariant } from '../../core/invariants.ts';
@@ -13,10 +14,14 @@ import type { TxnLog, TxnMetadata, TxnPartition, TxnState } from './txn_log.ts';
 export interface TxnSettings {
   /** The longest `transaction.timeout.ms` a producer may ask for (Kafka's transaction.max.timeout.ms). */
   timeout_max_ms: number;
+  /** An id with no transaction for this long is forgotten (Kafka's transactional.id.expiration.ms). */
+  id_expiration_ms: number;
 }
 
 /** How often open transactions are checked against their timeout. */
 const ABORT_CHECK_INTERVAL_MS = 1_000;
+/** How often ids are checked for expiry (one found makes the log be rewritten without it). */
+const EXPIRY_CHECK_INTERVAL_MS = 60_000;
 
 export interface TxnCoordinatorDeps {
   log: TxnLog;
@@ -45,6 +50,7 @@ export class TxnCoordinator {
   private readonly by_producer = new Map<number, string>();
   private readonly chains = new Map<string, Promise<unknown>>();
   private timer: NodeJS.Timeout | null = null;
+  private expiry_checked_ms = 0;
   private closed = false;
 
   private constructor(
@@ -61,7 +67,10 @@ export class TxnCoordinator {
       if (meta.state === 'prepare_commit' || meta.state === 'prepare_abort')
         coordinator.finish_in_background(meta.transactional_id);
     }
-    coordinator.timer = setInterval(() => void coordinator.abort_expired(), ABORT_CHECK_INTERVAL_MS);
+    coordinator.timer = setInterval(() => {
+      void coordinator.abort_expired();
+      coordinator.rewrite_if_due();
+    }, ABORT_CHECK_INTERVAL_MS);
     coordinator.timer.unref();
     return coordinator;
   }
@@ -88,10 +97,54 @@ export class TxnCoordinator {
   }
 
   private async save(meta: TxnMetadata, change: Partial<TxnMetadata>): Promise<TxnMetadata> {
-    const next: TxnMetadata = { ...meta, ...change, updated_ms: this.deps.clock.now_ms() };
-    await this.deps.log.write(next);
-    this.remember(next);
-    return next;
+    return this.write({ ...meta, ...change, updated_ms: this.deps.clock.now_ms() });
+  }
+
+  private async write(meta: TxnMetadata): Promise<TxnMetadata> {
+    await this.deps.log.write(meta, () => this.remember(meta));
+    this.rewrite_if_due();
+    return meta;
+  }
+
+  // ------------------------------------------------------------------ the log kept small
+
+  /** Rewrites the log when enough records piled up, or when an id has expired. */
+  private rewrite_if_due(): void {
+    const log = this.deps.log;
+    const now = this.deps.clock.now_ms();
+    let due = log.rewrite_due(this.txns.size);
+    if (!due && now - this.expiry_checked_ms >= EXPIRY_CHECK_INTERVAL_MS) {
+      this.expiry_checked_ms = now;
+      due = [...this.txns.values()].some((meta) => this.expired(meta, now));
+    }
+    if (!due || this.closed) return;
+    log
+      .rewrite(() => this.live_states())
+      .catch((error: unknown) => {
+        rethrow_invariant(error);
+        this.deps.logger.warn({ error: String(error) }, 'could not rewrite the transaction log');
+      });
+  }
+
+  private expired(meta: TxnMetadata, now_ms: number): boolean {
+    const idle = meta.state === 'empty' || meta.state === 'complete_commit' || meta.state === 'complete_abort';
+    return idle && now_ms - meta.updated_ms >= this.deps.settings.id_expiration_ms;
+  }
+
+  /** Every id's state for a rewrite of the log; expired ids are forgotten here. */
+  private live_states(): TxnMetadata[] {
+    const now = this.deps.clock.now_ms();
+    const live: TxnMetadata[] = [];
+    for (const meta of this.txns.values()) {
+      if (!this.expired(meta, now)) {
+        live.push(meta);
+        continue;
+      }
+      this.txns.delete(meta.transactional_id);
+      if (this.by_producer.get(meta.producer_id) === meta.transactional_id) this.by_producer.delete(meta.producer_id);
+      this.deps.logger.info({ transactional_id: meta.transactional_id }, 'transactional id expired');
+    }
+    return live;
   }
 
   // ------------------------------------------------------------------ InitProducerId
@@ -149,9 +202,7 @@ export class TxnCoordinator {
       started_ms: -1,
       updated_ms: this.deps.clock.now_ms(),
     };
-    await this.deps.log.write(meta);
-    this.remember(meta);
-    return meta;
+    return this.write(meta);
   }
 
   /** The metadata of `id` if the producer is its current instance; throws otherwise. */

@@ -3,6 +3,9 @@
 // value the whole metadata as JSON (Sluice's own format), so replaying the log from its start
 // gives each id's latest state. The decision to commit or abort is durable once its
 // prepare_commit or prepare_abort record is: a coordinator that starts after that finishes it.
+// Every state change appends a record, so the log is rewritten now and then: every live id's
+// latest state appended again (ids expired left out), then everything before that deleted. The
+// rewrite waits for the writes in flight and holds new ones back, so it sees the latest states.
 import { encode_record_batch } from '../../protocol/record_batch.ts';
 import type { PartitionLog } from '../../storage/index.ts';
 import { replay_log } from '../replay_log.ts';
@@ -31,13 +34,28 @@ export interface TxnMetadata {
   updated_ms: number;
 }
 
+/** Records appended since the last rewrite before the next one: this many, or twice the live ids. */
+export const REWRITE_AFTER_RECORDS_MIN = 10_000;
+/** Records per batch of a rewrite (each about 250 bytes; the topic takes batches of 16 MiB). */
+const REWRITE_BATCH_RECORDS = 10_000;
+
 export class TxnLog {
-  constructor(private readonly log: PartitionLog) {}
+  private in_flight = 0;
+  private on_idle: (() => void) | null = null;
+  private rewriting: Promise<void> | null = null;
+  /** Records appended since the last rewrite (or replayed at load). */
+  private since_rewrite = 0;
+
+  constructor(
+    private readonly log: PartitionLog,
+    private readonly rewrite_after_records_min = REWRITE_AFTER_RECORDS_MIN,
+  ) {}
 
   /** Every transactional id's latest metadata, from the whole log. */
   async load(): Promise<Map<string, TxnMetadata>> {
     const all = new Map<string, TxnMetadata>();
     await replay_log(this.log, (record) => {
+      this.since_rewrite++;
       const id = record.key?.toString('utf8');
       if (id === undefined) return;
       if (record.value === null) all.delete(id);
@@ -46,16 +64,56 @@ export class TxnLog {
     return all;
   }
 
-  /** Appends the new metadata; resolves once it is durable (acknowledged as any append). */
-  async write(metadata: TxnMetadata): Promise<void> {
-    await this.log.append(
-      encode_record_batch([
-        {
-          key: Buffer.from(metadata.transactional_id),
-          value: Buffer.from(JSON.stringify(metadata)),
-          timestamp_ms: metadata.updated_ms,
-        },
-      ]),
-    );
+  /**
+   * Appends the new metadata; once it is durable (acknowledged as any append) `on_durable` runs,
+   * before a rewrite can read the states.
+   */
+  async write(metadata: TxnMetadata, on_durable: () => void): Promise<void> {
+    while (this.rewriting) await this.rewriting;
+    this.in_flight++;
+    try {
+      await this.log.append(encode_record_batch([to_record(metadata)]));
+      this.since_rewrite++;
+      on_durable();
+    } finally {
+      if (--this.in_flight === 0) this.on_idle?.();
+    }
   }
+
+  /** Whether enough records piled up since the last rewrite, for `live` ids. */
+  rewrite_due(live: number): boolean {
+    return this.rewriting === null && this.since_rewrite >= Math.max(this.rewrite_after_records_min, 2 * live);
+  }
+
+  /**
+   * Appends the states `current` gives (called once no write is in flight, new ones held back),
+   * then deletes every record before them.
+   */
+  rewrite(current: () => TxnMetadata[]): Promise<void> {
+    this.rewriting ??= (async () => {
+      if (this.in_flight > 0) await new Promise<void>((resolve) => (this.on_idle = resolve));
+      this.on_idle = null;
+      const records = current().map(to_record);
+      let first = this.log.next_offset;
+      const appends: Array<Promise<{ base_offset: number }>> = [];
+      // Issued together, so the batches are contiguous in the log.
+      for (let i = 0; i < records.length; i += REWRITE_BATCH_RECORDS) {
+        appends.push(this.log.append(encode_record_batch(records.slice(i, i + REWRITE_BATCH_RECORDS))));
+      }
+      if (appends.length > 0) first = (await Promise.all(appends))[0]!.base_offset;
+      this.since_rewrite = records.length;
+      await this.log.delete_records_before(Math.min(first, this.log.high_watermark));
+    })().finally(() => {
+      this.rewriting = null;
+    });
+    return this.rewriting;
+  }
+}
+
+function to_record(metadata: TxnMetadata) {
+  return {
+    key: Buffer.from(metadata.transactional_id),
+    value: Buffer.from(JSON.stringify(metadata)),
+    timestamp_ms: metadata.updated_ms,
+  };
 }

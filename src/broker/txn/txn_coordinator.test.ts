@@ -1,0 +1,88 @@
+// The transaction coordinator's log kept small: rewritten with every id's latest state and cut
+// before it, with transactions ending meanwhile; and transactional ids forgotten once expired.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../storage/index.ts';
+import { SimFileIO } from '../../storage/sim_file_io.ts';
+import { open_sim } from '../../../test/support/storage.ts';
+import { TxnCoordinator, type TxnSettings } from './txn_coordinator.ts';
+import { TXN_STATE_TOPIC, TxnLog } from './txn_log.ts';
+import type { PartitionLog } from '../../storage/index.ts';
+
+const SETTINGS: TxnSettings = { timeout_max_ms: 900_000, id_expiration_ms: 3_600_000 };
+const QUIET = { info() {}, warn() {}, error() {}, debug() {} };
+const PARTITION = [{ topic: 't', partition: 0 }];
+
+async function open(log: PartitionLog, clock: ManualClock, rewrite_after = 50): Promise<TxnCoordinator> {
+  let next_producer_id = 1000;
+  return TxnCoordinator.open({
+    log: new TxnLog(log, rewrite_after),
+    clock,
+    logger: QUIET as never,
+    settings: SETTINGS,
+    coordinator_epoch: 0,
+    allocate_producer_id: async () => next_producer_id++,
+    partition_refusal: () => null,
+    write_marker: async () => undefined,
+  });
+}
+
+/** One transaction of `id`: its partition added, then committed. */
+async function one_transaction(
+  coordinator: TxnCoordinator,
+  id: string,
+  identity: { producer_id: number; producer_epoch: number },
+) {
+  await coordinator.add_partitions(id, identity.producer_id, identity.producer_epoch, PARTITION);
+  await coordinator.end(id, identity.producer_id, identity.producer_epoch, true);
+}
+
+test('the transaction log is rewritten and cut while transactions end, and loads the same', async () => {
+  const clock = new ManualClock();
+  const storage = await open_sim(new SimFileIO());
+  const log = await storage.create_partition(`${TXN_STATE_TOPIC}-0`);
+  const coordinator = await open(log, clock);
+  const ids = ['a', 'b', 'c', 'd'];
+  const identities = await Promise.all(ids.map((id) => coordinator.init_producer_id(id, 60_000, null)));
+  // Four ids at once, 60 transactions each (three records apiece): rewrites run among their writes.
+  await Promise.all(
+    ids.map(async (id, i) => {
+      for (let n = 0; n < 60; n++) await one_transaction(coordinator, id, identities[i]!);
+    }),
+  );
+  await coordinator.add_partitions('a', identities[0]!.producer_id, identities[0]!.producer_epoch, PARTITION);
+  for (let i = 0; i < 20 && log.log_start_offset === 0; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.ok(log.log_start_offset > 0, 'records before a rewrite are deleted');
+  assert.ok(log.next_offset - log.log_start_offset < 200, `${log.next_offset - log.log_start_offset} records left`);
+  const loaded = await new TxnLog(log).load();
+  assert.deepEqual(
+    [...loaded.values()].sort((x, y) => x.transactional_id.localeCompare(y.transactional_id)),
+    ids.map((id) => coordinator.describe(id)),
+    'the log holds each id as the coordinator knows it',
+  );
+  assert.equal(loaded.get('a')?.state, 'ongoing');
+  coordinator.close();
+  await storage.close();
+});
+
+test('a transactional id with no transaction past its expiry is forgotten', async () => {
+  const clock = new ManualClock();
+  const storage = await open_sim(new SimFileIO());
+  const log = await storage.create_partition(`${TXN_STATE_TOPIC}-0`);
+  const coordinator = await open(log, clock, 1_000_000);
+  const idle = await coordinator.init_producer_id('idle', 60_000, null);
+  await one_transaction(coordinator, 'idle', idle);
+  const open_one = await coordinator.init_producer_id('open', 60_000, null);
+  await coordinator.add_partitions('open', open_one.producer_id, open_one.producer_epoch, PARTITION);
+  clock.advance(SETTINGS.id_expiration_ms + 1);
+  await coordinator.init_producer_id('fresh', 60_000, null); // a write: the expiry check runs
+  for (let i = 0; i < 50 && log.log_start_offset === 0; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(coordinator.describe('idle'), undefined, 'the idle id is forgotten');
+  assert.equal(coordinator.describe('open')?.state, 'ongoing', 'an id with a transaction open is kept');
+  const loaded = await new TxnLog(log).load();
+  assert.deepEqual([...loaded.keys()].sort(), ['fresh', 'open']);
+  const again = await coordinator.init_producer_id('idle', 60_000, null);
+  assert.notEqual(again.producer_id, idle.producer_id, 'the id starts again with a new producer id');
+  coordinator.close();
+  await storage.close();
+});
