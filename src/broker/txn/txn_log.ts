@@ -69,7 +69,7 @@ export class TxnLog {
    * before a rewrite can read the states.
    */
   async write(metadata: TxnMetadata, on_durable: () => void): Promise<void> {
-    while (this.rewriting) await this.rewriting;
+    while (this.rewriting) await this.rewriting.catch(() => undefined); // its failure is logged, not this write's
     this.in_flight++;
     try {
       await this.log.append(encode_record_batch([to_record(metadata)]));
