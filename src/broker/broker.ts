@@ -32,6 +32,7 @@ import { SHARE_STATE_TOPIC } from './queues/share_state_store.ts';
 import { BrokerStats } from './stats.ts';
 import { TopicManager } from './topics.ts';
 import { TXN_COORDINATOR_PARTITION, TXN_STATE_TOPIC, type TxnPartition } from './txn/txn_log.ts';
+import { TXN_CHECKS_TOPIC, TXN_UNRESOLVED_TOPIC } from '../protocol/half_messages.ts';
 import { encode_marker, type Marker } from '../protocol/control_records.ts';
 import { LocalReader, log_transactions } from './local_reader.ts';
 
@@ -52,6 +53,10 @@ export const INTERNAL_TOPICS: readonly InternalTopic[] = [
       'segment.bytes': String(64 * 1024 * 1024),
     },
   },
+  // Check-back (protocol/half_messages.ts): check requests are of no use after a week; unresolved
+  // half messages are kept until an operator deletes them.
+  { name: TXN_CHECKS_TOPIC, configs: { 'retention.ms': String(7 * 24 * 3_600_000) } },
+  { name: TXN_UNRESOLVED_TOPIC, configs: { 'retention.ms': '-1' } },
 ];
 
 /** What the composition root hands the core. */

@@ -21,6 +21,7 @@ import { SHARE_STATE_TOPIC, ShareStateStore } from './queues/share_state_store.t
 import type { AppendRecords, TopicManager } from './topics.ts';
 import { TxnCoordinator, type TxnSettings } from './txn/txn_coordinator.ts';
 import { TXN_STATE_TOPIC, TxnLog, type TxnPartition } from './txn/txn_log.ts';
+import { half_checks } from './txn/half_checks.ts';
 import type { Marker } from '../protocol/control_records.ts';
 
 /** What the coordinators need of the rest of the core. */
@@ -160,6 +161,12 @@ export class Coordinators {
             ? null
             : new BrokerError('unknown_topic_or_partition', `${topic}-${partition} does not exist`),
         write_marker: deps.write_marker,
+        half: half_checks({
+          clock: deps.clock,
+          reader: deps.reader,
+          append: deps.append,
+          ensure_topic: deps.ensure_topic,
+        }),
       });
     }
     const delayed = new DelayedDelivery(log, deps.topics, deps.logger, deps.clock, deps.settings.delayed, deps.append);

@@ -54,6 +54,7 @@ export interface ResolvedSettings {
   partitions: string;
   transactionMaxTimeoutMs: string;
   transactionalIdExpirationMs: string;
+  transactionChecksMax: string;
   autoCreate: boolean;
   logLevel: string;
   saslUsers?: string;
@@ -307,6 +308,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
     transactions: {
       timeout_max_ms: Number(settings.transactionMaxTimeoutMs),
       id_expiration_ms: Number(settings.transactionalIdExpirationMs),
+      checks_max: Number(settings.transactionChecksMax),
     },
     credentials,
     share_groups,

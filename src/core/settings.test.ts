@@ -202,6 +202,7 @@ test('defaults are the ones the broker has always had, and the code takes them f
     partitions: 1,
     transaction_max_timeout_ms: 900_000,
     transactional_id_expiration_ms: 604_800_000,
+    transaction_checks_max: 15,
     auto_create: true,
     log_level: 'info',
     sasl_users: null,

@@ -276,6 +276,15 @@ const TOP_LEVEL: SettingSpec[] = [
     description: 'a transactional id with no transaction for this long is forgotten (transactional.id.expiration.ms)',
   },
   {
+    key: 'transaction_checks_max',
+    type: integer(1, 1000),
+    default: 15,
+    on: CLI,
+    placeholder: '<n>',
+    option: 'transactions.checks_max',
+    description: 'check-back requests for a half message before it is moved to the unresolved topic',
+  },
+  {
     key: 'auto_create',
     type: { kind: 'boolean' },
     default: true,

@@ -105,6 +105,8 @@ export { Producer, Consumer, Admin, QueueConsumer };
 export type { ProducerConfig, ConsumerConfig, SaslOptions, QueueConsumerConfig };
 export type { QueueMessagePayload, QueueRunConfig } from './queue_consumer.ts';
 export { Transaction } from './producer_transaction.ts';
+export { HalfMessage } from './half_messages.ts';
+export type { HalfMessageCheck, TransactionCheckResult } from './producer_types.ts';
 export type { ConsumerGroupMetadata, TransactionOffsets } from './producer_transaction.ts';
 export type { EachTransactionPayload, TransactionalRunConfig } from './consumer_transactions.ts';
 export * from './errors.ts';

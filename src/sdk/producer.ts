@@ -12,7 +12,7 @@
 //   producer_transaction.ts  transactions: partitions and offsets added, commit and abort
 //   producer_shared.ts       the resolved settings, the lifecycle status and the retry policy
 //   producer_types.ts        the public types, re-exported here
-import type { Cluster, TopicInfo } from './cluster.ts';
+import { Cluster, type TopicInfo } from './cluster.ts';
 import { KafkaProtocolError, SluiceError } from './errors.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import type { RecordHeader } from '../protocol/record_batch.ts';
@@ -44,12 +44,15 @@ import {
 import { Sender } from './producer_sender.ts';
 import { Transaction, Transactions, type TransactionHost } from './producer_transaction.ts';
 import { COORDINATOR_KEY_TRANSACTION, CoordinatorLink } from './find_coordinator.ts';
+import { CheckResponder, HalfMessage, HalfMessagePool, check_config } from './half_messages.ts';
 import { MESSAGE_ID_HEADER, MessageIds } from './message_ids.ts';
 
 export type { CompressionType } from '../protocol/compression.ts';
 export { CompressionCodes, CompressionTypes } from '../protocol/compression.ts';
 export type { IHeaders } from './partitioner.ts';
 export { Transaction } from './producer_transaction.ts';
+export { HalfMessage } from './half_messages.ts';
+export type { HalfMessageCheck, TransactionCheckResult } from './producer_types.ts';
 export type { ConsumerGroupMetadata, TransactionOffsets } from './producer_transaction.ts';
 export type {
   HeaderValue,
@@ -127,6 +130,8 @@ export class Producer {
   private readonly sender: Sender;
   /** Null unless the producer has a transactionalId. */
   private readonly transactions: Transactions | null = null;
+  /** Half messages and check-back: null without a transactionGroup. */
+  private readonly half: { pool: HalfMessagePool; responder: CheckResponder | null } | null = null;
   private readonly transaction_host: TransactionHost = {
     submit: (topic_messages, options) => this.submit(topic_messages, options, true),
     flush: () => this.flush(),
@@ -161,6 +166,19 @@ export class Producer {
       });
       this.transactions = new Transactions(cluster, link, this.idempotence, retry, () => this.accumulator.partitions);
     }
+    const check = check_config(options);
+    if (check) {
+      const carrier = (id: string) =>
+        new Producer(new Cluster(cluster.options), {
+          transactionalId: id,
+          transactionTimeout: check.timeout,
+          retry: options.retry,
+        });
+      const responder = check.check
+        ? new CheckResponder(new Cluster(cluster.options), { ...check, check: check.check })
+        : null;
+      this.half = { pool: new HalfMessagePool(check, carrier), responder };
+    }
     this.accumulator = new Accumulator(settings, this.idempotence, this.message_ids, () =>
       this.sender.schedule_drain(),
     );
@@ -183,6 +201,20 @@ export class Producer {
   }
 
   /**
+   * Writes one message that consumers cannot see until the returned half message's `commit()`
+   * (`rollback()` drops it). Left unsettled past `halfTimeout`, the broker asks the producers of the
+   * `transactionGroup` (`checkTransaction`). Needs a transactionGroup.
+   */
+  async sendHalf(record: { topic: string; message: Message }): Promise<HalfMessage> {
+    if (!this.half) throw new SluiceError('sendHalf needs a producer with a transactionGroup', false);
+    if (record === null || typeof record !== 'object' || typeof record.topic !== 'string') {
+      throw new SluiceError('sendHalf takes { topic, message }', false);
+    }
+    await this.connect();
+    return this.half.pool.send(record.topic, record.message);
+  }
+
+  /**
    * Connects to the cluster and, for an idempotent producer, obtains its producer id (a
    * transactional one from its transaction coordinator, fencing older producers of its id).
    */
@@ -197,6 +229,7 @@ export class Producer {
     this.connecting ??= (async () => {
       await this.retry.run(() => this.cluster.any());
       await this.idempotence.start();
+      await this.half?.responder?.start();
       this.connected = true;
       if (this.status.state === 'idle') this.status.state = 'connected';
     })().catch((error: unknown) => {
@@ -246,6 +279,8 @@ export class Producer {
       this.status.state = 'disconnected';
       this.accumulator.stop_timers();
       this.sender.stop_timers();
+      await this.half?.pool.close();
+      await this.half?.responder?.stop();
       await this.cluster.close();
     }
   }

@@ -33,6 +33,23 @@ export interface ProducerRecord {
   compression?: CompressionType;
 }
 
+export type TransactionCheckResult = 'commit' | 'rollback' | 'unknown';
+
+/** A half message the broker asks about: where it is, what it holds, and which check this is. */
+export interface HalfMessageCheck {
+  transactionalId: string;
+  topic: string;
+  partition: number;
+  /** '-1' when the record was no longer found (its topic deleted, say). */
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: IHeaders;
+  /** 1 on the first check; at `checksMax` unanswered the message goes to the unresolved topic. */
+  check: number;
+  checksMax: number;
+}
+
 export interface TopicMessages {
   topic: string;
   messages: Message[];
@@ -79,6 +96,20 @@ export interface ProducerConfig {
   transactionalId?: string;
   /** How long a transaction may stay open before the coordinator aborts it, in ms (default 60000). */
   transactionTimeout?: number;
+  /**
+   * Half messages (`sendHalf`) and their check-back: the group of producers that answer for each
+   * other's half messages (letters, digits, '.', '_', '-').
+   */
+  transactionGroup?: string;
+  /**
+   * Answers the broker's check of a half message of the group left open past `halfTimeout`:
+   * 'commit', 'rollback', or 'unknown' (asked again after another `halfTimeout`).
+   */
+  checkTransaction?: (message: HalfMessageCheck) => Promise<TransactionCheckResult> | TransactionCheckResult;
+  /** How long a half message may stay open before its group is asked, and between checks (default 60000 ms). */
+  halfTimeout?: number;
+  /** Half messages open at once on this producer (default 8): sendHalf waits for one to end beyond it. */
+  maxOpenHalfMessages?: number;
   /**
    * Default acks of sends: -1 (all, the default), 1 (the leader's write) or 0 (none: offsets are
    * -1). Idempotence needs -1.

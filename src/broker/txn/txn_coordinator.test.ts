@@ -9,7 +9,7 @@ import { TxnCoordinator, type TxnSettings } from './txn_coordinator.ts';
 import { TXN_STATE_TOPIC, TxnLog } from './txn_log.ts';
 import type { PartitionLog } from '../../storage/index.ts';
 
-const SETTINGS: TxnSettings = { timeout_max_ms: 900_000, id_expiration_ms: 3_600_000 };
+const SETTINGS: TxnSettings = { timeout_max_ms: 900_000, id_expiration_ms: 3_600_000, checks_max: 3 };
 const QUIET = { info() {}, warn() {}, error() {}, debug() {} };
 const PARTITION = [{ topic: 't', partition: 0 }];
 
@@ -24,6 +24,7 @@ async function open(log: PartitionLog, clock: ManualClock, rewrite_after = 50): 
     allocate_producer_id: async () => next_producer_id++,
     partition_refusal: () => null,
     write_marker: async () => undefined,
+    half: { publish_check: async () => undefined, copy_unresolved: async () => 0 },
   });
 }
 

@@ -3,19 +3,26 @@
 // moving empty → ongoing → prepare_commit | prepare_abort → complete_commit | complete_abort. A
 // change is answered once its record in __transaction_state is durable (txn_log.ts); ending a
 // transaction writes a marker to every partition it added, and a transaction left open past its
-// timeout is aborted under a bumped epoch. Operations on one id run one at a time. An id with no
-// transaction for `id_expiration_ms` is forgotten when the log is next rewritten (txn_log.ts).
+// timeout is aborted under a bumped epoch — unless it is a half message's (check-back,
+// protocol/half_messages.ts): its group's producers are asked, each timeout, up to `checks_max`
+// times, and then it is copied to the unresolved topic and aborted. Operations on one id run one
+// at a time. An id with no transaction for `id_expiration_ms` is forgotten when the log is next
+// rewritten (txn_log.ts).
 import type { Clock, Logger } from '../../core/clock.ts';
 import { BrokerError } from '../../core/errors.ts';
 import { rethrow_invariant } from '../../core/invariants.ts';
 import type { Marker } from '../../protocol/control_records.ts';
 import type { TxnLog, TxnMetadata, TxnPartition, TxnState } from './txn_log.ts';
+import type { HalfChecks } from './half_checks.ts';
+import { half_group_of } from '../../protocol/half_messages.ts';
 
 export interface TxnSettings {
   /** The longest `transaction.timeout.ms` a producer may ask for (Kafka's transaction.max.timeout.ms). */
   timeout_max_ms: number;
   /** An id with no transaction for this long is forgotten (Kafka's transactional.id.expiration.ms). */
   id_expiration_ms: number;
+  /** Check requests for a half message before it is given up as unresolved. */
+  checks_max: number;
 }
 
 /** How often open transactions are checked against their timeout. */
@@ -35,6 +42,7 @@ export interface TxnCoordinatorDeps {
   partition_refusal(topic: string, partition: number): BrokerError | null;
   /** Appends a marker to the partition through its leader; resolves once the marker is durable. */
   write_marker(partition: TxnPartition, marker: Marker): Promise<void>;
+  half: HalfChecks;
 }
 
 /** The epoch is an int16; at its end the producer gets a new id instead. */
@@ -43,6 +51,10 @@ const EPOCH_MAX = 32_767;
 const MARKER_RETRY_MS = 500;
 
 const same_partition = (a: TxnPartition, b: TxnPartition) => a.topic === b.topic && a.partition === b.partition;
+
+/** When a half message's transaction is next checked: its timeout after it began, then after each check. */
+const check_due_ms = (meta: TxnMetadata) =>
+  meta.next_check_ms !== undefined && meta.next_check_ms >= 0 ? meta.next_check_ms : meta.started_ms + meta.timeout_ms;
 
 export class TxnCoordinator {
   private readonly txns = new Map<string, TxnMetadata>();
@@ -267,10 +279,13 @@ export class TxnCoordinator {
     const added = partitions.filter((p) => !meta.partitions.some((q) => same_partition(p, q)));
     if (added.length === 0 && meta.state === 'ongoing') return;
     const now = this.deps.clock.now_ms();
+    const starting = meta.state !== 'ongoing';
     await this.save(meta, {
       state: 'ongoing',
       partitions: [...meta.partitions, ...added],
-      started_ms: meta.state === 'ongoing' ? meta.started_ms : now,
+      started_ms: starting ? now : meta.started_ms,
+      // A half message's new transaction: no check made yet, the first due after its timeout.
+      ...(starting && half_group_of(meta.transactional_id) !== null ? { checks: 0, next_check_ms: -1 } : {}),
     });
   }
 
@@ -394,11 +409,17 @@ export class TxnCoordinator {
     return this.txns.get(meta.transactional_id)!;
   }
 
-  /** Aborts the ongoing transactions that have outlived their timeout. */
+  /** Aborts the ongoing transactions that have outlived their timeout (half messages are checked). */
   private async abort_expired(): Promise<void> {
     const now = this.deps.clock.now_ms();
     for (const meta of this.txns.values()) {
-      if (meta.state !== 'ongoing' || now - meta.started_ms <= meta.timeout_ms) continue;
+      if (meta.state !== 'ongoing') continue;
+      const group = half_group_of(meta.transactional_id);
+      if (group !== null) {
+        if (now >= check_due_ms(meta)) await this.check_half(meta.transactional_id, group, now);
+        continue;
+      }
+      if (now - meta.started_ms <= meta.timeout_ms) continue;
       const id = meta.transactional_id;
       await this.serial(id, async () => {
         const current = this.txns.get(id);
@@ -416,6 +437,34 @@ export class TxnCoordinator {
         );
       });
     }
+  }
+
+  /**
+   * A half message's transaction open past its timeout: its group is asked what became of it (a
+   * check request, again after each timeout); after `checks_max` unanswered checks its records are
+   * copied to the unresolved topic and it is aborted under a bumped epoch.
+   */
+  private check_half(id: string, group: string, now_ms: number): Promise<void> {
+    return this.serial(id, async () => {
+      const meta = this.txns.get(id);
+      if (meta?.state !== 'ongoing' || now_ms < check_due_ms(meta)) return;
+      const checks = meta.checks ?? 0;
+      const checks_max = this.deps.settings.checks_max;
+      if (checks >= checks_max) {
+        const copied = await this.deps.half.copy_unresolved(group, meta);
+        this.deps.logger.warn(
+          { transactional_id: id, checks, copied },
+          'half message unresolved after its checks: copied to the unresolved topic and aborted',
+        );
+        await this.abort_with_bump(meta);
+        return;
+      }
+      await this.deps.half.publish_check(group, meta, checks + 1, checks_max);
+      await this.save(meta, { checks: checks + 1, next_check_ms: now_ms + meta.timeout_ms });
+    }).catch((error: unknown) => {
+      rethrow_invariant(error);
+      this.deps.logger.warn({ transactional_id: id, error: String(error) }, 'could not check a half message');
+    });
   }
 
   // ------------------------------------------------------------------ describing

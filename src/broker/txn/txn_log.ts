@@ -32,6 +32,9 @@ export interface TxnMetadata {
   /** When the ongoing transaction began (its first partition); its timeout counts from there. */
   started_ms: number;
   updated_ms: number;
+  /** A half message's transaction (check-back): the checks made, and when the next is due (-1: after its timeout). */
+  checks?: number;
+  next_check_ms?: number;
 }
 
 /** Records appended since the last rewrite before the next one: this many, or twice the live ids. */

@@ -1,0 +1,132 @@
+// Transactional messages with check-back against a broker process: a half message is invisible
+// until committed and gone when rolled back; one whose producer died is settled by the answer of
+// another producer of its group when that one connects; one nobody answers lands in the
+// unresolved topic after the last check, and read_committed consumers never see it. The broker
+// is killed (SIGKILL) and restarted while the dead producer's half messages wait.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { start_broker_process } from '../support/broker_process.ts';
+import { Sluice, type Consumer, type HalfMessageCheck } from '../../src/sdk/index.ts';
+import { TXN_UNRESOLVED_TOPIC } from '../../src/protocol/half_messages.ts';
+
+const SENDER = path.join(import.meta.dirname, '..', 'support', 'half_sender.ts');
+const WAIT_MS = 30_000;
+const BROKER_ARGS = ['--transaction-checks-max', '2'];
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** A consumer without a group reading `topic` from its start into `seen` (values, and headers). */
+async function follow(sluice: Sluice, topic: string, seen: Array<{ value: string; headers: Record<string, string> }>) {
+  const consumer: Consumer = sluice.consumer({ maxWaitTimeInMs: 50 });
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      const headers: Record<string, string> = {};
+      for (const [key, value] of Object.entries(message.headers ?? {})) headers[key] = String(value);
+      seen.push({ value: message.value!.toString(), headers });
+    },
+  });
+  return consumer;
+}
+
+type Seen = Array<{ value: string; headers: Record<string, string> }>;
+
+/** Half messages committed and rolled back by the producer that wrote them. */
+async function settled_by_their_producer(sluice: Sluice, orders: Seen, closers: Array<() => Promise<unknown>>) {
+  const own = sluice.producer({ transactionGroup: 'shop', halfTimeout: 60_000 });
+  closers.push(() => own.disconnect());
+  const kept = await own.sendHalf({ topic: 'orders', message: { value: 'kept' } });
+  const dropped = await own.sendHalf({ topic: 'orders', message: { value: 'dropped' } });
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.equal(orders.length, 0, 'nothing is visible before commit');
+  await kept.commit();
+  await dropped.rollback();
+  await until(() => orders.length === 1, 'the committed half message');
+  await assert.rejects(() => kept.commit(), /already settled/);
+}
+
+/** Half messages written by a producer that dies (SIGKILL) before settling them. */
+async function half_messages_of_a_dead_producer(bootstrap: string) {
+  const sender = spawn(
+    process.execPath,
+    ['--import', 'tsx', SENDER, bootstrap, 'orders', 'shop', '1000', 'commit-me', 'rollback-me', 'ask-later'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let sent = '';
+  sender.stdout!.on('data', (chunk: Buffer) => (sent += chunk.toString()));
+  const exit = await new Promise<NodeJS.Signals | null>((resolve) =>
+    sender.once('exit', (_code, signal) => resolve(signal)),
+  );
+  assert.equal(exit, 'SIGKILL');
+  assert.match(sent, /sent/);
+}
+
+test(
+  'check-back: half messages settled by their producer, by another producer of the group, or unresolved',
+  { timeout: 120_000 },
+  async () => {
+    let broker = await start_broker_process({ args: BROKER_ARGS });
+    const sluice = new Sluice({ brokers: [broker.bootstrap], clientId: 'check-back-test' });
+    const closers: Array<() => Promise<unknown>> = [];
+    try {
+      const admin = sluice.admin();
+      await admin.connect();
+      await admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 1 }] });
+      await admin.disconnect();
+      const orders: Seen = [];
+      const reader = await follow(sluice, 'orders', orders);
+      closers.push(() => reader.disconnect());
+
+      await settled_by_their_producer(sluice, orders, closers);
+
+      await half_messages_of_a_dead_producer(broker.bootstrap);
+      // The half messages and their checks outlive a crash of the broker.
+      await broker.kill();
+      broker = await start_broker_process({ data_dir: broker.data_dir, port: broker.port, args: BROKER_ARGS });
+
+      // Another producer of the group answers the broker's checks once it connects.
+      const checks: HalfMessageCheck[] = [];
+      const answering = sluice.producer({
+        transactionGroup: 'shop',
+        checkTransaction: (message) => {
+          checks.push(message);
+          const value = message.value?.toString();
+          return value === 'commit-me' ? 'commit' : value === 'rollback-me' ? 'rollback' : 'unknown';
+        },
+      });
+      closers.push(() => answering.disconnect());
+      await answering.connect();
+      await until(() => orders.some((o) => o.value === 'commit-me'), 'the half message committed by the check');
+      const unresolved: Seen = [];
+      const unresolved_reader = await follow(sluice, TXN_UNRESOLVED_TOPIC, unresolved);
+      closers.push(() => unresolved_reader.disconnect());
+      await until(() => unresolved.length > 0, 'the unanswered half message in the unresolved topic');
+      assert.equal(unresolved[0]!.value, 'ask-later');
+      assert.equal(unresolved[0]!.headers['sluice-txn-topic'], 'orders');
+      assert.equal(unresolved[0]!.headers['sluice-txn-group'], 'shop');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.deepEqual(
+        orders.map((o) => o.value).sort(),
+        ['commit-me', 'kept'],
+        'read_committed readers see only the committed half messages',
+      );
+      const asked = checks.filter((c) => c.value?.toString() === 'ask-later');
+      assert.ok(asked.length >= 2, `the unanswered one was asked ${asked.length} times`);
+      assert.equal(asked.at(-1)!.checksMax, 2);
+      assert.equal(checks.find((c) => c.value?.toString() === 'commit-me')?.topic, 'orders');
+    } finally {
+      for (const close of closers.reverse()) await close().catch(() => undefined);
+      await broker.stop();
+      fs.rmSync(broker.data_dir, { recursive: true, force: true });
+    }
+  },
+);
