@@ -171,6 +171,7 @@ export class Broker implements Core, CoreInternals {
       delayed_host: () => this.coordinators.delayed_host,
       append,
       check_transactional: (producer, partition) => this.check_transactional(producer, partition),
+      add_to_txn: (producer, partition) => this.add_to_txn(producer, partition),
     });
     this.topics = topics_api(this);
     this.partitions = partitions_api(this);
@@ -281,6 +282,16 @@ export class Broker implements Core, CoreInternals {
     await this.placement.verify_in_txn(TXN_COORDINATOR_PARTITION, producer, where);
   }
 
+  /** Adds `partition` to the producer's ongoing transaction (the delay log, for its delayed records). */
+  private async add_to_txn(producer: TxnProducer, partition: TopicPartition): Promise<void> {
+    const txns = this.coordinators.txn_host;
+    if (!txns) return this.placement.add_to_txn(TXN_COORDINATOR_PARTITION, producer, partition);
+    const { transactional_id, producer_id, producer_epoch } = producer;
+    const results = await txns.add_partitions(transactional_id, producer_id, producer_epoch, [partition]);
+    const refused = results.find((result) => result.error !== null);
+    if (refused) throw refused.error;
+  }
+
   /** A marker the coordinator here writes: on this broker when it leads the partition, else on its leader. */
   write_marker(where: TxnPartition, marker: Marker): Promise<void> {
     if (this.placement.is_leader(where.topic, where.partition)) return this.write_marker_here(where, marker);
@@ -294,11 +305,15 @@ export class Broker implements Core, CoreInternals {
    */
   async write_marker_here(where: TopicPartition, marker: Marker): Promise<void> {
     const offsets = where.topic === OFFSETS_TOPIC;
-    // The group coordinator applies a marker of its offsets as the marker is written: one written
-    // while it loads (replays the log) could fall after the replay's end and never apply, so it is
-    // refused until the coordinator runs (the transaction coordinator tries again).
+    const delays = where.topic === DELAYED_TOPIC;
+    // The group coordinator applies a marker of its offsets as the marker is written (delayed
+    // delivery, one of the delay log): one written while it loads (replays the log) could fall after
+    // the replay's end and never apply, so it is refused until it runs (the transaction coordinator
+    // tries again).
     if (offsets && !this.coordinators.group_host)
       throw new BrokerError('coordinator_load_in_progress', `the group coordinator is not running on this broker yet`);
+    if (delays && !this.coordinators.delayed_host)
+      throw new BrokerError('coordinator_load_in_progress', `delayed delivery is not running on this broker yet`);
     const log = this.placement.leader_log(where.topic, where.partition, true);
     const batch = encode_marker(marker);
     const base_offset = log.next_offset;
@@ -314,6 +329,7 @@ export class Broker implements Core, CoreInternals {
       throw error;
     }
     if (offsets) this.coordinators.group_host?.offsets.end_txn(marker.producer_id, marker.commit);
+    if (delays) this.coordinators.delayed_host?.end_txn(marker.producer_id, marker.commit);
   }
 
   /**

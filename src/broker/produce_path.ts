@@ -25,7 +25,7 @@ import {
   batch_records_count,
   batch_size_at,
 } from '../format/batch_layout.ts';
-import { DELAYED_TOPIC, DelayedDelivery, type DelayedSettings } from './delayed/delayed_delivery.ts';
+import { DELAYED_TOPIC, DelayedDelivery, type DelayedSettings, type DelayedTxn } from './delayed/delayed_delivery.ts';
 import { delayed_records, may_carry_delay, type DelayedRecords } from './delayed/delay_headers.ts';
 import { overflow_limits, type OverflowGuard } from './overflow.ts';
 import { last_sequence_of, type BatchEntry } from './producer_state.ts';
@@ -56,7 +56,11 @@ export interface ProducePathDeps {
   append(topic: string, partition: number, records: Buffer): Promise<void>;
   /** Throws unless the producer's ongoing transaction has the partition (the transaction coordinator's check). */
   check_transactional(producer: TxnProducer, where: TopicPartition): void | Promise<void>;
+  /** Adds the partition to the producer's ongoing transaction (the delay log, for delayed records). */
+  add_to_txn(producer: TxnProducer, where: TopicPartition): Promise<void>;
 }
+
+const DELAY_LOG = { topic: DELAYED_TOPIC, partition: 0 } as const;
 
 /** Reads the header of a produced batch, refusing what the log must not see (several batches). */
 function read_header(records: Buffer): BatchHeader | null {
@@ -109,14 +113,14 @@ export class ProducePath {
     const header = read_header(records);
     // A broker's own append (a due delayed record, a dead letter) keeps its delay headers, served.
     const needs_delay_check = !options?.broker_append && header !== null && may_carry_delay(records);
-    if (header?.transactional) {
-      const producer = {
-        transactional_id: options?.transactional_id ?? '',
-        producer_id: header.producer_id,
-        producer_epoch: header.producer_epoch,
-      };
-      await this.deps.check_transactional(producer, { topic, partition });
-    }
+    const producer: TxnProducer | null = header?.transactional
+      ? {
+          transactional_id: options?.transactional_id ?? '',
+          producer_id: header.producer_id,
+          producer_epoch: header.producer_epoch,
+        }
+      : null;
+    if (producer) await this.deps.check_transactional(producer, { topic, partition });
     const limits = overflow_limits(this.deps.topics.get(topic)?.configs ?? {});
     const gate = this.gates.get(log.name);
     if (!needs_delay_check && !limits && !gate) return this.append_in_order(log, records, header, local_ack);
@@ -134,11 +138,8 @@ export class ProducePath {
         check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
         const received_ms = this.deps.clock.now_ms();
         const delayed = await delayed_records(records, received_ms, this.deps.delayed_settings.delay_max_ms);
-        // The delay log knows nothing of transactions: delivered when due, such a record could
-        // show before its transaction commits, or after it aborted.
-        if (delayed && header!.transactional) {
-          throw new BrokerError('invalid_record', 'delayed delivery inside a transaction is not supported yet');
-        }
+        // A transaction's delayed records wait in the delay log for its marker there.
+        if (delayed && producer) await this.deps.add_to_txn(producer, DELAY_LOG);
         if (delayed) result = this.produce_delayed(log, topic, partition, records, header, delayed, received_ms);
       }
       if (!result && limits && header)
@@ -248,8 +249,10 @@ export class ProducePath {
     received_ms: number,
   ): Promise<ProduceResult> {
     const answer = { base_offset: -1, log_append_time_ms: -1, log_start_offset: log.log_start_offset };
+    const { producer_id, producer_epoch } = header ?? { producer_id: -1, producer_epoch: -1 };
+    const txn = header?.transactional ? { producer_id, producer_epoch } : null;
     if (!is_idempotent(header)) {
-      await this.schedule_delayed(topic, partition, records, delayed.due_ms, received_ms);
+      await this.schedule_delayed(topic, partition, records, delayed.due_ms, received_ms, txn);
       return answer;
     }
     const producers = this.deps.producers.of(log.name);
@@ -263,7 +266,7 @@ export class ProducePath {
       await duplicate.settled;
       return answer;
     }
-    const scheduling = this.schedule_delayed(topic, partition, records, delayed.due_ms, received_ms);
+    const scheduling = this.schedule_delayed(topic, partition, records, delayed.due_ms, received_ms, txn);
     const entry: BatchEntry = {
       first_sequence: header.base_sequence,
       last_sequence: header.last_sequence,
@@ -288,12 +291,14 @@ export class ProducePath {
     records: Buffer,
     due_ms: number[],
     received_ms: number,
+    txn: DelayedTxn | null,
   ): Promise<void> {
     const host = this.deps.delayed_host();
-    if (host) return host.schedule(topic, partition, records, due_ms, received_ms);
+    if (host) return host.schedule(topic, partition, records, due_ms, received_ms, txn);
     if (this.deps.placement.is_leader(DELAYED_TOPIC, 0))
       throw new BrokerError('leader_not_available', 'delayed delivery is not running yet');
-    await this.deps.placement.forward(DELAYED_TOPIC, 0, DelayedDelivery.wrap(topic, partition, records, received_ms));
+    const wrapper = DelayedDelivery.wrap(topic, partition, records, received_ms, txn);
+    await this.deps.placement.forward(DELAYED_TOPIC, 0, wrapper);
   }
 
   /** Delayed batches another broker forwarded (its produce carried delay headers). */
@@ -303,7 +308,7 @@ export class ProducePath {
     if (!host) throw new BrokerError('not_leader_or_follower', 'delayed delivery does not run on this broker now');
     for (const item of DelayedDelivery.unwrap(records)) {
       const found = await delayed_records(item.batch, item.received_ms, this.deps.delayed_settings.delay_max_ms);
-      if (found) await host.schedule(item.topic, item.partition, item.batch, found.due_ms, item.received_ms);
+      if (found) await host.schedule(item.topic, item.partition, item.batch, found.due_ms, item.received_ms, item.txn);
       else await this.deps.append(item.topic, item.partition, item.batch);
     }
     return { base_offset: -1, log_append_time_ms: -1, log_start_offset: -1 };

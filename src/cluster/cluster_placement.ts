@@ -288,7 +288,11 @@ export class ClusterPlacement implements Placement {
 
   // ---------------------------------------------------------------- transactions across brokers
   verify_in_txn(coordinator: TopicPartition, producer: TxnProducer, partition: TopicPartition): Promise<void> {
-    return this.joined().txn_peers.verify(coordinator, producer, partition);
+    return this.joined().txn_peers.in_txn(coordinator, producer, partition, true);
+  }
+
+  add_to_txn(coordinator: TopicPartition, producer: TxnProducer, partition: TopicPartition): Promise<void> {
+    return this.joined().txn_peers.in_txn(coordinator, producer, partition, false);
   }
 
   write_marker(where: TopicPartition, marker: TxnMarker): Promise<void> {

@@ -1,7 +1,8 @@
 // The transaction calls one broker makes on another: a coordinator has the leader of each of a
 // transaction's partitions write its marker (WriteTxnMarkers), and a partition leader asks the
 // coordinator whether a producer's first transactional batch there belongs to its ongoing
-// transaction (AddPartitionsToTxn v4, verify only), so no batch opens a transaction no marker ends.
+// transaction (AddPartitionsToTxn v4, verify only), so no batch opens a transaction no marker ends,
+// or adds the delay log to it for the transaction's delayed records.
 import { ADD_PARTITIONS_TO_TXN } from '../protocol/kafka/messages/24_add_partitions_to_txn.ts';
 import { WRITE_TXN_MARKERS } from '../protocol/kafka/messages/27_write_txn_markers.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
@@ -79,13 +80,22 @@ export class TxnPeers {
     }
   }
 
-  async verify(coordinator: TopicPartition, producer: TxnProducer, partition: TopicPartition): Promise<void> {
+  /**
+   * AddPartitionsToTxn v4 to the coordinator: whether `partition` is in the producer's ongoing
+   * transaction (`verify_only`), or adding it (the delay log, for a transaction's delayed records).
+   */
+  async in_txn(
+    coordinator: TopicPartition,
+    producer: TxnProducer,
+    partition: TopicPartition,
+    verify_only: boolean,
+  ): Promise<void> {
     const answer = await this.on_leader(coordinator, VERIFY_DEADLINE_MS, VERIFY_RETRIABLE, async (connection) => {
       const response = await connection.call(ADD_PARTITIONS_TO_TXN, VERIFY_VERSION, {
         transactions: [
           {
             ...producer,
-            verify_only: true,
+            verify_only,
             topics: [{ name: partition.topic, partitions: [partition.partition] }],
           },
         ],

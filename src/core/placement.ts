@@ -146,6 +146,8 @@ export interface Placement {
    * is in the producer's ongoing transaction; throws its refusal (AddPartitionsToTxn, verify only).
    */
   verify_in_txn(coordinator: TopicPartition, producer: TxnProducer, partition: TopicPartition): Promise<void>;
+  /** Has the transaction coordinator elsewhere add `partition` to the producer's ongoing transaction. */
+  add_to_txn(coordinator: TopicPartition, producer: TxnProducer, partition: TopicPartition): Promise<void>;
   /** Writes a transaction marker through the partition's leader elsewhere (WriteTxnMarkers). */
   write_marker(where: TopicPartition, marker: TxnMarker): Promise<void>;
 }

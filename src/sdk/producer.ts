@@ -133,7 +133,8 @@ export class Producer {
   /** Half messages and check-back: null without a transactionGroup. */
   private readonly half: { pool: HalfMessagePool; responder: CheckResponder | null } | null = null;
   private readonly transaction_host: TransactionHost = {
-    submit: (topic_messages, options) => this.submit(topic_messages, options, true),
+    send: (record) => this.send_record(record, true),
+    send_batch: (batch) => this.send_batch(batch, true),
     flush: () => this.flush(),
   };
 
@@ -241,18 +242,26 @@ export class Producer {
 
   /** Sends messages to one topic; resolves when every one of them is acknowledged. */
   send(record: ProducerRecord): Promise<RecordMetadata[]> {
-    if (record === null || typeof record !== 'object') {
-      return Promise.reject(new SluiceError('send takes { topic, messages }', false));
-    }
-    return this.submit([{ topic: record.topic, messages: record.messages }], record);
+    return this.send_record(record, false);
   }
 
   /** Sends messages to several topics as one operation (one promise for all). */
   sendBatch(batch: ProducerBatch): Promise<RecordMetadata[]> {
+    return this.send_batch(batch, false);
+  }
+
+  private send_record(record: ProducerRecord, in_transaction: boolean): Promise<RecordMetadata[]> {
+    if (record === null || typeof record !== 'object') {
+      return Promise.reject(new SluiceError('send takes { topic, messages }', false));
+    }
+    return this.submit([{ topic: record.topic, messages: record.messages }], record, in_transaction);
+  }
+
+  private send_batch(batch: ProducerBatch, in_transaction: boolean): Promise<RecordMetadata[]> {
     if (batch === null || typeof batch !== 'object') {
       return Promise.reject(new SluiceError('sendBatch takes { topicMessages }', false));
     }
-    return this.submit(batch.topicMessages ?? [], batch);
+    return this.submit(batch.topicMessages ?? [], batch, in_transaction);
   }
 
   /** Sends everything buffered now and resolves when every send made before the call is settled. */

@@ -170,22 +170,22 @@ test('runInTransactions copies every input record exactly once across a restart'
 });
 
 test(
-  'a delayed message inside a transaction is refused, and the transaction aborts cleanly',
+  'a delayed message in a transaction is delivered when due if it commits, never if it aborts',
   { timeout: TIMEOUT_MS },
   async () => {
     await with_harness('txn-delayed', { out: 1 }, async (harness) => {
-      const sender = producer(harness, { transactionalId: 'delayer', retry: { retries: 0 } });
-      const txn = await sender.transaction();
-      await txn.send({ topic: 'out', messages: [{ value: 'plain' }] });
-      await assert.rejects(
-        () => txn.send({ topic: 'out', messages: [{ value: 'later', delayMs: 1000 }] }),
-        (error: unknown) => error instanceof KafkaProtocolError && error.code === ErrorCode.INVALID_RECORD,
-      );
-      await txn.abort();
-      const next = await sender.transaction();
-      await next.send({ topic: 'out', messages: [{ value: 'committed' }] });
-      await next.commit();
-      assert.deepEqual(await read_all(harness, 'out', {}, 1), ['committed']);
+      const sender = producer(harness, { transactionalId: 'delayer' });
+      const aborted = await sender.transaction();
+      await aborted.send({ topic: 'out', messages: [{ value: 'dropped', delayMs: 0 }] });
+      await aborted.abort();
+      const committed = await sender.transaction();
+      const sent_at = Date.now();
+      await committed.send({ topic: 'out', messages: [{ value: 'plain' }, { value: 'later', delayMs: 500 }] });
+      await committed.commit();
+      // The batch holding a delayed record is delayed as a whole: both arrive when it is due.
+      assert.deepEqual(await read_all(harness, 'out', {}, 2), ['later', 'plain']);
+      assert.ok(Date.now() - sent_at >= 500, 'not before it is due');
+      assert.deepEqual(await read_all(harness, 'out', { isolationLevel: 'read_uncommitted' }, 2), ['later', 'plain']);
     });
   },
 );

@@ -15,7 +15,7 @@ import { TXN_OFFSET_COMMIT } from '../protocol/kafka/messages/28_txn_offset_comm
 import { COORDINATOR_KEY_GROUP, CoordinatorLink } from './find_coordinator.ts';
 import type { Idempotence } from './producer_idempotence.ts';
 import type { PartitionState } from './producer_accumulator.ts';
-import type { ProducerBatch, ProducerRecord, RecordMetadata, TopicMessages } from './producer_types.ts';
+import type { ProducerBatch, ProducerRecord, RecordMetadata } from './producer_types.ts';
 
 /** Codes after which this producer's transactional id belongs to a newer instance. */
 const FENCED_CODES = new Set<number>([ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH]);
@@ -39,7 +39,8 @@ export interface TransactionOffsets {
 
 /** What a Transaction needs of its producer. */
 export interface TransactionHost {
-  submit(topic_messages: TopicMessages[], options: Omit<ProducerBatch, 'topicMessages'>): Promise<RecordMetadata[]>;
+  send(record: ProducerRecord): Promise<RecordMetadata[]>;
+  send_batch(batch: ProducerBatch): Promise<RecordMetadata[]>;
   /** Resolves once every send made so far is settled. */
   flush(): Promise<void>;
 }
@@ -258,17 +259,11 @@ export class Transaction {
   }
 
   send(record: ProducerRecord): Promise<RecordMetadata[]> {
-    if (record === null || typeof record !== 'object') {
-      return Promise.reject(new SluiceError('send takes { topic, messages }', false));
-    }
-    return this.submit([{ topic: record.topic, messages: record.messages }], record);
+    return this.track(() => this.host.send(record));
   }
 
   sendBatch(batch: ProducerBatch): Promise<RecordMetadata[]> {
-    if (batch === null || typeof batch !== 'object') {
-      return Promise.reject(new SluiceError('sendBatch takes { topicMessages }', false));
-    }
-    return this.submit(batch.topicMessages ?? [], batch);
+    return this.track(() => this.host.send_batch(batch));
   }
 
   async sendOffsets(offsets: TransactionOffsets): Promise<void> {
@@ -286,13 +281,14 @@ export class Transaction {
     await this.transactions.end(false, () => this.host.flush());
   }
 
-  private submit(topic_messages: TopicMessages[], options: Omit<ProducerBatch, 'topicMessages'>) {
+  /** A send of the transaction: a failed one makes it abort-only. */
+  private track(sending: () => Promise<RecordMetadata[]>): Promise<RecordMetadata[]> {
     try {
       this.check_active();
     } catch (error) {
       return Promise.reject(error);
     }
-    const sent = this.host.submit(topic_messages, options);
+    const sent = sending();
     sent.catch((error: unknown) => this.transactions.fail(error));
     return sent;
   }

@@ -188,6 +188,10 @@ export class LocalPlacement implements Placement {
     throw new BrokerError('not_coordinator', `${coordinator.topic}-${coordinator.partition} is not led here yet`);
   }
 
+  async add_to_txn(coordinator: TopicPartition): Promise<void> {
+    throw new BrokerError('not_coordinator', `${coordinator.topic}-${coordinator.partition} is not led here yet`);
+  }
+
   async write_marker(where: TopicPartition): Promise<void> {
     throw new BrokerError('not_leader_or_follower', `${where.topic}-${where.partition} is not led here yet`);
   }

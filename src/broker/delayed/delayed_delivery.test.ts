@@ -8,6 +8,8 @@ import { decode_record_batch, encode_record_batch, type BatchRecord } from '../.
 import { compress_record_batch } from '../../protocol/compression.ts';
 import { temp_dir } from '../../../test/support/storage.ts';
 import { DELAY_MS_HEADER, DELIVER_AT_HEADER } from './delay_headers.ts';
+import { ATTRIBUTE_TRANSACTIONAL } from '../../format/batch_layout.ts';
+import { is_control_batch } from '../../protocol/control_records.ts';
 
 const header = (key: string, value: string) => ({ key, value: Buffer.from(value) });
 
@@ -19,7 +21,9 @@ async function values_in(broker: Broker, topic: string): Promise<string[]> {
   const log = broker.topic_index.local_log(topic, 0)!;
   if (log.high_watermark === 0) return [];
   const { batches } = await log.read(0, 1 << 20);
-  return batches.flatMap((b) => decode_record_batch(b)).map((r) => r.value!.toString());
+  // Transaction markers are no records of the topic's.
+  const data = batches.filter((b) => !is_control_batch(b));
+  return data.flatMap((b) => decode_record_batch(b)).map((r) => r.value!.toString());
 }
 
 async function until(condition: () => Promise<boolean> | boolean, what: string, wait_ms = 5_000): Promise<void> {
@@ -321,5 +325,47 @@ test('delayed_coordinators_overlapped: the next starts only once the last one he
     assert.ok(broker.coordinators.delayed_host && broker.coordinators.delayed_host !== first, 'then the next one');
     await until(async () => (await values_in(broker, 't')).length >= 1, 'the delivery');
     await broker.close();
+  });
+});
+
+/** One transaction of `id` holding a delayed record `value` (delayMs `delay_ms`) on `t`-0. */
+async function delayed_in_txn(broker: Broker, id: string, value: string, delay_ms: number) {
+  const { producer_id, producer_epoch } = await broker.transactions.init_producer_id(id, 60_000, null);
+  await broker.transactions.add_partitions(id, producer_id, producer_epoch, [{ topic: 't', partition: 0 }]);
+  const batch = encode_record_batch([record(value, [header(DELAY_MS_HEADER, String(delay_ms))])], {
+    producer_id,
+    producer_epoch,
+    base_sequence: 0,
+    attributes: ATTRIBUTE_TRANSACTIONAL,
+  });
+  const result = await broker.partitions.produce('t', 0, batch, -1, { transactional_id: id });
+  assert.equal(result.base_offset, -1, 'held in the delay log');
+  return (commit: boolean, on: Broker = broker) => on.transactions.end(id, producer_id, producer_epoch, commit);
+}
+
+test('delayed records of a transaction wait for its marker: due after a commit, gone after an abort', async () => {
+  await with_broker(async (broker, data_dir) => {
+    await broker.topics.create('t', 1);
+    const committed = await delayed_in_txn(broker, 'committer', 'committed', 200);
+    const aborted = await delayed_in_txn(broker, 'aborter', 'aborted', 0);
+    const open = await delayed_in_txn(broker, 'crossing', 'after-restart', 300);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.deepEqual(await values_in(broker, 't'), [], 'nothing is due before its transaction commits');
+    assert.equal(broker.coordinators.delayed.pending, 0, 'held, not scheduled');
+    const committed_at = Date.now();
+    await committed(true);
+    await aborted(false);
+    await until(async () => (await values_in(broker, 't')).length === 1, 'the committed record');
+    assert.deepEqual(await values_in(broker, 't'), ['committed']);
+    await broker.close();
+
+    const again = await open_core({ data_dir, node_id: 1 });
+    assert.equal(again.coordinators.delayed.pending, 0, 'the open transaction is held again after the restart');
+    await open(true, again);
+    await until(async () => (await values_in(again, 't')).length === 2, 'the record committed after the restart');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(await values_in(again, 't'), ['committed', 'after-restart'], 'the aborted one never');
+    assert.ok(Date.now() - committed_at >= 200);
+    await again.close();
   });
 });

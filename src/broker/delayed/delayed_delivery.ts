@@ -6,6 +6,9 @@
 // then; afterwards a done marker (key {"d":[[batch offset,[record indexes]],...]}) records that it
 // was delivered. A restart rebuilds the index from the log: records without a done marker are
 // pending. The log is pruned up to the oldest batch with a pending record.
+// A batch produced in a transaction is kept the same way, as a transactional batch of its
+// producer (the delay log joins the transaction), but is held, not indexed, until the marker of
+// that transaction reaches the delay log: a commit indexes its records, an abort drops them.
 import { decompress_record_batch } from '../../protocol/compression.ts';
 import {
   decode_record_batch,
@@ -21,6 +24,8 @@ import { DelayIndex, RECORDS_PER_BATCH_MAX, pack, unpack } from './delay_index.t
 import { replay_log } from '../replay_log.ts';
 import { invariant, rethrow_invariant } from '../../core/invariants.ts';
 import { default_number } from '../../core/settings.ts';
+import { ControlType, is_transactional_batch, marker_type } from '../../protocol/control_records.ts';
+import { ATTRIBUTE_TRANSACTIONAL, batch_producer_id } from '../../format/batch_layout.ts';
 
 export const DELAYED_TOPIC = '__sluice_delayed';
 
@@ -54,6 +59,20 @@ interface WrapperKey {
   p?: number;
   r?: number;
   d?: Array<[number, number[]]>;
+  /** A batch of a transaction: its producer id and epoch (in a forwarded batch; the stored one is transactional). */
+  x?: [number, number];
+}
+
+/** The producer of a transaction whose delayed records wait for its marker. */
+export interface DelayedTxn {
+  producer_id: number;
+  producer_epoch: number;
+}
+
+/** A batch of an open transaction: its offset in the delay log, and each record's index and due time. */
+interface HeldBatch {
+  batch_offset: number;
+  due: Array<[number, number]>;
 }
 
 /** Due records bound for one partition, with their references in the delay index. */
@@ -92,6 +111,8 @@ export class DelayedDelivery {
   readonly counters = { scheduled: 0, delivered: 0, dropped: 0 };
   /** Delivery minus due time of recent deliveries, in ms (a bounded ring). */
   readonly lateness_ms: number[] = [];
+  /** Producer id -> its open transaction's batches, held until its marker (also counted in `remaining`). */
+  private readonly held = new Map<number, HeldBatch[]>();
 
   constructor(
     private readonly log: PartitionLog,
@@ -104,16 +125,26 @@ export class DelayedDelivery {
   ) {}
 
   /** The delay log's record for a batch held for `topic`-`partition` (also what other brokers forward). */
-  static wrap(topic: string, partition: number, batch: Buffer, received_ms: number): Buffer {
-    const key = Buffer.from(JSON.stringify({ t: topic, p: partition, r: received_ms }));
-    return encode_record_batch([{ key, value: batch, timestamp_ms: received_ms }]);
+  static wrap(
+    topic: string,
+    partition: number,
+    batch: Buffer,
+    received_ms: number,
+    txn: DelayedTxn | null = null,
+  ): Buffer {
+    const fields: WrapperKey = { t: topic, p: partition, r: received_ms };
+    if (txn) fields.x = [txn.producer_id, txn.producer_epoch];
+    return encode_record_batch([{ key: Buffer.from(JSON.stringify(fields)), value: batch, timestamp_ms: received_ms }]);
   }
 
   /** The batches a forwarded delay-log batch holds, with where they are bound. */
-  static unwrap(wrapper: Buffer): Array<{ topic: string; partition: number; batch: Buffer; received_ms: number }> {
+  static unwrap(
+    wrapper: Buffer,
+  ): Array<{ topic: string; partition: number; batch: Buffer; received_ms: number; txn: DelayedTxn | null }> {
     return decode_record_batch(wrapper).map((record) => {
-      const key = JSON.parse(record.key!.toString('utf8')) as { t: string; p: number; r: number };
-      return { topic: key.t, partition: key.p, batch: record.value!, received_ms: key.r };
+      const key = JSON.parse(record.key!.toString('utf8')) as Required<Pick<WrapperKey, 't' | 'p' | 'r'>> & WrapperKey;
+      const txn = key.x ? { producer_id: key.x[0], producer_epoch: key.x[1] } : null;
+      return { topic: key.t, partition: key.p, batch: record.value!, received_ms: key.r, txn };
     });
   }
 
@@ -139,30 +170,63 @@ export class DelayedDelivery {
         for (const i of indexes) set.add(i);
       }
     });
-    await this.each_wrapper(async (batch_offset, key, value) => {
+    await this.each_wrapper(async (batch_offset, key, value, wrapper) => {
+      const marker = marker_type(wrapper);
+      if (marker !== null) {
+        if (marker === ControlType.COMMIT || marker === ControlType.ABORT)
+          this.end_txn(batch_producer_id(wrapper, 0), marker === ControlType.COMMIT, now_ms);
+        return;
+      }
       if (key.d || !value) return;
       const stored = await unwrap(key as { t: string; p: number; r: number }, value);
       const done = delivered.get(batch_offset);
-      let left = 0;
+      const due: Array<[number, number]> = [];
       stored.records.forEach((record, i) => {
-        if (done?.has(i)) return;
         // A malformed header cannot get here: the batch was checked when it was produced.
-        const due = due_time_of(record, stored.received_ms, Infinity) ?? stored.received_ms;
-        this.index.add(due, pack(batch_offset, i), now_ms);
-        left++;
+        if (!done?.has(i)) due.push([i, due_time_of(record, stored.received_ms, Infinity) ?? stored.received_ms]);
       });
-      if (left > 0) this.remaining.set(batch_offset, left);
+      if (due.length === 0) return;
+      this.remaining.set(batch_offset, due.length);
+      if (is_transactional_batch(wrapper)) this.hold(batch_producer_id(wrapper, 0), { batch_offset, due });
+      else for (const [i, due_ms] of due) this.index.add(due_ms, pack(batch_offset, i), now_ms);
     });
     await this.prune(true);
   }
 
   /** Calls `visit` with every record of the delay log in order: its offset, parsed key and value. */
   private async each_wrapper(
-    visit: (offset: number, key: WrapperKey, value: Buffer | null) => void | Promise<void>,
+    visit: (offset: number, key: WrapperKey, value: Buffer | null, wrapper: Buffer) => void | Promise<void>,
   ): Promise<void> {
-    await replay_log(this.log, (record) =>
-      visit(record.offset, JSON.parse(record.key!.toString('utf8')) as WrapperKey, record.value),
-    );
+    await replay_log(this.log, (record, wrapper) => {
+      // A transaction marker's key is no JSON: it is told apart by its batch.
+      const key = marker_type(wrapper) === null ? (JSON.parse(record.key!.toString('utf8')) as WrapperKey) : {};
+      return visit(record.offset, key, record.value, wrapper);
+    });
+  }
+
+  private hold(producer_id: number, batch: HeldBatch): void {
+    const held = this.held.get(producer_id);
+    if (held) held.push(batch);
+    else this.held.set(producer_id, [batch]);
+  }
+
+  /**
+   * The marker of the producer's transaction is in the delay log: its held records are indexed
+   * (commit) or dropped (abort). A marker with nothing held (the transaction had no delayed
+   * record) changes nothing.
+   */
+  end_txn(producer_id: number, commit: boolean, now_ms = this.clock.now_ms()): void {
+    const held = this.held.get(producer_id);
+    this.held.delete(producer_id);
+    for (const { batch_offset, due } of held ?? []) {
+      if (!commit) {
+        this.remaining.delete(batch_offset);
+        continue;
+      }
+      for (const [i, due_ms] of due) this.index.add(due_ms, pack(batch_offset, i), now_ms);
+      this.counters.scheduled += due.length;
+    }
+    if (held && !commit) this.prune_owed = true;
   }
 
   start(): void {
@@ -197,6 +261,7 @@ export class DelayedDelivery {
     batch: Buffer,
     due_ms: number[],
     received_ms: number,
+    txn: DelayedTxn | null = null,
   ): Promise<void> {
     if (due_ms.length > RECORDS_PER_BATCH_MAX) {
       throw new RangeError(`a delayed batch holds at most ${RECORDS_PER_BATCH_MAX} records`);
@@ -207,15 +272,27 @@ export class DelayedDelivery {
     this.appending.add(expected);
     let base_offset: number;
     try {
-      ({ base_offset } = await this.log.append(DelayedDelivery.wrap(topic, partition, batch, received_ms)));
+      const wrapper = txn
+        ? encode_record_batch(
+            [{ key: wrapper_key(topic, partition, received_ms), value: batch, timestamp_ms: received_ms }],
+            {
+              ...txn,
+              base_sequence: -1,
+              attributes: ATTRIBUTE_TRANSACTIONAL,
+            },
+          )
+        : DelayedDelivery.wrap(topic, partition, batch, received_ms);
+      // A transaction's batch in Kafka's form (no sequence): checked here, not by the client rules.
+      ({ base_offset } = await this.log.append(wrapper, txn ? { checked: true } : {}));
     } finally {
       this.appending.delete(expected);
     }
     invariant(base_offset === expected, () => `delay log: batch at ${base_offset}, expected at ${expected}`);
     // Not cached: a batch is read again when it falls due, which may be days away.
+    this.remaining.set(base_offset, due_ms.length);
+    if (txn) return this.hold(txn.producer_id, { batch_offset: base_offset, due: due_ms.map((due, i) => [i, due]) });
     const now_ms = this.clock.now_ms();
     due_ms.forEach((due, i) => this.index.add(due, pack(base_offset, i), now_ms));
-    this.remaining.set(base_offset, due_ms.length);
     this.counters.scheduled += due_ms.length;
   }
 
@@ -390,6 +467,10 @@ export class DelayedDelivery {
     if (oldest <= this.log.log_start_offset) return;
     await this.log.delete_records_before(Math.min(oldest, this.log.high_watermark));
   }
+}
+
+function wrapper_key(topic: string, partition: number, received_ms: number): Buffer {
+  return Buffer.from(JSON.stringify({ t: topic, p: partition, r: received_ms }));
 }
 
 async function unwrap(key: { t: string; p: number; r: number }, batch: Buffer): Promise<StoredBatch> {
