@@ -18,6 +18,11 @@ const READY_TIMEOUT_MS = 30_000;
 export const LEASE_TTL_MS = 2000;
 /** Leadership goes back to preferred replicas this often: more leader changes to test. */
 const REBALANCE_INTERVAL_MS = 5000;
+/**
+ * Checks of a half message before it goes to the unresolved topic (default 15): with the check-back
+ * workload's 2 s timeout, one nobody answers is given up within seconds, during the run.
+ */
+const TRANSACTION_CHECKS_MAX = 3;
 /** Each broker's data directory is a tmpfs of this size, so one disk can be filled on its own. */
 const DISK_BYTES = 256 * 1024 * 1024;
 /** libfaketime, which the clock faults run the brokers under (Debian package faketime). */
@@ -81,6 +86,8 @@ function ready(child: ChildProcess, log: fs.WriteStream, pattern: RegExp, what: 
 export class LabCluster {
   readonly brokers = new Map<number, LabBroker>();
   private etcd: ChildProcess | null = null;
+  /** Flags every broker starts with beside its own (none when every setting is at its default). */
+  private broker_flags: string[] = [];
 
   private constructor(
     readonly lab: NetworkLab,
@@ -96,6 +103,7 @@ export class LabCluster {
     const names = ['etcd', ...Array.from({ length: count }, (_, i) => `b${i + 1}`)];
     const lab = await NetworkLab.create(lab_number, names);
     const cluster = new LabCluster(lab, dir);
+    if (!defaults) cluster.broker_flags = ['--transaction-checks-max', String(TRANSACTION_CHECKS_MAX)];
     const settings = defaults
       ? { replicationFactor: Math.min(3, count) }
       : {
@@ -165,6 +173,7 @@ export class LabCluster {
     // The harness's AMQP clients are not on loopback: guest is let in from anywhere here.
     args.push('--amqp', `${broker.address}:${AMQP_PORT}`, '--amqp-guest', 'anywhere');
     args.push('--etcd', etcd, '--node-id', String(node_id), '--config', path.join(this.dir, 'config.json'));
+    args.push(...this.broker_flags);
     const child = this.lab.spawn(broker.host, process.execPath, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
       cwd: ROOT,

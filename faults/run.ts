@@ -21,6 +21,7 @@ import { replica_history } from './replicas.ts';
 import { kcat_missing, kcat_producer } from './kcat_workload.ts';
 import { DELAYED_TOPIC, delayed_workload } from './delayed_workload.ts';
 import { TXN_INPUT_TOPIC, TXN_OUTPUT_TOPIC, txn_workload } from './txn_workload.ts';
+import { HALF_TOPIC, half_workload } from './half_workload.ts';
 import {
   TOPIC,
   create_topic,
@@ -191,6 +192,7 @@ async function main(): Promise<number> {
     await create_topic(kafka, AMQP_QUEUE, 1);
     await create_topic(kafka, TXN_INPUT_TOPIC);
     await create_topic(kafka, TXN_OUTPUT_TOPIC);
+    await create_topic(kafka, HALF_TOPIC);
     const end_ms = Date.now() + minutes * 60_000;
     const until = () => Date.now() < end_ms;
     const writing = Array.from({ length: PRODUCERS }, (_, i) =>
@@ -208,6 +210,8 @@ async function main(): Promise<number> {
     const delayed = delayed_workload(sdk, started_ms, until, random_from(seed + 2), history, log);
     const txns = txn_workload(kafka, sdk, started_ms, until, history);
     writing.push(txns.writing);
+    const half = half_workload(cluster.bootstrap, started_ms, until, seed, history, log);
+    writing.push(half.writing);
     const next = random_from(seed);
     const in_sync = () => isr_whole_within(kafka, BROKERS, DISK_DAMAGE_WAIT_MS);
     while (Date.now() < end_ms) {
@@ -219,7 +223,7 @@ async function main(): Promise<number> {
     log('restoring the cluster, reading the topic back');
     await cluster.restore();
     await wait_for_full_isr(kafka, BROKERS);
-    await drain_workloads({ queue, amqp, delayed, txns }, dir, log);
+    await drain_workloads({ queue, amqp, delayed, txns, half }, dir, log);
     for (const op of await read_all(kafka, 'final-reader', started_ms)) history.push(op); // too many to spread
     const ends = await high_watermarks(kafka);
     await sleep(1000); // followers learn the last high watermark on their next fetch
@@ -241,11 +245,11 @@ async function main(): Promise<number> {
 
 /** Lets each workload finish what it still owes (the faults healed), saying what never came. */
 async function drain_workloads(
-  workloads: Record<'queue' | 'amqp' | 'delayed' | 'txns', { drain(): Promise<number> }>,
+  workloads: Record<'queue' | 'amqp' | 'delayed' | 'txns' | 'half', { drain(): Promise<number> }>,
   dir: string,
   log: (line: string) => void,
 ): Promise<void> {
-  const { queue, amqp, delayed, txns } = workloads;
+  const { queue, amqp, delayed, txns, half } = workloads;
   log('draining: the queue');
   const unaccepted = await queue.drain();
   if (unaccepted > 0) log(`queue: ${unaccepted} acknowledged writes never accepted`);
@@ -261,6 +265,9 @@ async function drain_workloads(
   log('draining: transactions');
   const uncopied = await txns.drain();
   if (uncopied > 0) log(`transactions: the loop left ${uncopied} input records uncopied (the final read decides)`);
+  log('draining: half messages');
+  const unsettled = await half.drain();
+  if (unsettled > 0) log(`half messages: ${unsettled} acknowledged never settled (the final reads decide)`);
 }
 
 /**

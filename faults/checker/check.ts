@@ -25,6 +25,7 @@ import {
 } from './log_properties.ts';
 import { amqp_delivery, commits_backwards, delayed_delivery, queue_delivery } from './delivery_properties.ts';
 import { exactly_once } from './txn_properties.ts';
+import { half_messages } from './half_properties.ts';
 
 export interface CheckResult {
   valid: boolean;
@@ -48,6 +49,12 @@ export function check_history(ops: readonly HistoryOp[], bounds: CheckBounds = D
   const ends: ReplicaEndOp[] = of_kind(ops, 'replica_end');
   const clock_faults: ClockFaultOp[] = of_kind(ops, 'clock_fault');
   const resent: Resent = { after_unknown: new Set(), under_new_epoch: new Set() };
+  const half = half_messages(
+    of_kind(ops, 'half_send'),
+    of_kind(ops, 'half_end'),
+    of_kind(ops, 'half_check'),
+    of_kind(ops, 'half_read'),
+  );
   const failures = [
     ...lost_writes(writes, offsets),
     ...offset_conflicts(offsets),
@@ -59,8 +66,9 @@ export function check_history(ops: readonly HistoryOp[], bounds: CheckBounds = D
     ...delayed_delivery(delayed_writes, delayed_reads, clock_faults, bounds),
     ...amqp_delivery(of_kind(ops, 'amqp_publish'), of_kind(ops, 'amqp_ack'), bounds),
     ...exactly_once(of_kind(ops, 'txn_input'), of_kind(ops, 'txn_output')),
+    ...half.failures,
   ];
-  const counts: Record<string, number> = {};
+  const counts: Record<string, number> = { ...half.counts };
   for (const op of ops) counts[op.kind] = (counts[op.kind] ?? 0) + 1;
   for (const write of writes) counts[`write_${write.outcome}`] = (counts[`write_${write.outcome}`] ?? 0) + 1;
   for (const input of of_kind(ops, 'txn_input'))

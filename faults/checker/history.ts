@@ -125,6 +125,66 @@ export interface TxnOutputOp {
   at_ms: number;
 }
 
+/**
+ * What the check-back workload decided for a half message, from its value: settled by its
+ * producer (`commit`, `rollback`), or left open by a producer that is then abandoned, its group's
+ * check answered with `open_commit` / `open_rollback`'s outcome, or 'unknown' every time.
+ */
+export type HalfDecision = 'commit' | 'rollback' | 'open_commit' | 'open_rollback' | 'open_unknown';
+
+/** One `sendHalf` of the check-back workload (ok: the half message was written, still invisible). */
+export interface HalfSendOp {
+  kind: 'half_send';
+  process: string;
+  /** Unique per half message in a run. */
+  value: string;
+  decision: HalfDecision;
+  outcome: Outcome;
+  /** The transaction that carries it and where its record went (ok only), to look it up in the logs. */
+  transactional_id?: string;
+  partition?: number;
+  offset?: number;
+  error?: string;
+  invoked_ms: number;
+  completed_ms: number;
+}
+
+/** A half message's commit() or rollback() by the producer that wrote it. */
+export interface HalfEndOp {
+  kind: 'half_end';
+  value: string;
+  commit: boolean;
+  outcome: Outcome;
+  invoked_ms: number;
+  completed_ms: number;
+}
+
+/** A check of a half message, as the group's checker answered it (whether its EndTxn took is not seen). */
+export interface HalfCheckOp {
+  kind: 'half_check';
+  /** Empty when the coordinator found no record of the transaction (its produce never landed). */
+  value: string;
+  transactional_id: string;
+  check: number;
+  checks_max: number;
+  answer: 'commit' | 'rollback' | 'unknown';
+  at_ms: number;
+}
+
+/**
+ * A half message seen by a read_committed consumer: in the workload's topic `live` while the
+ * faults ran (the first sight of each offset), or `final` by a fresh reader at the end; or in the
+ * unresolved topic (`unresolved`, a fresh reader at the end; one op per copy).
+ */
+export interface HalfReadOp {
+  kind: 'half_read';
+  reader: 'live' | 'final' | 'unresolved';
+  partition: number;
+  offset: number;
+  value: string;
+  at_ms: number;
+}
+
 /** Where a replica's log of a partition ended: its records are ReadOps with `replica-<id>`. */
 export interface ReplicaEndOp {
   kind: 'replica_end';
@@ -158,6 +218,10 @@ export type HistoryOp =
   | AmqpAckOp
   | TxnInputOp
   | TxnOutputOp
+  | HalfSendOp
+  | HalfEndOp
+  | HalfCheckOp
+  | HalfReadOp
   | ReplicaEndOp
   | ClockFaultOp;
 
