@@ -43,13 +43,6 @@ const FINAL_FIRST_MS = 30_000;
 const DISCONNECT_WAIT_MS = 15_000;
 /** Tries of a final reader to start. */
 const FINAL_ATTEMPTS = 5;
-/**
- * The live readers read the cluster's metadata again this often (the SDK's default is 5 minutes):
- * an SDK consumer that cached a partition without a leader (a failover in progress) stops fetching
- * every partition until then (seeds 4242 and 4343: no live read for the rest of the run). A
- * workaround until the SDK refreshes such metadata itself; the final readers keep the default.
- */
-const READER_METADATA_MAX_AGE_MS = 5000;
 /** A checker that could not connect, or a reader that stopped, is made again after this pause. */
 const RESTART_PAUSE_MS = 1000;
 
@@ -298,7 +291,7 @@ function follow(sdk: Sluice, topic: string, log: (line: string) => void, seen: S
   let wake = () => {};
   const running = (async () => {
     while (!stopping) {
-      const consumer = sdk.consumer({ maxWaitTimeInMs: 200, metadataMaxAge: READER_METADATA_MAX_AGE_MS });
+      const consumer = sdk.consumer({ maxWaitTimeInMs: 200 });
       const stopped = new Promise<void>((resolve) => {
         wake = resolve;
         consumer.on(consumer.events.CRASH, ({ payload }) => {

@@ -4,6 +4,7 @@
 // While a response is decoded and its handlers run, the next round's Fetch is already on its
 // way, from the offsets the response's batch headers show. Commits are consumer_committer.ts's;
 // which partitions are assigned is decided by consumer.ts and consumer_group.ts.
+import type { TopicInfo } from './cluster.ts';
 import { ConnectionError, KafkaProtocolError, check_code } from './errors.ts';
 import { decode_fetched, next_fetch_offset } from './records.ts';
 import { EARLIEST, LATEST, group_by, key_of, type ConsumerContext, type PartitionState } from './consumer_state.ts';
@@ -130,15 +131,23 @@ export class Fetcher {
   }
 
   private async leader_of(topic: string, partition: number): Promise<number> {
-    const cluster = this.ctx.cluster;
-    let info = cluster.topics.get(topic);
-    if (!info || !info.partitions[partition]) {
-      cluster.topics.delete(topic);
-      info = await cluster.topic(topic);
-    }
-    const leader = info.partitions.find((p) => p.partition === partition)?.leader ?? -1;
+    const leader = await this.leader_or_none(topic, partition);
     if (leader < 0) throw new KafkaProtocolError(ErrorCode.LEADER_NOT_AVAILABLE, `partition ${topic}/${partition}`);
     return leader;
+  }
+
+  /**
+   * The partition's leader, from metadata fetched again when the cache has the partition without
+   * one (a leader being elected): -1 while there is none.
+   */
+  private async leader_or_none(topic: string, partition: number): Promise<number> {
+    const cluster = this.ctx.cluster;
+    const leader_in = (info: TopicInfo | undefined) =>
+      info?.partitions.find((p) => p.partition === partition)?.leader ?? -1;
+    const cached = leader_in(cluster.topics.get(topic));
+    if (cached >= 0) return cached;
+    cluster.topics.delete(topic);
+    return leader_in(await cluster.topic(topic));
   }
 
   /** ListOffsets (by leader): the offset for each timestamp (-2 earliest, -1 latest); -1 when none. */
@@ -195,10 +204,17 @@ export class Fetcher {
     }
     const by_leader = new Map<number, PartitionState[]>();
     for (const state of fetchable) {
-      const leader = await this.leader_of(state.topic, state.partition);
+      // A partition without a leader waits for the next round; the others are fetched (a cached
+      // leaderless partition held every partition back until the metadata max age: seed 4343).
+      const leader = await this.leader_or_none(state.topic, state.partition);
+      if (leader < 0) continue;
       const list = by_leader.get(leader);
       if (list) list.push(state);
       else by_leader.set(leader, [state]);
+    }
+    if (by_leader.size === 0) {
+      await ctx.wakeup.wait(ctx.config.maxWaitTimeInMs);
+      return;
     }
     const round: Round = {
       // Partitions handed to the handlers, at most partitionsConsumedConcurrently at once.

@@ -169,12 +169,11 @@ export class Producer {
     }
     const check = check_config(options);
     if (check) {
-      const carrier = (id: string) =>
-        new Producer(new Cluster(cluster.options), {
-          transactionalId: id,
-          transactionTimeout: check.timeout,
-          retry: options.retry,
-        });
+      const carrier = (id: string) => {
+        const config = { transactionalId: id, transactionTimeout: check.timeout, retry: options.retry };
+        const producer = new Producer(new Cluster(cluster.options), config);
+        return { producer, next_epoch: () => producer.transactions!.next_epoch() };
+      };
       const responder = check.check
         ? new CheckResponder(new Cluster(cluster.options), { ...check, check: check.check })
         : null;

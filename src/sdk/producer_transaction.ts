@@ -219,6 +219,12 @@ export class Transactions {
     this.groups_added.clear();
   }
 
+  /** The producer's next epoch from the coordinator (between transactions): the last one's epoch is fenced. */
+  async next_epoch(): Promise<void> {
+    if (this.phase !== 'none') throw new SluiceError('a new epoch is taken between transactions', false);
+    await this.idempotence.restart(this.partitions());
+  }
+
   private group_link(group_id: string): CoordinatorLink {
     let link = this.group_links.get(group_id);
     if (!link)

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { start_broker_process } from '../support/broker_process.ts';
 import { Sluice, type Consumer, type HalfMessageCheck } from '../../src/sdk/index.ts';
-import { TXN_UNRESOLVED_TOPIC } from '../../src/protocol/half_messages.ts';
+import { TXN_CHECKS_TOPIC, TXN_UNRESOLVED_TOPIC } from '../../src/protocol/half_messages.ts';
 
 const SENDER = path.join(import.meta.dirname, '..', 'support', 'half_sender.ts');
 const WAIT_MS = 30_000;
@@ -130,3 +130,51 @@ test(
     }
   },
 );
+
+// Regression, found by the fault suite (seed 4343): a producer carries its half messages one after
+// another under one transactional id; a check of the first, answered late by another producer of
+// the group, ended the second (EndTxn names the id and epoch, not the transaction). Each half
+// message now ends with its carrier taking a new epoch, so the late answer is refused.
+test('late_check_answer_ended_the_next_half_message', { timeout: 60_000 }, async () => {
+  const broker = await start_broker_process();
+  const sluice = new Sluice({ brokers: [broker.bootstrap], clientId: 'late-answer-test' });
+  const closers: Array<() => Promise<unknown>> = [];
+  try {
+    const admin = sluice.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 1 }] });
+    await admin.disconnect();
+    const checks: Seen = [];
+    const check_reader = await follow(sluice, TXN_CHECKS_TOPIC, checks);
+    closers.push(() => check_reader.disconnect());
+    const writer = sluice.producer({ transactionGroup: 'late', halfTimeout: 1000, maxOpenHalfMessages: 1 });
+    closers.push(() => writer.disconnect());
+    const first = await writer.sendHalf({ topic: 'orders', message: { value: 'first' } });
+    await until(() => checks.some((c) => c.value === 'first'), 'a check of the first half message');
+    await first.rollback();
+    const second = await writer.sendHalf({ topic: 'orders', message: { value: 'second' } });
+    let answered = false;
+    const late = sluice.producer({
+      transactionGroup: 'late',
+      checkTransaction: (message) => {
+        if (message.value?.toString() !== 'first') return 'unknown';
+        answered = true;
+        return 'rollback';
+      },
+    });
+    closers.push(() => late.disconnect());
+    await late.connect();
+    await until(() => answered, 'the late answer to the first check');
+    await new Promise((resolve) => setTimeout(resolve, 500)); // its EndTxn sent
+    await second.commit();
+    const orders: Seen = [];
+    const reader = await follow(sluice, 'orders', orders);
+    closers.push(() => reader.disconnect());
+    await until(() => orders.length === 1, 'the second half message, committed');
+    assert.equal(orders[0]!.value, 'second');
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await broker.stop();
+    fs.rmSync(broker.data_dir, { recursive: true, force: true });
+  }
+});
