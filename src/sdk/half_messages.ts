@@ -103,13 +103,14 @@ export class HalfMessagePool {
       const metadata = await transaction.send({ topic, messages: [message] });
       return new HalfMessage(carrier.id, metadata, transaction, (healthy) => this.give_back(carrier, healthy));
     } catch (error) {
-      const aborted = transaction
-        ? await transaction.abort().then(
+      // A carrier that could not open a transaction, or end this one, is replaced.
+      const ended = transaction
+        ? transaction.abort().then(
             () => true,
             () => false,
           )
-        : true;
-      this.give_back(carrier, aborted);
+        : Promise.resolve(false);
+      this.give_back(carrier, await ended);
       throw error;
     }
   }
@@ -170,9 +171,18 @@ export class CheckResponder {
     this.consumer = new QueueConsumer(cluster, { groupId: check_share_group(config.group), maxWaitTimeInMs: 200 });
   }
 
-  async start(): Promise<void> {
-    await this.consumer.subscribe({ topics: [TXN_CHECKS_TOPIC] });
-    await this.consumer.run({ concurrency: 4, eachMessage: ({ message }) => this.answer(message) });
+  private started: Promise<void> | null = null;
+
+  /** Joins the group's share group on the check topic (once; a connect tried again reuses it). */
+  start(): Promise<void> {
+    this.started ??= (async () => {
+      await this.consumer.subscribe({ topics: [TXN_CHECKS_TOPIC] });
+      await this.consumer.run({ concurrency: 4, eachMessage: ({ message }) => this.answer(message) });
+    })().catch((error: unknown) => {
+      this.started = null;
+      throw error;
+    });
+    return this.started;
   }
 
   async stop(): Promise<void> {
