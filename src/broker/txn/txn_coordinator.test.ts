@@ -6,7 +6,7 @@ import { ManualClock } from '../../storage/index.ts';
 import { SimFileIO } from '../../storage/sim_file_io.ts';
 import { open_sim } from '../../../test/support/storage.ts';
 import { TxnCoordinator, type TxnSettings } from './txn_coordinator.ts';
-import { TXN_STATE_TOPIC, TxnLog } from './txn_log.ts';
+import { TXN_STATE_TOPIC, TxnLog, type TxnMetadata } from './txn_log.ts';
 import type { PartitionLog } from '../../storage/index.ts';
 
 const SETTINGS: TxnSettings = { timeout_max_ms: 900_000, id_expiration_ms: 3_600_000, checks_max: 3 };
@@ -84,6 +84,52 @@ test('a transactional id with no transaction past its expiry is forgotten', asyn
   assert.deepEqual([...loaded.keys()].sort(), ['fresh', 'open']);
   const again = await coordinator.init_producer_id('idle', 60_000, null);
   assert.notEqual(again.producer_id, idle.producer_id, 'the id starts again with a new producer id');
+  coordinator.close();
+  await storage.close();
+});
+
+/** A transaction log whose first write of an abort fails, as on a disk that filled. */
+class AbortFailsOnce extends TxnLog {
+  failed = false;
+  override async write(metadata: TxnMetadata, on_durable: () => void): Promise<void> {
+    if (metadata.state === 'prepare_abort' && !this.failed) {
+      this.failed = true;
+      throw new Error('injected: the abort record could not be written');
+    }
+    return super.write(metadata, on_durable);
+  }
+}
+
+test('unresolved_half_message_copied_again_while_its_abort_failed: copied once, aborted on a later tick', async () => {
+  const clock = new ManualClock();
+  const storage = await open_sim(new SimFileIO());
+  const log = new AbortFailsOnce(await storage.create_partition(`${TXN_STATE_TOPIC}-0`));
+  let checks = 0;
+  let copies = 0;
+  const coordinator = await TxnCoordinator.open({
+    log,
+    clock,
+    logger: QUIET as never,
+    settings: { ...SETTINGS, checks_max: 1 },
+    coordinator_epoch: 0,
+    allocate_producer_id: async () => 7,
+    partition_refusal: () => null,
+    write_marker: async () => undefined,
+    half: { publish_check: async () => void checks++, copy_unresolved: async () => ++copies },
+  });
+  const id = '__sluice_half/shop/one';
+  const identity = await coordinator.init_producer_id(id, 1_000, null);
+  await coordinator.add_partitions(id, identity.producer_id, identity.producer_epoch, PARTITION);
+  clock.advance(1_001);
+  const deadline = Date.now() + 15_000;
+  while (coordinator.describe(id)?.state !== 'complete_abort' && Date.now() < deadline) {
+    if (checks > 0) clock.advance(1_001); // the next check falls due
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.equal(coordinator.describe(id)?.state, 'complete_abort', 'aborted once its record could be written');
+  assert.ok(log.failed, 'the first abort failed');
+  assert.equal(checks, 1);
+  assert.equal(copies, 1, 'copied to the unresolved topic once');
   coordinator.close();
   await storage.close();
 });

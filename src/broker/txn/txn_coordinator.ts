@@ -63,6 +63,8 @@ export class TxnCoordinator {
   private readonly chains = new Map<string, Promise<unknown>>();
   private timer: NodeJS.Timeout | null = null;
   private expiry_checked_ms = 0;
+  /** Half messages copied to the unresolved topic whose abort is not written yet (id/producer/epoch). */
+  private readonly copied_unresolved = new Set<string>();
   private closed = false;
 
   private constructor(
@@ -451,12 +453,19 @@ export class TxnCoordinator {
       const checks = meta.checks ?? 0;
       const checks_max = this.deps.settings.checks_max;
       if (checks >= checks_max) {
-        const copied = await this.deps.half.copy_unresolved(group, meta);
-        this.deps.logger.warn(
-          { transactional_id: id, checks, copied },
-          'half message unresolved after its checks: copied to the unresolved topic and aborted',
-        );
+        // Copied once while this coordinator runs: an abort that fails (its record not written)
+        // is tried again on the next tick without copying again (.ci/run: 209 copies too many).
+        const copy_key = `${id}/${meta.producer_id}/${meta.producer_epoch}`;
+        if (!this.copied_unresolved.has(copy_key)) {
+          const copied = await this.deps.half.copy_unresolved(group, meta);
+          this.copied_unresolved.add(copy_key);
+          this.deps.logger.warn(
+            { transactional_id: id, checks, copied },
+            'half message unresolved after its checks: copied to the unresolved topic, aborting it',
+          );
+        }
         await this.abort_with_bump(meta);
+        this.copied_unresolved.delete(copy_key);
         return;
       }
       await this.deps.half.publish_check(group, meta, checks + 1, checks_max);
