@@ -125,6 +125,9 @@ async function wait_for(what: string, check: () => Promise<boolean>, timeout_ms 
   }
 }
 
+/** Ports tried for a broker whose chosen port another process took first. */
+const PORT_ATTEMPTS = 3;
+
 export async function start_cluster(count: number, settings: ClusterSettings = {}): Promise<TestCluster> {
   const etcd = await start_etcd();
   const { config_file, sasl_args } = write_config(count, settings);
@@ -154,13 +157,20 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
       const advertised = `127.0.0.1:${ports.get(node_id)!}`;
       const args = ['--etcd', etcd.endpoint, '--node-id', String(node_id), '--advertise', advertised];
       args.push('--config', config_file, '--log-level', 'info', ...sasl_args);
-      const broker = await start_broker_process({
-        data_dir: data_dirs.get(node_id)!,
-        port: direct_ports.get(node_id)!,
-        args,
-      });
-      brokers.set(node_id, broker);
-      return broker;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const port = direct_ports.get(node_id)!;
+          const broker = await start_broker_process({ data_dir: data_dirs.get(node_id)!, port, args });
+          brokers.set(node_id, broker);
+          return broker;
+        } catch (error) {
+          // The port was free when chosen; another process took it before the broker listened
+          // (tests run in parallel): another one, behind the same proxy.
+          if (attempt >= PORT_ATTEMPTS || !String(error).includes('EADDRINUSE')) throw error;
+          direct_ports.set(node_id, await free_port());
+          proxies.get(node_id)!.retarget(direct_ports.get(node_id)!);
+        }
+      }
     },
     add: async () => {
       const id = ports.size + 1;

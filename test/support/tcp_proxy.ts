@@ -4,12 +4,15 @@ import net from 'node:net';
 
 export interface TcpProxy {
   port: number;
+  /** Connections from now on go to `port`. */
+  retarget(port: number): void;
   cut(): void;
   heal(): void;
   close(): Promise<void>;
 }
 
 export async function start_tcp_proxy(target_port: number): Promise<TcpProxy> {
+  let target = target_port;
   const sockets = new Set<net.Socket>();
   let cut = false;
   const server = net.createServer((client) => {
@@ -17,7 +20,7 @@ export async function start_tcp_proxy(target_port: number): Promise<TcpProxy> {
       client.destroy();
       return;
     }
-    const upstream = net.connect({ host: '127.0.0.1', port: target_port });
+    const upstream = net.connect({ host: '127.0.0.1', port: target });
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on('error', () => undefined);
@@ -33,6 +36,7 @@ export async function start_tcp_proxy(target_port: number): Promise<TcpProxy> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
+    retarget: (port) => void (target = port),
     cut: () => {
       cut = true;
       for (const socket of sockets) socket.destroy();
