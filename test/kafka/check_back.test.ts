@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { start_broker_process } from '../support/broker_process.ts';
+import { start_broker_process, type BrokerProcess } from '../support/broker_process.ts';
 import { Sluice, type Consumer, type HalfMessageCheck } from '../../src/sdk/index.ts';
 import { TXN_CHECKS_TOPIC, TXN_UNRESOLVED_TOPIC } from '../../src/protocol/half_messages.ts';
 
@@ -70,28 +70,47 @@ async function half_messages_of_a_dead_producer(bootstrap: string) {
   assert.match(sent, /sent/);
 }
 
+/** What a test gets: its broker process (a restart replaces it), the SDK on it, what to close. */
+interface Env {
+  broker: BrokerProcess;
+  sluice: Sluice;
+  closers: Array<() => Promise<unknown>>;
+}
+
+/** Runs `work` on a broker process with the topic `orders`; closes and removes everything after. */
+async function with_orders_broker(client_id: string, args: string[], work: (env: Env) => Promise<void>) {
+  const broker = await start_broker_process({ args });
+  const env: Env = { broker, sluice: new Sluice({ brokers: [broker.bootstrap], clientId: client_id }), closers: [] };
+  try {
+    const admin = env.sluice.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 1 }] });
+    await admin.disconnect();
+    await work(env);
+  } finally {
+    for (const close of env.closers.reverse()) await close().catch(() => undefined);
+    await env.broker.stop();
+    fs.rmSync(env.broker.data_dir, { recursive: true, force: true });
+  }
+}
+
 test(
   'check-back: half messages settled by their producer, by another producer of the group, or unresolved',
   { timeout: 120_000 },
   async () => {
-    let broker = await start_broker_process({ args: BROKER_ARGS });
-    const sluice = new Sluice({ brokers: [broker.bootstrap], clientId: 'check-back-test' });
-    const closers: Array<() => Promise<unknown>> = [];
-    try {
-      const admin = sluice.admin();
-      await admin.connect();
-      await admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 1 }] });
-      await admin.disconnect();
+    await with_orders_broker('check-back-test', BROKER_ARGS, async (env) => {
+      const { sluice, closers } = env;
       const orders: Seen = [];
       const reader = await follow(sluice, 'orders', orders);
       closers.push(() => reader.disconnect());
 
       await settled_by_their_producer(sluice, orders, closers);
 
-      await half_messages_of_a_dead_producer(broker.bootstrap);
+      await half_messages_of_a_dead_producer(env.broker.bootstrap);
       // The half messages and their checks outlive a crash of the broker.
-      await broker.kill();
-      broker = await start_broker_process({ data_dir: broker.data_dir, port: broker.port, args: BROKER_ARGS });
+      await env.broker.kill();
+      const { data_dir, port } = env.broker;
+      env.broker = await start_broker_process({ data_dir, port, args: BROKER_ARGS });
 
       // Another producer of the group answers the broker's checks once it connects.
       const checks: HalfMessageCheck[] = [];
@@ -123,11 +142,7 @@ test(
       assert.ok(asked.length >= 2, `the unanswered one was asked ${asked.length} times`);
       assert.equal(asked.at(-1)!.checksMax, 2);
       assert.equal(checks.find((c) => c.value?.toString() === 'commit-me')?.topic, 'orders');
-    } finally {
-      for (const close of closers.reverse()) await close().catch(() => undefined);
-      await broker.stop();
-      fs.rmSync(broker.data_dir, { recursive: true, force: true });
-    }
+    });
   },
 );
 
@@ -136,14 +151,7 @@ test(
 // the group, ended the second (EndTxn names the id and epoch, not the transaction). Each half
 // message now ends with its carrier taking a new epoch, so the late answer is refused.
 test('late_check_answer_ended_the_next_half_message', { timeout: 60_000 }, async () => {
-  const broker = await start_broker_process();
-  const sluice = new Sluice({ brokers: [broker.bootstrap], clientId: 'late-answer-test' });
-  const closers: Array<() => Promise<unknown>> = [];
-  try {
-    const admin = sluice.admin();
-    await admin.connect();
-    await admin.createTopics({ topics: [{ topic: 'orders', numPartitions: 1 }] });
-    await admin.disconnect();
+  await with_orders_broker('late-answer-test', [], async ({ sluice, closers }) => {
     const checks: Seen = [];
     const check_reader = await follow(sluice, TXN_CHECKS_TOPIC, checks);
     closers.push(() => check_reader.disconnect());
@@ -172,9 +180,5 @@ test('late_check_answer_ended_the_next_half_message', { timeout: 60_000 }, async
     closers.push(() => reader.disconnect());
     await until(() => orders.length === 1, 'the second half message, committed');
     assert.equal(orders[0]!.value, 'second');
-  } finally {
-    for (const close of closers.reverse()) await close().catch(() => undefined);
-    await broker.stop();
-    fs.rmSync(broker.data_dir, { recursive: true, force: true });
-  }
+  });
 });
