@@ -8,6 +8,7 @@ import { open_sim } from '../../../test/support/storage.ts';
 import { TxnCoordinator, type TxnSettings } from './txn_coordinator.ts';
 import { TXN_STATE_TOPIC, TxnLog, type TxnMetadata } from './txn_log.ts';
 import type { PartitionLog } from '../../storage/index.ts';
+import { BrokerError } from '../../core/errors.ts';
 
 const SETTINGS: TxnSettings = { timeout_max_ms: 900_000, id_expiration_ms: 3_600_000, checks_max: 3 };
 const QUIET = { info() {}, warn() {}, error() {}, debug() {} };
@@ -130,6 +131,35 @@ test('unresolved_half_message_copied_again_while_its_abort_failed: copied once, 
   assert.ok(log.failed, 'the first abort failed');
   assert.equal(checks, 1);
   assert.equal(copies, 1, 'copied to the unresolved topic once');
+  coordinator.close();
+  await storage.close();
+});
+
+/** A transaction log whose leadership has just moved to another broker. */
+class LeadershipLost extends TxnLog {
+  override async write(): Promise<void> {
+    throw new BrokerError('not_leader_or_follower', '__transaction_state-0 is led by another broker');
+  }
+}
+
+test('coordinator_lost_its_log_answered_not_leader: a client is told not_coordinator and looks again', async () => {
+  const storage = await open_sim(new SimFileIO());
+  const log = new LeadershipLost(await storage.create_partition(`${TXN_STATE_TOPIC}-0`));
+  const coordinator = await TxnCoordinator.open({
+    log,
+    clock: new ManualClock(),
+    logger: QUIET as never,
+    settings: SETTINGS,
+    coordinator_epoch: 0,
+    allocate_producer_id: async () => 7,
+    partition_refusal: () => null,
+    write_marker: async () => undefined,
+    half: { publish_check: async () => undefined, copy_unresolved: async () => 0 },
+  });
+  await assert.rejects(
+    () => coordinator.init_producer_id('moved', 60_000, null),
+    (error: unknown) => error instanceof BrokerError && error.kind === 'not_coordinator',
+  );
   coordinator.close();
   await storage.close();
 });

@@ -115,7 +115,15 @@ export class TxnCoordinator {
   }
 
   private async write(meta: TxnMetadata): Promise<TxnMetadata> {
-    await this.deps.log.write(meta, () => this.remember(meta));
+    try {
+      await this.deps.log.write(meta, () => this.remember(meta));
+    } catch (error) {
+      // Its log led elsewhere now: to a client, this broker is no longer the coordinator, and
+      // clients look the coordinator up again only on that (kafkajs gave up on NOT_LEADER).
+      if (error instanceof BrokerError && error.kind === 'not_leader_or_follower')
+        throw new BrokerError('not_coordinator', `${meta.transactional_id}: ${error.message}`);
+      throw error;
+    }
     this.rewrite_if_due();
     return meta;
   }
