@@ -172,6 +172,7 @@ export class Broker implements Core, CoreInternals {
       append,
       check_transactional: (producer, partition) => this.check_transactional(producer, partition),
       add_to_txn: (producer, partition) => this.add_to_txn(producer, partition),
+      join_txn: (producer, partition) => this.join_txn(producer, partition),
     });
     this.topics = topics_api(this);
     this.partitions = partitions_api(this);
@@ -280,6 +281,21 @@ export class Broker implements Core, CoreInternals {
     if (!producer.transactional_id)
       throw new BrokerError('invalid_request', 'a transactional batch is produced with its transactional id');
     await this.placement.verify_in_txn(TXN_COORDINATOR_PARTITION, producer, where);
+  }
+
+  /**
+   * Produce v12+ (transaction version 2): the partition joins the producer's transaction, on the
+   * coordinator here or through it elsewhere; a partition the log already shows in the producer's
+   * open transaction needs no more (a zombie's older epoch is refused by the producer state).
+   */
+  private join_txn(producer: TxnProducer, where: TopicPartition): Promise<void> {
+    if (!producer.transactional_id)
+      throw new BrokerError('invalid_request', 'a transactional batch is produced with its transactional id');
+    const txns = this.coordinators.txn_host;
+    if (txns) return txns.join(producer.transactional_id, producer.producer_id, producer.producer_epoch, where);
+    if (this.producer_states.of(partition_name(where.topic, where.partition)).txns.has_open(producer.producer_id))
+      return Promise.resolve();
+    return this.placement.add_to_txn(TXN_COORDINATOR_PARTITION, producer, where);
   }
 
   /** Adds `partition` to the producer's ongoing transaction (the delay log, for its delayed records). */

@@ -47,7 +47,7 @@ test('full_disk_while_taking_over_coordinators_keeps_the_broker_up: started once
       groups: GROUP_SETTINGS_DEFAULT,
       shares: SHARE_GROUP_SETTINGS_DEFAULT,
       delayed: DELAYED_SETTINGS_DEFAULT,
-      transactions: { timeout_max_ms: 900_000, id_expiration_ms: 604_800_000, checks_max: 15 },
+      transactions: { timeout_max_ms: 900_000, id_expiration_ms: 604_800_000, checks_max: 15, version: 2 },
     },
   });
   io.capacity_bytes = io.used_bytes(); // the disk is full

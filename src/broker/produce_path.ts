@@ -12,7 +12,7 @@
 import type { Clock } from '../core/clock.ts';
 import { BrokerError } from '../core/errors.ts';
 import type { Placement } from '../core/placement.ts';
-import type { ProduceResult, TopicPartition, TxnProducer } from '../core/types.ts';
+import type { ProduceOptions, ProduceResult, TopicPartition, TxnProducer } from '../core/types.ts';
 import { check_batch, type AppendResult, type PartitionLog } from '../storage/index.ts';
 import {
   ATTRIBUTE_TRANSACTIONAL,
@@ -58,6 +58,8 @@ export interface ProducePathDeps {
   check_transactional(producer: TxnProducer, where: TopicPartition): void | Promise<void>;
   /** Adds the partition to the producer's ongoing transaction (the delay log, for delayed records). */
   add_to_txn(producer: TxnProducer, where: TopicPartition): Promise<void>;
+  /** The partition joins the producer's transaction unless it is in it already (Produce v12+). */
+  join_txn(producer: TxnProducer, where: TopicPartition): Promise<void>;
 }
 
 const DELAY_LOG = { topic: DELAYED_TOPIC, partition: 0 } as const;
@@ -97,7 +99,7 @@ export class ProducePath {
     partition: number,
     records: Buffer,
     acks: -1 | 0 | 1,
-    options?: { broker_append?: boolean; transactional_id?: string | null },
+    options?: ProduceOptions,
   ): Promise<ProduceResult> {
     if (topic === DELAYED_TOPIC) return this.accept_forwarded_delays(records);
     // A topic just created elsewhere may not have reached this broker's view yet: it catches up
@@ -120,7 +122,8 @@ export class ProducePath {
           producer_epoch: header.producer_epoch,
         }
       : null;
-    if (producer) await this.deps.check_transactional(producer, { topic, partition });
+    if (producer && options?.join_txn) await this.deps.join_txn(producer, { topic, partition });
+    else if (producer) await this.deps.check_transactional(producer, { topic, partition });
     const limits = overflow_limits(this.deps.topics.get(topic)?.configs ?? {});
     const gate = this.gates.get(log.name);
     if (!needs_delay_check && !limits && !gate) return this.append_in_order(log, records, header, local_ack);

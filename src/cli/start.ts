@@ -55,6 +55,7 @@ export interface ResolvedSettings {
   transactionMaxTimeoutMs: string;
   transactionalIdExpirationMs: string;
   transactionChecksMax: string;
+  transactionVersion: string;
   autoCreate: boolean;
   logLevel: string;
   saslUsers?: string;
@@ -309,6 +310,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
       timeout_max_ms: Number(settings.transactionMaxTimeoutMs),
       id_expiration_ms: Number(settings.transactionalIdExpirationMs),
       checks_max: Number(settings.transactionChecksMax),
+      version: Number(settings.transactionVersion),
     },
     credentials,
     share_groups,

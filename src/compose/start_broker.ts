@@ -105,6 +105,7 @@ function broker_settings(options: CoreOptions): BrokerSettings {
       timeout_max_ms: default_number('transaction_max_timeout_ms'),
       id_expiration_ms: default_number('transactional_id_expiration_ms'),
       checks_max: default_number('transaction_checks_max'),
+      version: default_number('transaction_version'),
       ...options.transactions,
     },
   };

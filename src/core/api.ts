@@ -30,6 +30,7 @@ import type {
   PartitionReassignment,
   PartitionTraffic,
   PartitionTransactions,
+  ProduceOptions,
   ProduceResult,
   QueueRecord,
   QueueSettings,
@@ -115,7 +116,7 @@ export interface PartitionsApi {
     partition: number,
     records: Buffer,
     acks: -1 | 0 | 1,
-    options?: { broker_append?: boolean; forward?: boolean; transactional_id?: string | null },
+    options?: ProduceOptions,
   ): Promise<ProduceResult>;
   /** A partition this broker leads, for consumers (Fetch, ListOffsets, DeleteRecords). */
   consumer_source(topic: string, partition: number): ConsumerSource;
@@ -185,6 +186,8 @@ export interface ClusterApi {
  */
 export interface TransactionsApi {
   readonly is_coordinator: boolean;
+  /** The transaction.version feature offered to clients (1, or 2 for KIP-890). */
+  readonly version: number;
   /** A producer id and epoch for the transactional id; an earlier instance's transaction is aborted. */
   init_producer_id(
     transactional_id: string,
@@ -200,13 +203,17 @@ export interface TransactionsApi {
   ): Promise<Array<TopicPartition & { error: BrokerError | null }>>;
   /** AddOffsetsToTxn: the group's committed offsets join the transaction. */
   add_offsets(transactional_id: string, producer_id: number, producer_epoch: number, group_id: string): Promise<void>;
-  /** TxnOffsetCommit (on the group coordinator): the offsets apply when the transaction commits. */
+  /**
+   * TxnOffsetCommit (on the group coordinator): the offsets apply when the transaction commits.
+   * `join_txn` (v5, transaction version 2): the group's offsets join the transaction first.
+   */
   commit_offsets(
     transactional_id: string,
     group_id: string,
     producer_id: number,
     producer_epoch: number,
     entries: OffsetCommitEntry[],
+    join_txn: boolean,
   ): Promise<void>;
   /** AddPartitionsToTxn v4 verify only, a partition leader asking: per partition, its error or null. */
   verify(producer: TxnProducer, partitions: TopicPartition[]): Array<TopicPartition & { error: BrokerError | null }>;
@@ -218,8 +225,18 @@ export interface TransactionsApi {
     marker: TxnMarker,
     partitions: TopicPartition[],
   ): Promise<Array<TopicPartition & { error: Error | null }>>;
-  /** EndTxn: resolves once the outcome is durable and its markers are written. */
-  end(transactional_id: string, producer_id: number, producer_epoch: number, commit: boolean): Promise<void>;
+  /**
+   * EndTxn: resolves once the outcome is durable and its markers are written, to the producer id
+   * and epoch to write under next. `bump_epoch` (EndTxn v5, transaction version 2): the end takes
+   * the next epoch (a retry under the previous one is answered again).
+   */
+  end(
+    transactional_id: string,
+    producer_id: number,
+    producer_epoch: number,
+    commit: boolean,
+    bump_epoch: boolean,
+  ): Promise<{ producer_id: number; producer_epoch: number }>;
   describe(transactional_id: string): TransactionDescription | null;
   list(): TransactionDescription[];
 }

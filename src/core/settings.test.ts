@@ -203,6 +203,7 @@ test('defaults are the ones the broker has always had, and the code takes them f
     transaction_max_timeout_ms: 900_000,
     transactional_id_expiration_ms: 604_800_000,
     transaction_checks_max: 15,
+    transaction_version: 2,
     auto_create: true,
     log_level: 'info',
     sasl_users: null,

@@ -285,6 +285,16 @@ const TOP_LEVEL: SettingSpec[] = [
     description: 'check-back requests for a half message before it is moved to the unresolved topic',
   },
   {
+    key: 'transaction_version',
+    type: integer(1, 2),
+    default: 2,
+    on: CLI,
+    placeholder: '<n>',
+    option: 'transactions.version',
+    description:
+      'the transaction.version feature offered to clients: 2 (KIP-890, each transaction ends under a new epoch) or 1',
+  },
+  {
     key: 'auto_create',
     type: { kind: 'boolean' },
     default: true,

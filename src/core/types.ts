@@ -412,3 +412,11 @@ export interface TransactionDescription {
   start_ms: number;
   partitions: TopicPartition[];
 }
+
+export interface ProduceOptions {
+  broker_append?: boolean;
+  forward?: boolean;
+  transactional_id?: string | null;
+  /** Produce v12+ (transaction version 2): a transactional batch's partition joins its transaction. */
+  join_txn?: boolean;
+}

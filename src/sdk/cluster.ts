@@ -72,7 +72,20 @@ export class BrokerConnection {
     readonly address: BrokerAddress,
     readonly connection: Connection,
     private readonly ranges: ReadonlyMap<number, { min: number; max: number }>,
+    /** The broker's finalized features (ApiVersions v3+) and their levels. */
+    private readonly features: ReadonlyMap<string, number> = new Map(),
   ) {}
+
+  /** The finalized level of a feature (0 when the broker names none). */
+  feature_level(name: string): number {
+    return this.features.get(name) ?? 0;
+  }
+
+  /** Whether the broker serves `api` at `version`. */
+  serves(api: ApiSpec, version: number): boolean {
+    const range = this.ranges.get(api.api_key);
+    return range !== undefined && range.min <= version && version <= range.max;
+  }
 
   /** The highest version both this SDK (`min`..`max`) and the broker support. */
   version(api: ApiSpec, min: number, max: number): number {
@@ -200,7 +213,8 @@ export class Cluster {
         ranges.set(key.api_key, { min: key.min_version, max: key.max_version });
       }
       if (this.options.sasl) await authenticate(connection, ranges, this.options.sasl);
-      return new BrokerConnection(address, connection, ranges);
+      const features = new Map((api_versions.finalized_features ?? []).map((f) => [f.name, f.max_version_level]));
+      return new BrokerConnection(address, connection, ranges, features);
     } catch (error) {
       connection.close();
       throw error;

@@ -57,9 +57,15 @@ export class Harness {
     private readonly data_dir: string,
   ) {}
 
-  static async start(name: string): Promise<Harness> {
+  /** A broker of its own; `transaction_version` is the transaction.version it offers (2 by default). */
+  static async start(name: string, transaction_version = 2): Promise<Harness> {
     const data_dir = temp_dir(`sdk-consumer-${name}`);
-    const broker = await start_broker({ data_dir, kafka: { host: '127.0.0.1', port: 0 }, auto_create_topics: false });
+    const broker = await start_broker({
+      data_dir,
+      kafka: { host: '127.0.0.1', port: 0 },
+      auto_create_topics: false,
+      transactions: { version: transaction_version },
+    });
     return new Harness(broker, data_dir);
   }
 

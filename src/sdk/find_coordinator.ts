@@ -74,7 +74,8 @@ export class CoordinatorLink {
     });
   }
 
-  private async connection(): Promise<BrokerConnection> {
+  /** The connection to the coordinator (found first when unknown). */
+  async connection(): Promise<BrokerConnection> {
     if (this.node_id === null) {
       const address = await find_coordinator(await this.cluster.any(), this.key, this.key_type);
       if (!this.cluster.brokers.has(address.node_id)) this.cluster.brokers.set(address.node_id, address);

@@ -220,7 +220,11 @@ export class CheckResponder {
     await this.end(request.transactional_id, request.producer_id, request.producer_epoch, result === 'commit');
   }
 
-  /** EndTxn for the half message's transaction; one already ended or taken over is left as it is. */
+  /**
+   * EndTxn for the half message's transaction; one already ended or taken over is left as it is.
+   * Under transaction version 2 (v5) the end takes the next epoch as the carrier's own would, so
+   * the carrier's commit or rollback afterwards is answered as a retry of this one.
+   */
   private async end(transactional_id: string, producer_id: number, producer_epoch: number, commit: boolean) {
     let link = this.links.get(transactional_id);
     if (!link) {
@@ -231,7 +235,7 @@ export class CheckResponder {
     }
     try {
       const body = { transactional_id, producer_id, producer_epoch, committed: commit };
-      await link.request(END_TXN, 0, 3, body, (answer) => answer.error_code);
+      await link.request(END_TXN, 0, 5, body, (answer) => answer.error_code);
     } catch (error) {
       if (!(error instanceof KafkaProtocolError) || !SETTLED_CODES.has(error.code)) throw error;
     } finally {

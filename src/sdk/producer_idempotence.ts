@@ -129,6 +129,11 @@ export class Idempotence {
       producer_id: this.producer_id,
       producer_epoch: this.producer_epoch,
     });
+    this.take(identity, states);
+  }
+
+  /** Writes under `identity` from now on: every partition numbers from 0 again. */
+  take(identity: Identity, states: Iterable<SequencedPartition>): void {
     this.producer_id = identity.producer_id;
     this.producer_epoch = identity.producer_epoch;
     for (const state of states) {

@@ -2,15 +2,18 @@
 // sends commit or abort together: before the first record of a partition the partition is added
 // to the transaction (AddPartitionsToTxn), offsets are sent through the transaction coordinator to
 // the group coordinator (AddOffsetsToTxn, TxnOffsetCommit), and EndTxn ends it once every send of
-// the transaction is acknowledged. One transaction at a time per producer. A failed send makes the
-// transaction abort-only; a producer fenced by a newer instance of its transactional id can only
-// disconnect.
+// the transaction is acknowledged. With transaction version 2 (KIP-890), when the broker offers
+// it, partitions and offsets join with their Produce and TxnOffsetCommit instead, and each EndTxn
+// hands out the epoch of the next transaction. One transaction at a time per producer. A failed
+// send makes the transaction abort-only; a producer fenced by a newer instance of its transactional
+// id can only disconnect.
 import type { Cluster } from './cluster.ts';
 import { KafkaProtocolError, SluiceError } from './errors.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { ADD_PARTITIONS_TO_TXN } from '../protocol/kafka/messages/24_add_partitions_to_txn.ts';
 import { ADD_OFFSETS_TO_TXN } from '../protocol/kafka/messages/25_add_offsets_to_txn.ts';
 import { END_TXN } from '../protocol/kafka/messages/26_end_txn.ts';
+import { PRODUCE } from '../protocol/kafka/messages/00_produce.ts';
 import { TXN_OFFSET_COMMIT } from '../protocol/kafka/messages/28_txn_offset_commit.ts';
 import { COORDINATOR_KEY_GROUP, CoordinatorLink } from './find_coordinator.ts';
 import type { Idempotence } from './producer_idempotence.ts';
@@ -57,6 +60,8 @@ export class Transactions {
   private readonly added = new Set<PartitionState>();
   private readonly groups_added = new Set<string>();
   private readonly group_links = new Map<string, CoordinatorLink>();
+  /** Transaction version 2 (KIP-890) in use; decided on the first transaction. */
+  private version2: boolean | null = null;
 
   constructor(
     private readonly cluster: Cluster,
@@ -84,11 +89,32 @@ export class Transactions {
     if (error instanceof KafkaProtocolError && FENCED_CODES.has(error.code)) this.phase = 'fenced';
   }
 
+  /**
+   * Whether the coordinator finalizes transaction version 2 and serves its versions: partitions
+   * and offsets then join with their Produce (v12) and TxnOffsetCommit (v5), and each EndTxn (v5)
+   * ends under the next epoch, fencing whatever of the transaction is still in flight.
+   */
+  private async v2(): Promise<boolean> {
+    if (this.version2 === null) {
+      const broker = await this.retry(() => this.link.connection());
+      this.version2 =
+        broker.feature_level('transaction.version') >= 2 &&
+        broker.serves(END_TXN, 5) &&
+        broker.serves(PRODUCE, 12) &&
+        broker.serves(TXN_OFFSET_COMMIT, 5);
+    }
+    return this.version2;
+  }
+
   /** Adds the partitions among `states` that the transaction has not written to yet. */
   async add_partitions(states: Iterable<PartitionState>): Promise<void> {
     const fresh = new Set<PartitionState>();
     for (const state of states) if (!this.added.has(state)) fresh.add(state);
     if (fresh.size === 0) return;
+    if (await this.v2()) {
+      for (const state of fresh) this.added.add(state); // joined by their Produce
+      return;
+    }
     const topics = new Map<string, number[]>();
     for (const state of fresh) {
       const partitions = topics.get(state.topic);
@@ -133,7 +159,8 @@ export class Transactions {
     metadata: ConsumerGroupMetadata | null,
     offsets: TransactionOffsets,
   ): Promise<void> {
-    if (!this.groups_added.has(group_id)) {
+    const v2 = await this.v2();
+    if (!v2 && !this.groups_added.has(group_id)) {
       await this.link.request(
         ADD_OFFSETS_TO_TXN,
         0,
@@ -146,8 +173,8 @@ export class Transactions {
         },
         (answer) => answer.error_code,
       );
-      this.groups_added.add(group_id);
     }
+    this.groups_added.add(group_id);
     const topics = offsets.topics.map(({ topic, partitions }) => ({
       name: topic,
       partitions: partitions.map((p) => ({
@@ -159,8 +186,8 @@ export class Transactions {
     }));
     await this.group_link(group_id).request(
       TXN_OFFSET_COMMIT,
-      0,
-      3,
+      v2 ? 5 : 0,
+      v2 ? 5 : 3,
       {
         transactional_id: this.link.key,
         group_id,
@@ -194,11 +221,12 @@ export class Transactions {
           },
         );
       }
+      const v2 = this.version2 === true;
       if (this.added.size > 0 || this.groups_added.size > 0) {
-        await this.link.request(
+        const answer = await this.link.request(
           END_TXN,
-          0,
-          3,
+          v2 ? 5 : 0,
+          v2 ? 5 : 3,
           {
             transactional_id: this.link.key,
             producer_id: this.idempotence.producer_id,
@@ -207,8 +235,11 @@ export class Transactions {
           },
           (answer) => answer.error_code,
         );
+        if (v2) this.idempotence.take(answer, this.partitions());
       }
-      if (!commit && this.failure !== null) await this.idempotence.restart(this.partitions());
+      // Under version 2 the abort's new epoch already fences the failed transaction's batches.
+      if (!commit && this.failure !== null && !(v2 && this.added.size + this.groups_added.size > 0))
+        await this.idempotence.restart(this.partitions());
     } catch (error) {
       if (error instanceof KafkaProtocolError && FENCED_CODES.has(error.code)) this.fail(error);
       if (this.phase === 'ending') this.phase = 'open';
@@ -219,10 +250,13 @@ export class Transactions {
     this.groups_added.clear();
   }
 
-  /** The producer's next epoch from the coordinator (between transactions): the last one's epoch is fenced. */
+  /**
+   * The producer's next epoch from the coordinator (between transactions): the last one's epoch is
+   * fenced. Under transaction version 2 the last EndTxn took it already.
+   */
   async next_epoch(): Promise<void> {
     if (this.phase !== 'none') throw new SluiceError('a new epoch is taken between transactions', false);
-    await this.idempotence.restart(this.partitions());
+    if (this.version2 !== true) await this.idempotence.restart(this.partitions());
   }
 
   private group_link(group_id: string): CoordinatorLink {

@@ -27,5 +27,7 @@ export async function begin_txn(
     attributes: ATTRIBUTE_TRANSACTIONAL,
   });
   await core.partitions.produce(topic, partition, batch, -1, { transactional_id: id });
-  return { end: (commit) => core.transactions.end(id, producer_id, producer_epoch, commit) };
+  return {
+    end: (commit) => core.transactions.end(id, producer_id, producer_epoch, commit, false).then(() => undefined),
+  };
 }

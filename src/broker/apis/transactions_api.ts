@@ -41,20 +41,21 @@ export function transactions_api(broker: CoreInternals): TransactionsApi {
     get is_coordinator() {
       return coordinators.txn_host !== null;
     },
+    version: broker.settings.transactions.version,
     init_producer_id: (id, timeout_ms, expected) => coordinators.txns.init_producer_id(id, timeout_ms, expected),
     async add_partitions(id, producer_id, epoch, partitions) {
       const results = await coordinators.txns.add_partitions(id, producer_id, epoch, partitions);
       return results.map(({ partition, error }) => ({ ...partition, error }));
     },
     add_offsets: (id, producer_id, epoch) => coordinators.txns.add_offsets(id, producer_id, epoch, OFFSETS_PARTITION),
-    async commit_offsets(id, group_id, producer_id, epoch, entries) {
+    async commit_offsets(id, group_id, producer_id, epoch, entries, join_txn) {
       // The group's coordinator and the transaction's may run on different brokers.
       const txns = coordinators.txn_host;
-      if (txns) txns.check_in_txn(id, producer_id, epoch, OFFSETS_PARTITION);
-      else {
-        const producer = { transactional_id: id, producer_id, producer_epoch: epoch };
-        await broker.placement.verify_in_txn(TXN_COORDINATOR_PARTITION, producer, OFFSETS_PARTITION);
-      }
+      const producer = { transactional_id: id, producer_id, producer_epoch: epoch };
+      if (txns && join_txn) await txns.join(id, producer_id, epoch, OFFSETS_PARTITION);
+      else if (txns) txns.check_in_txn(id, producer_id, epoch, OFFSETS_PARTITION);
+      else if (join_txn) await broker.placement.add_to_txn(TXN_COORDINATOR_PARTITION, producer, OFFSETS_PARTITION);
+      else await broker.placement.verify_in_txn(TXN_COORDINATOR_PARTITION, producer, OFFSETS_PARTITION);
       await coordinators.offsets.commit_in_txn(group_id, { producer_id, producer_epoch: epoch }, entries);
     },
     verify(producer, partitions) {
@@ -83,7 +84,8 @@ export function transactions_api(broker: CoreInternals): TransactionsApi {
         }),
       );
     },
-    end: (id, producer_id, epoch, commit) => coordinators.txns.end(id, producer_id, epoch, commit),
+    end: (id, producer_id, epoch, commit, bump_epoch) =>
+      coordinators.txns.end(id, producer_id, epoch, commit, bump_epoch),
     describe(id) {
       const meta = coordinators.txns.describe(id);
       return meta ? description(meta) : null;

@@ -340,7 +340,8 @@ async function delayed_in_txn(broker: Broker, id: string, value: string, delay_m
   });
   const result = await broker.partitions.produce('t', 0, batch, -1, { transactional_id: id });
   assert.equal(result.base_offset, -1, 'held in the delay log');
-  return (commit: boolean, on: Broker = broker) => on.transactions.end(id, producer_id, producer_epoch, commit);
+  return (commit: boolean, on: Broker = broker) =>
+    on.transactions.end(id, producer_id, producer_epoch, commit, false).then(() => undefined);
 }
 
 test('delayed records of a transaction wait for its marker: due after a commit, gone after an abort', async () => {

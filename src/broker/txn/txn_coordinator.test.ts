@@ -5,29 +5,16 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../storage/index.ts';
 import { SimFileIO } from '../../storage/sim_file_io.ts';
 import { open_sim } from '../../../test/support/storage.ts';
-import { TxnCoordinator, type TxnSettings } from './txn_coordinator.ts';
+import { open_coordinator, TXN_SETTINGS } from '../../../test/support/txn_coordinator.ts';
+import type { TxnCoordinator } from './txn_coordinator.ts';
 import { TXN_STATE_TOPIC, TxnLog, type TxnMetadata } from './txn_log.ts';
 import type { PartitionLog } from '../../storage/index.ts';
 import { BrokerError } from '../../core/errors.ts';
 
-const SETTINGS: TxnSettings = { timeout_max_ms: 900_000, id_expiration_ms: 3_600_000, checks_max: 3 };
-const QUIET = { info() {}, warn() {}, error() {}, debug() {} };
 const PARTITION = [{ topic: 't', partition: 0 }];
 
-async function open(log: PartitionLog, clock: ManualClock, rewrite_after = 50): Promise<TxnCoordinator> {
-  let next_producer_id = 1000;
-  return TxnCoordinator.open({
-    log: new TxnLog(log, rewrite_after),
-    clock,
-    logger: QUIET as never,
-    settings: SETTINGS,
-    coordinator_epoch: 0,
-    allocate_producer_id: async () => next_producer_id++,
-    partition_refusal: () => null,
-    write_marker: async () => undefined,
-    half: { publish_check: async () => undefined, copy_unresolved: async () => 0 },
-  });
-}
+const open = (log: PartitionLog, clock: ManualClock, rewrite_after = 50) =>
+  open_coordinator(new TxnLog(log, rewrite_after), clock);
 
 /** One transaction of `id`: its partition added, then committed. */
 async function one_transaction(
@@ -76,7 +63,7 @@ test('a transactional id with no transaction past its expiry is forgotten', asyn
   await one_transaction(coordinator, 'idle', idle);
   const open_one = await coordinator.init_producer_id('open', 60_000, null);
   await coordinator.add_partitions('open', open_one.producer_id, open_one.producer_epoch, PARTITION);
-  clock.advance(SETTINGS.id_expiration_ms + 1);
+  clock.advance(TXN_SETTINGS.id_expiration_ms + 1);
   await coordinator.init_producer_id('fresh', 60_000, null); // a write: the expiry check runs
   for (let i = 0; i < 50 && log.log_start_offset === 0; i++) await new Promise((resolve) => setImmediate(resolve));
   assert.equal(coordinator.describe('idle'), undefined, 'the idle id is forgotten');
@@ -107,15 +94,9 @@ test('unresolved_half_message_copied_again_while_its_abort_failed: copied once, 
   const log = new AbortFailsOnce(await storage.create_partition(`${TXN_STATE_TOPIC}-0`));
   let checks = 0;
   let copies = 0;
-  const coordinator = await TxnCoordinator.open({
-    log,
-    clock,
-    logger: QUIET as never,
-    settings: { ...SETTINGS, checks_max: 1 },
-    coordinator_epoch: 0,
+  const coordinator = await open_coordinator(log, clock, {
     allocate_producer_id: async () => 7,
-    partition_refusal: () => null,
-    write_marker: async () => undefined,
+    settings: { ...TXN_SETTINGS, checks_max: 1 },
     half: { publish_check: async () => void checks++, copy_unresolved: async () => ++copies },
   });
   const id = '__sluice_half/shop/one';
@@ -145,21 +126,28 @@ class LeadershipLost extends TxnLog {
 test('coordinator_lost_its_log_answered_not_leader: a client is told not_coordinator and looks again', async () => {
   const storage = await open_sim(new SimFileIO());
   const log = new LeadershipLost(await storage.create_partition(`${TXN_STATE_TOPIC}-0`));
-  const coordinator = await TxnCoordinator.open({
-    log,
-    clock: new ManualClock(),
-    logger: QUIET as never,
-    settings: SETTINGS,
-    coordinator_epoch: 0,
-    allocate_producer_id: async () => 7,
-    partition_refusal: () => null,
-    write_marker: async () => undefined,
-    half: { publish_check: async () => undefined, copy_unresolved: async () => 0 },
-  });
+  const coordinator = await open_coordinator(log, new ManualClock(), { allocate_producer_id: async () => 7 });
   await assert.rejects(
     () => coordinator.init_producer_id('moved', 60_000, null),
     (error: unknown) => error instanceof BrokerError && error.kind === 'not_coordinator',
   );
   coordinator.close();
+  await storage.close();
+});
+
+test('coordinator_closed_while_writing_markers_answered_not_leader: a client is told not_coordinator', async () => {
+  const storage = await open_sim(new SimFileIO());
+  const log = new TxnLog(await storage.create_partition(`${TXN_STATE_TOPIC}-0`));
+  const coordinator = await open_coordinator(log, new ManualClock(), {
+    write_marker: async () => {
+      throw new BrokerError('not_leader_or_follower', 't-0 is led by a broker that just died');
+    },
+  });
+  const { producer_id, producer_epoch } = await coordinator.init_producer_id('closing', 60_000, null);
+  await coordinator.add_partitions('closing', producer_id, producer_epoch, PARTITION);
+  const ending = coordinator.end('closing', producer_id, producer_epoch, true);
+  await new Promise((resolve) => setTimeout(resolve, 50)); // its markers fail and are retried
+  coordinator.close(); // the log's leadership moved
+  await assert.rejects(ending, (error: unknown) => error instanceof BrokerError && error.kind === 'not_coordinator');
   await storage.close();
 });

@@ -23,6 +23,11 @@ export interface TxnSettings {
   id_expiration_ms: number;
   /** Check requests for a half message before it is given up as unresolved. */
   checks_max: number;
+  /**
+   * The transaction.version feature clients are offered (ApiVersions): 2 lets them end each
+   * transaction under a new epoch (KIP-890); 1 keeps them to the earlier requests.
+   */
+  version: number;
 }
 
 /** How often open transactions are checked against their timeout. */
@@ -45,8 +50,25 @@ export interface TxnCoordinatorDeps {
   half: HalfChecks;
 }
 
-/** The epoch is an int16; at its end the producer gets a new id instead. */
+/**
+ * The epoch is an int16. A producer is handed at most EPOCH_MAX - 1, so the coordinator can always
+ * fence it with one more; past that the producer gets a new id instead.
+ */
 const EPOCH_MAX = 32_767;
+
+/** What a producer writes under: the same after an end, or the next epoch (transaction version 2). */
+export interface ProducerIdentity {
+  producer_id: number;
+  producer_epoch: number;
+}
+
+const identity_of = (meta: TxnMetadata): ProducerIdentity => ({
+  producer_id: meta.producer_id,
+  producer_epoch: meta.producer_epoch,
+});
+
+/** A change that forgets the EndTxn a retry could repeat (a new transaction, a new instance, a fence). */
+const NO_LAST_END = { last_producer_id: undefined, last_producer_epoch: undefined } as const;
 /** Wait before writing the markers of a decided transaction again after a failed write. */
 const MARKER_RETRY_MS = 500;
 
@@ -61,6 +83,8 @@ export class TxnCoordinator {
   /** Producer id → transactional id, for the produce path's check. */
   private readonly by_producer = new Map<number, string>();
   private readonly chains = new Map<string, Promise<unknown>>();
+  /** Partitions waiting to join a transaction (join), by producer id, epoch and transactional id. */
+  private readonly joining = new Map<string, { partitions: TxnPartition[]; added: Promise<void> }>();
   private timer: NodeJS.Timeout | null = null;
   private expiry_checked_ms = 0;
   /** Half messages copied to the unresolved topic whose abort is not written yet (id/producer/epoch). */
@@ -110,8 +134,11 @@ export class TxnCoordinator {
     return run;
   }
 
+  /** Writes `meta` with `change` applied (a field set to undefined is dropped, as a reload would). */
   private async save(meta: TxnMetadata, change: Partial<TxnMetadata>): Promise<TxnMetadata> {
-    return this.write({ ...meta, ...change, updated_ms: this.deps.clock.now_ms() });
+    const next: Partial<TxnMetadata> = { ...meta, ...change, updated_ms: this.deps.clock.now_ms() };
+    for (const key of Object.keys(change) as Array<keyof TxnMetadata>) if (next[key] === undefined) delete next[key];
+    return this.write(next as TxnMetadata);
   }
 
   private async write(meta: TxnMetadata): Promise<TxnMetadata> {
@@ -189,10 +216,7 @@ export class TxnCoordinator {
     }
     return this.serial(id, async () => {
       let meta = this.txns.get(id);
-      if (!meta) {
-        const fresh = await this.new_metadata(id, timeout_ms);
-        return { producer_id: fresh.producer_id, producer_epoch: fresh.producer_epoch };
-      }
+      if (!meta) return identity_of(await this.new_metadata(id, timeout_ms));
       if (expected && (expected.producer_id !== meta.producer_id || expected.producer_epoch !== meta.producer_epoch)) {
         throw new BrokerError(
           'invalid_producer_epoch',
@@ -204,12 +228,19 @@ export class TxnCoordinator {
       if (meta.state === 'ongoing') meta = await this.abort_with_bump(meta);
       const bumped = meta.producer_epoch + 1;
       const next =
-        bumped > EPOCH_MAX
+        bumped >= EPOCH_MAX
           ? { producer_id: await this.deps.allocate_producer_id(), producer_epoch: 0 }
           : { producer_id: meta.producer_id, producer_epoch: bumped };
       if (next.producer_id !== meta.producer_id) this.by_producer.delete(meta.producer_id);
-      const saved = await this.save(meta, { ...next, timeout_ms, state: 'empty', partitions: [], started_ms: -1 });
-      return { producer_id: saved.producer_id, producer_epoch: saved.producer_epoch };
+      const saved = await this.save(meta, {
+        ...next,
+        ...NO_LAST_END,
+        timeout_ms,
+        state: 'empty',
+        partitions: [],
+        started_ms: -1,
+      });
+      return identity_of(saved);
     });
   }
 
@@ -279,6 +310,47 @@ export class TxnCoordinator {
     });
   }
 
+  /**
+   * Produce v12+ and TxnOffsetCommit v5 (transaction version 2, KIP-890): the partition joins the
+   * producer's transaction with its first batch or offsets there, beginning the transaction if none
+   * is open, without AddPartitionsToTxn. The partitions of one request arrive together and join
+   * with one record; a refused one (deleted, led elsewhere) gets its own error.
+   */
+  join(id: string, producer_id: number, epoch: number, partition: TxnPartition): Promise<void> {
+    const meta = this.txns.get(id);
+    const joined = (m: TxnMetadata | undefined) =>
+      m?.state === 'ongoing' &&
+      m.producer_id === producer_id &&
+      m.producer_epoch === epoch &&
+      m.partitions.some((p) => same_partition(p, partition));
+    if (joined(meta) && !this.chains.has(id)) return Promise.resolve();
+    const key = `${producer_id}/${epoch}/${id}`;
+    let pending = this.joining.get(key);
+    if (!pending) {
+      const partitions: TxnPartition[] = [];
+      const added = this.serial(id, async () => {
+        this.joining.delete(key);
+        const current = this.current(id, producer_id, epoch);
+        this.check_open_for_more(current);
+        const allowed = partitions.filter((p) => this.deps.partition_refusal(p.topic, p.partition) === null);
+        if (allowed.length > 0) await this.include(current, allowed);
+      });
+      pending = { partitions, added };
+      this.joining.set(key, pending);
+    }
+    pending.partitions.push(partition);
+    return pending.added.then(() => {
+      if (joined(this.txns.get(id))) return;
+      throw (
+        this.deps.partition_refusal(partition.topic, partition.partition) ??
+        new BrokerError(
+          'invalid_txn_state',
+          `${partition.topic}-${partition.partition} did not join ${id}'s transaction`,
+        )
+      );
+    });
+  }
+
   private check_open_for_more(meta: TxnMetadata): void {
     if (meta.state === 'prepare_commit' || meta.state === 'prepare_abort') {
       throw new BrokerError('concurrent_transactions', `${meta.transactional_id} is still ending its transaction`);
@@ -294,6 +366,7 @@ export class TxnCoordinator {
       state: 'ongoing',
       partitions: [...meta.partitions, ...added],
       started_ms: starting ? now : meta.started_ms,
+      ...(starting ? NO_LAST_END : {}),
       // A half message's new transaction: no check made yet, the first due after its timeout.
       ...(starting && half_group_of(meta.transactional_id) !== null ? { checks: 0, next_check_ms: -1 } : {}),
     });
@@ -346,23 +419,41 @@ export class TxnCoordinator {
 
   /**
    * EndTxn: the decision is made durable (prepare_commit or prepare_abort), the markers are
-   * written, and the transaction completes. A retry of an end already made is answered again.
+   * written, and the transaction completes; resolves to what the producer writes under next. A
+   * retry of an end already made is answered again. `bump_epoch` (EndTxn v5, transaction version
+   * 2): the ending takes the next epoch, so its markers fence every batch of the transaction still
+   * in flight, and the producer begins its next transaction under it.
    */
-  end(id: string, producer_id: number, epoch: number, commit: boolean): Promise<void> {
+  end(id: string, producer_id: number, epoch: number, commit: boolean, bump_epoch = false): Promise<ProducerIdentity> {
     return this.serial(id, async () => {
-      const meta = this.current(id, producer_id, epoch);
       const done: TxnState = commit ? 'complete_commit' : 'complete_abort';
       const preparing: TxnState = commit ? 'prepare_commit' : 'prepare_abort';
-      if (meta.state === done) return;
-      if (meta.state === preparing) return this.finish(meta);
-      if (meta.state !== 'ongoing') {
-        throw new BrokerError(
-          'invalid_txn_state',
-          `${id} cannot ${commit ? 'commit' : 'abort'} in state ${meta.state}`,
-        );
+      const last = this.txns.get(id);
+      const retry = last?.last_producer_id === producer_id && last.last_producer_epoch === epoch;
+      const meta = bump_epoch && retry ? last : this.current(id, producer_id, epoch);
+      if (meta.state === preparing) await this.finish(meta);
+      else if (meta.state !== done || (bump_epoch && !retry)) {
+        if (meta.state !== 'ongoing') {
+          throw new BrokerError(
+            'invalid_txn_state',
+            `${id} cannot ${commit ? 'commit' : 'abort'} in state ${meta.state}`,
+          );
+        }
+        await this.finish(await this.save(meta, { state: preparing, ...(bump_epoch ? await this.bumped(meta) : {}) }));
       }
-      await this.finish(await this.save(meta, { state: preparing }));
+      return identity_of(this.txns.get(id)!);
     });
+  }
+
+  /** The prepare record's change for transaction version 2: the next epoch (a new id once they run out). */
+  private async bumped(meta: TxnMetadata): Promise<Partial<TxnMetadata>> {
+    const epoch = meta.producer_epoch + 1;
+    return {
+      producer_epoch: epoch,
+      last_producer_id: meta.producer_id,
+      last_producer_epoch: meta.producer_epoch,
+      ...(epoch >= EPOCH_MAX ? { next_producer_id: await this.deps.allocate_producer_id() } : {}),
+    };
   }
 
   /** Writes the markers of a decided transaction and completes it; retried until it succeeds. */
@@ -381,7 +472,9 @@ export class TxnCoordinator {
         break;
       } catch (error) {
         rethrow_invariant(error);
-        if (this.closed) throw error;
+        // Its log led elsewhere now: the client must look the coordinator up again, whatever the
+        // marker's own error was (kafkajs gave up InitProducerId on NOT_LEADER_OR_FOLLOWER).
+        if (this.closed) throw new BrokerError('not_coordinator', `${meta.transactional_id}: ${String(error)}`);
         this.deps.logger.warn(
           { transactional_id: meta.transactional_id, commit, error: String(error) },
           'could not write transaction markers; retrying',
@@ -389,7 +482,14 @@ export class TxnCoordinator {
         await new Promise((resolve) => setTimeout(resolve, MARKER_RETRY_MS));
       }
     }
-    await this.save(meta, { state: commit ? 'complete_commit' : 'complete_abort', partitions: [], started_ms: -1 });
+    const renewed = meta.next_producer_id;
+    await this.save(meta, {
+      state: commit ? 'complete_commit' : 'complete_abort',
+      partitions: [],
+      started_ms: -1,
+      ...(renewed === undefined ? {} : { producer_id: renewed, producer_epoch: 0, next_producer_id: undefined }),
+    });
+    if (renewed !== undefined) this.by_producer.delete(meta.producer_id);
   }
 
   /**
@@ -415,7 +515,7 @@ export class TxnCoordinator {
   /** Aborts an ongoing transaction under the next epoch, fencing the instance that opened it. */
   private async abort_with_bump(meta: TxnMetadata): Promise<TxnMetadata> {
     const epoch = Math.min(meta.producer_epoch + 1, EPOCH_MAX);
-    await this.finish(await this.save(meta, { producer_epoch: epoch, state: 'prepare_abort' }));
+    await this.finish(await this.save(meta, { producer_epoch: epoch, state: 'prepare_abort', ...NO_LAST_END }));
     return this.txns.get(meta.transactional_id)!;
   }
 

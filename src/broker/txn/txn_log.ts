@@ -35,6 +35,15 @@ export interface TxnMetadata {
   /** A half message's transaction (check-back): the checks made, and when the next is due (-1: after its timeout). */
   checks?: number;
   next_check_ms?: number;
+  /**
+   * Transaction version 2 (KIP-890): the producer id and epoch the last EndTxn ended under, before
+   * it bumped the epoch; a retry of that EndTxn under them is answered again. Cleared when the
+   * next transaction begins.
+   */
+  last_producer_id?: number;
+  last_producer_epoch?: number;
+  /** An ending that used up the producer's epochs: the producer id it hands out once complete. */
+  next_producer_id?: number;
 }
 
 /** Records appended since the last rewrite before the next one: this many, or twice the live ids. */

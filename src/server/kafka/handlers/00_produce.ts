@@ -1,6 +1,8 @@
-// Produce 3-10: one record batch per partition, appended through the core (idempotence checks
-// included). acks=0 gets no response; acks=1 and -1 are answered once the append is acknowledged
-// under the storage durability policy. Not served: topic ids (v13), transactions.
+// Produce 3-12: one record batch per partition, appended through the core (idempotence and
+// transaction checks included). acks=0 gets no response; acks=1 and -1 are answered once the append
+// is acknowledged under the storage durability policy. v11 only adds an error code Sluice does not
+// send (TRANSACTION_ABORTABLE); from v12 (transaction version 2, KIP-890) a transactional batch's
+// partition joins the producer's transaction without AddPartitionsToTxn. Not served: topic ids (v13).
 import { PRODUCE } from '../../../protocol/kafka/messages/00_produce.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
@@ -16,12 +18,20 @@ const BROKER_APPEND = { broker_append: true } as const;
 
 export const produce_handler = kafka_handler(
   PRODUCE,
-  { min: 3, max: 10, notes: 'one batch per partition; acks 0, 1, -1; advertised from v0 (see below)' },
+  {
+    min: 3,
+    max: 12,
+    notes: 'one batch per partition; acks 0, 1, -1; v12: partitions join transactions; advertised from v0 (see below)',
+  },
   async (request, ctx) => {
     const acks = request.acks;
     // A transactional produce names its transactional id: a leader may verify it with the coordinator.
     const options = request.transactional_id
-      ? { broker_append: request.sluice_broker_append, transactional_id: request.transactional_id }
+      ? {
+          broker_append: request.sluice_broker_append,
+          transactional_id: request.transactional_id,
+          join_txn: ctx.version >= 12,
+        }
       : request.sluice_broker_append
         ? BROKER_APPEND
         : undefined;

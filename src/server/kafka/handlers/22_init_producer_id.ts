@@ -1,7 +1,8 @@
-// InitProducerId 0-4: a producer id for an idempotent producer, from blocks reserved in the
+// InitProducerId 0-5: a producer id for an idempotent producer, from blocks reserved in the
 // metadata store (unique across brokers and restarts); an idempotent producer bumping its epoch
 // after an error keeps its id. With a transactional id, the transaction coordinator's id and a new
-// epoch, which fences the id's earlier instances (their open transaction is aborted).
+// epoch, which fences the id's earlier instances (their open transaction is aborted). v5 only adds
+// an error code Sluice does not send (TRANSACTION_ABORTABLE).
 import { INIT_PRODUCER_ID } from '../../../protocol/kafka/messages/22_init_producer_id.ts';
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
@@ -11,7 +12,7 @@ const EPOCH_MASK = 0x7fff;
 
 export const init_producer_id_handler = kafka_handler(
   INIT_PRODUCER_ID,
-  { min: 0, max: 4, notes: 'idempotent and transactional producers (on the transaction coordinator)' },
+  { min: 0, max: 5, notes: 'idempotent and transactional producers (on the transaction coordinator)' },
   async (request, ctx) => {
     if (request.transactional_id !== null) {
       try {

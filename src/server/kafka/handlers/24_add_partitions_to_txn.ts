@@ -2,6 +2,7 @@
 // its ongoing transaction (the first begins it); all or none, so with a partition refused (unknown)
 // nothing is added. v4+ is the brokers' form, several transactions at once: with verify_only a
 // partition leader asks whether a producer's first batch there belongs to its ongoing transaction.
+// v5 only adds an error code Sluice does not send (TRANSACTION_ABORTABLE).
 import { ADD_PARTITIONS_TO_TXN } from '../../../protocol/kafka/messages/24_add_partitions_to_txn.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { BrokerError, Core, TopicPartition } from '../../../core/index.ts';
@@ -21,7 +22,7 @@ interface Transaction {
 
 export const add_partitions_to_txn_handler = kafka_handler(
   ADD_PARTITIONS_TO_TXN,
-  { min: 0, max: 4, notes: 'v4 (brokers): verify only, or add, for several transactions' },
+  { min: 0, max: 5, notes: 'v4+ (brokers): verify only, or add, for several transactions' },
   async (request, ctx) => {
     if (ctx.version <= 3) {
       const transaction = {

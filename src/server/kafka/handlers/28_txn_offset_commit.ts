@@ -1,6 +1,8 @@
-// TxnOffsetCommit 0-3: offsets a transactional producer commits for a consumer group, applied only
-// if its transaction commits. Needs AddOffsetsToTxn first; from v3 the member's generation is
-// checked as for OffsetCommit when the producer gives one.
+// TxnOffsetCommit 0-5: offsets a transactional producer commits for a consumer group, applied only
+// if its transaction commits. Up to v4 it needs AddOffsetsToTxn first; from v5 (transaction version
+// 2, KIP-890) the group's offsets join the transaction here. From v3 the member's generation is
+// checked as for OffsetCommit when the producer gives one. v4 only adds an error code Sluice does
+// not send (TRANSACTION_ABORTABLE).
 import { TXN_OFFSET_COMMIT } from '../../../protocol/kafka/messages/28_txn_offset_commit.ts';
 import type { OffsetCommitEntry } from '../../../core/index.ts';
 import { kafka_handler } from '../handler.ts';
@@ -8,7 +10,7 @@ import { kafka_error_code } from '../error_map.ts';
 
 export const txn_offset_commit_handler = kafka_handler(
   TXN_OFFSET_COMMIT,
-  { min: 0, max: 3, notes: 'the offsets apply when the transaction commits' },
+  { min: 0, max: 5, notes: 'the offsets apply when the transaction commits; v5 joins the transaction' },
   async (request, ctx) => {
     const entries: OffsetCommitEntry[] = request.topics.flatMap((t) =>
       t.partitions.map((p) => ({
@@ -34,6 +36,7 @@ export const txn_offset_commit_handler = kafka_handler(
         request.producer_id,
         request.producer_epoch,
         entries,
+        ctx.version >= 5,
       );
     } catch (error) {
       error_code = kafka_error_code(error);
