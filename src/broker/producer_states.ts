@@ -5,6 +5,7 @@
 // as copied batches enter their log (record_batches), so a new leader recognises retries.
 import path from 'node:path';
 import {
+  type EpochEntry,
   type FileIO,
   type Logger,
   type PartitionLog,
@@ -29,7 +30,11 @@ const SCAN_READ_BYTES = 1024 * 1024;
 /** Periodic snapshots bound how much of the log a restart after a crash replays. */
 export const PRODUCER_STATE_INTERVAL_MS = 10_000;
 
-type Snapshot = Record<string, { offset: number; producers: unknown }>;
+/**
+ * Per partition: the offset the state covers, the state, and the log's leader epochs below that
+ * offset then (absent in snapshots of earlier versions), to tell whether the log changed since.
+ */
+type Snapshot = Record<string, { offset: number; producers: unknown; epochs?: EpochEntry[] }>;
 
 export class ProducerStates {
   private readonly partitions = new Map<string, PartitionProducers>();
@@ -71,11 +76,16 @@ export class ProducerStates {
   async load(log: PartitionLog): Promise<void> {
     const saved = this.snapshot[log.name];
     const producers = saved ? PartitionProducers.from_json(saved.producers) : new PartitionProducers();
-    // Recovery may have cut the log below the snapshot (a corrupt or truncated segment): the
-    // batches it lost are no producer's any more.
-    producers.truncate_from(log.written_offset);
+    // The log may no longer hold what the snapshot saw: cut below it by recovery (a corrupt or
+    // truncated segment), or, on a follower, cut after it was taken and copied again from a new
+    // leader (a divergent tail) — the state learnt from the old records is undone, and the log
+    // replayed from where the two part (seed 20261202: a marker never learnt, a partition's last
+    // stable offset stuck for good).
+    const agreed = saved ? agreed_until(saved.offset, saved.epochs, log.epochs.list()) : 0;
+    const valid = Math.min(log.written_offset, agreed);
+    producers.truncate_from(valid);
     this.partitions.set(log.name, producers);
-    let offset = Math.max(saved?.offset ?? 0, log.log_start_offset);
+    let offset = Math.max(valid, log.log_start_offset);
     while (offset < log.written_offset) {
       const { batches } = await log.read(offset, SCAN_READ_BYTES, 'log_end');
       if (batches.length === 0) break;
@@ -125,7 +135,11 @@ export class ProducerStates {
       for (const log of this.logs()) {
         if (log.is_offline) continue;
         const flushed = log.flushed_offset;
-        snapshot[log.name] = { offset: flushed, producers: this.partitions.get(log.name)?.to_json(flushed) ?? [] };
+        snapshot[log.name] = {
+          offset: flushed,
+          producers: this.partitions.get(log.name)?.to_json(flushed) ?? [],
+          epochs: log.epochs.list().filter((entry) => entry.start_offset < flushed),
+        };
       }
       await replace_file_atomically(
         this.io,
@@ -146,6 +160,22 @@ export class ProducerStates {
     if (this.timer) clearInterval(this.timer);
     await this.save();
   }
+}
+
+/**
+ * Up to where a log still holds the records a snapshot taken at `offset` saw: that offset, or the
+ * first offset where the log's leader epochs now part from those `saved` then (a record copied
+ * again from a new leader carries that leader's epoch). Without `saved`, the offset.
+ */
+export function agreed_until(offset: number, saved: EpochEntry[] | undefined, now: EpochEntry[]): number {
+  if (!saved) return offset;
+  for (let i = 0; i < saved.length; i++) {
+    const then = saved[i]!;
+    const current = now[i];
+    if (!current || current.epoch !== then.epoch || current.start_offset !== then.start_offset)
+      return Math.min(offset, then.start_offset, current?.start_offset ?? offset);
+  }
+  return Math.min(offset, now[saved.length]?.start_offset ?? offset);
 }
 
 /**

@@ -21,3 +21,4 @@ export { SimFileIO, SimulatedCrash, type SimFault } from './sim_file_io.ts';
 export { ManualClock, MONOTONIC_CLOCK, SYSTEM_CLOCK, SILENT_LOGGER, type Clock, type Logger } from './clock.ts';
 export { check_batch, type BatchCheckLimits } from './batch.ts';
 export { read_whole_file, replace_file_atomically } from './file_util.ts';
+export type { EpochEntry } from './leader_epochs.ts';

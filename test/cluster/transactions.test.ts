@@ -3,10 +3,14 @@
 // coordinator), its offsets commit through a group coordinator that may run elsewhere, and the
 // transaction coordinator killed (kill -9) while it ends a transaction, ten times over, never
 // leaves a transaction committed on some partitions and not on others; delayed records in
-// transactions are delivered when due only if committed. kafkajs against real etcd.
+// transactions are delivered when due only if committed. kafkajs against real etcd, and the SDK
+// under transaction version 2 (partitions joining through their leaders' produce path).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Kafka, Producer } from 'kafkajs';
+import { Sluice } from '../../src/sdk/index.ts';
+import { Connection } from '../../src/protocol/kafka/client_connection.ts';
+import { DESCRIBE_TRANSACTIONS } from '../../src/protocol/kafka/messages/65_describe_transactions.ts';
 import { type SharedCluster, create_replicated_topic, missing, shared_cluster } from './cluster_support.ts';
 
 const shared = shared_cluster();
@@ -63,6 +67,22 @@ async function transaction_coordinator({ cluster, admin }: SharedCluster): Promi
   return (await cluster.partition(admin, '__transaction_state', 0)).leader;
 }
 
+/** The epoch a transactional id's producer has now, from DescribeTransactions on every broker. */
+async function producer_epoch({ cluster }: SharedCluster, transactional_id: string): Promise<number> {
+  for (const address of cluster.bootstrap) {
+    const [host, port] = address.split(':') as [string, string];
+    const connection = await Connection.connect(host, Number(port), { request_timeout_ms: 10_000 });
+    try {
+      const [state] = (await connection.call(DESCRIBE_TRANSACTIONS, 0, { transactional_ids: [transactional_id] }))
+        .transaction_states;
+      if (state?.error_code === 0) return state.producer_epoch;
+    } finally {
+      connection.close();
+    }
+  }
+  throw new Error(`no broker describes ${transactional_id}`);
+}
+
 test(
   'a transaction over partitions every broker leads commits or aborts on all of them, its offsets with it',
   { skip: missing ?? false, timeout: 180_000 },
@@ -97,6 +117,41 @@ test(
     const admin = shared.admin;
     const offsets = await admin.fetchOffsets({ groupId: 'txn-spread-group', topics: [topic] });
     assert.equal(offsets[0]!.partitions.find((p) => p.partition === 0)!.offset, '7', 'offsets sent in the transaction');
+    await producer.disconnect();
+  },
+);
+
+test(
+  'the SDK under transaction version 2 over partitions every broker leads: joined by its produce, each end a new epoch',
+  { skip: missing ?? false, timeout: 180_000 },
+  async () => {
+    const { cluster } = shared;
+    const topic = 'txn-spread-v2';
+    const leaders = await create_spread_topic(shared, topic);
+    assert.equal(new Set(leaders).size, PARTITIONS, `one leader per partition: ${leaders.join(',')}`);
+    const sluice = new Sluice({ brokers: cluster.bootstrap, clientId: 'txn-spread-v2', retry: RETRY });
+    const producer = sluice.producer({ transactionalId: 'txn-spread-v2-producer' });
+    await producer.connect();
+    const messages = (tag: string) =>
+      Array.from({ length: PARTITIONS }, (_, partition) => ({ partition, value: `${tag}-${partition}` }));
+    const aborted = await producer.transaction();
+    await aborted.send({ topic, messages: messages('aborted') });
+    await aborted.abort();
+    const committed = await producer.transaction();
+    await committed.send({ topic, messages: messages('committed') });
+    await committed.sendOffsets({
+      consumerGroupId: 'txn-spread-v2-group',
+      topics: [{ topic, partitions: [{ partition: 0, offset: '9' }] }],
+    });
+    await committed.commit();
+    const kafka = cluster.kafka('txn-spread-v2');
+    const expected = Array.from({ length: PARTITIONS }, (_, p) => `committed-${p}`);
+    assert.deepEqual(await read_all(kafka, topic, false, PARTITIONS), expected);
+    const everything = [...Array.from({ length: PARTITIONS }, (_, p) => `aborted-${p}`), ...expected].sort();
+    assert.deepEqual(await read_all(kafka, topic, true, 2 * PARTITIONS), everything);
+    const offsets = await shared.admin.fetchOffsets({ groupId: 'txn-spread-v2-group', topics: [topic] });
+    assert.equal(offsets[0]!.partitions.find((p) => p.partition === 0)!.offset, '9', 'offsets sent in the transaction');
+    assert.equal(await producer_epoch(shared, 'txn-spread-v2-producer'), 2, 'each of the two ends took the next epoch');
     await producer.disconnect();
   },
 );

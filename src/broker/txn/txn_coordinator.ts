@@ -12,7 +12,20 @@ import type { Clock, Logger } from '../../core/clock.ts';
 import { BrokerError } from '../../core/errors.ts';
 import { rethrow_invariant } from '../../core/invariants.ts';
 import type { Marker } from '../../protocol/control_records.ts';
-import type { TxnLog, TxnMetadata, TxnPartition, TxnState } from './txn_log.ts';
+import {
+  check_due_ms,
+  EPOCH_MAX,
+  identity_of,
+  in_ongoing,
+  NO_LAST_END,
+  same_partition,
+  with_change,
+  type ProducerIdentity,
+  type TxnLog,
+  type TxnMetadata,
+  type TxnPartition,
+  type TxnState,
+} from './txn_log.ts';
 import type { HalfChecks } from './half_checks.ts';
 import { half_group_of } from '../../protocol/half_messages.ts';
 
@@ -50,33 +63,8 @@ export interface TxnCoordinatorDeps {
   half: HalfChecks;
 }
 
-/**
- * The epoch is an int16. A producer is handed at most EPOCH_MAX - 1, so the coordinator can always
- * fence it with one more; past that the producer gets a new id instead.
- */
-const EPOCH_MAX = 32_767;
-
-/** What a producer writes under: the same after an end, or the next epoch (transaction version 2). */
-export interface ProducerIdentity {
-  producer_id: number;
-  producer_epoch: number;
-}
-
-const identity_of = (meta: TxnMetadata): ProducerIdentity => ({
-  producer_id: meta.producer_id,
-  producer_epoch: meta.producer_epoch,
-});
-
-/** A change that forgets the EndTxn a retry could repeat (a new transaction, a new instance, a fence). */
-const NO_LAST_END = { last_producer_id: undefined, last_producer_epoch: undefined } as const;
 /** Wait before writing the markers of a decided transaction again after a failed write. */
 const MARKER_RETRY_MS = 500;
-
-const same_partition = (a: TxnPartition, b: TxnPartition) => a.topic === b.topic && a.partition === b.partition;
-
-/** When a half message's transaction is next checked: its timeout after it began, then after each check. */
-const check_due_ms = (meta: TxnMetadata) =>
-  meta.next_check_ms !== undefined && meta.next_check_ms >= 0 ? meta.next_check_ms : meta.started_ms + meta.timeout_ms;
 
 export class TxnCoordinator {
   private readonly txns = new Map<string, TxnMetadata>();
@@ -135,10 +123,8 @@ export class TxnCoordinator {
   }
 
   /** Writes `meta` with `change` applied (a field set to undefined is dropped, as a reload would). */
-  private async save(meta: TxnMetadata, change: Partial<TxnMetadata>): Promise<TxnMetadata> {
-    const next: Partial<TxnMetadata> = { ...meta, ...change, updated_ms: this.deps.clock.now_ms() };
-    for (const key of Object.keys(change) as Array<keyof TxnMetadata>) if (next[key] === undefined) delete next[key];
-    return this.write(next as TxnMetadata);
+  private save(meta: TxnMetadata, change: Partial<TxnMetadata>): Promise<TxnMetadata> {
+    return this.write(with_change(meta, change, this.deps.clock.now_ms()));
   }
 
   private async write(meta: TxnMetadata): Promise<TxnMetadata> {
@@ -317,13 +303,8 @@ export class TxnCoordinator {
    * with one record; a refused one (deleted, led elsewhere) gets its own error.
    */
   join(id: string, producer_id: number, epoch: number, partition: TxnPartition): Promise<void> {
-    const meta = this.txns.get(id);
-    const joined = (m: TxnMetadata | undefined) =>
-      m?.state === 'ongoing' &&
-      m.producer_id === producer_id &&
-      m.producer_epoch === epoch &&
-      m.partitions.some((p) => same_partition(p, partition));
-    if (joined(meta) && !this.chains.has(id)) return Promise.resolve();
+    const joined = () => in_ongoing(this.txns.get(id), { producer_id, producer_epoch: epoch }, partition);
+    if (joined() && !this.chains.has(id)) return Promise.resolve();
     const key = `${producer_id}/${epoch}/${id}`;
     let pending = this.joining.get(key);
     if (!pending) {
@@ -339,15 +320,10 @@ export class TxnCoordinator {
       this.joining.set(key, pending);
     }
     pending.partitions.push(partition);
+    const refused = () =>
+      new BrokerError('invalid_txn_state', `${partition.topic}-${partition.partition} did not join`);
     return pending.added.then(() => {
-      if (joined(this.txns.get(id))) return;
-      throw (
-        this.deps.partition_refusal(partition.topic, partition.partition) ??
-        new BrokerError(
-          'invalid_txn_state',
-          `${partition.topic}-${partition.partition} did not join ${id}'s transaction`,
-        )
-      );
+      if (!joined()) throw this.deps.partition_refusal(partition.topic, partition.partition) ?? refused();
     });
   }
 
@@ -431,15 +407,16 @@ export class TxnCoordinator {
       const last = this.txns.get(id);
       const retry = last?.last_producer_id === producer_id && last.last_producer_epoch === epoch;
       const meta = bump_epoch && retry ? last : this.current(id, producer_id, epoch);
-      if (meta.state === preparing) await this.finish(meta);
+      if (meta.state === 'ongoing') {
+        const change = { state: preparing, ...(bump_epoch ? await this.bumped(meta) : {}) };
+        await this.finish(await this.save(meta, change));
+      } else if (meta.state === preparing) await this.finish(meta);
+      // Done already: asked again, unless under version 2 with the current epoch (nothing begun).
       else if (meta.state !== done || (bump_epoch && !retry)) {
-        if (meta.state !== 'ongoing') {
-          throw new BrokerError(
-            'invalid_txn_state',
-            `${id} cannot ${commit ? 'commit' : 'abort'} in state ${meta.state}`,
-          );
-        }
-        await this.finish(await this.save(meta, { state: preparing, ...(bump_epoch ? await this.bumped(meta) : {}) }));
+        throw new BrokerError(
+          'invalid_txn_state',
+          `${id} cannot ${commit ? 'commit' : 'abort'} in state ${meta.state}`,
+        );
       }
       return identity_of(this.txns.get(id)!);
     });

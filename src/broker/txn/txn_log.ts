@@ -46,6 +46,45 @@ export interface TxnMetadata {
   next_producer_id?: number;
 }
 
+/**
+ * The epoch is an int16. A producer is handed at most EPOCH_MAX - 1, so the coordinator can always
+ * fence it with one more; past that the producer gets a new id instead.
+ */
+export const EPOCH_MAX = 32_767;
+
+/** What a producer writes under: the same after an end, or the next epoch (transaction version 2). */
+export interface ProducerIdentity {
+  producer_id: number;
+  producer_epoch: number;
+}
+
+export const identity_of = (meta: TxnMetadata): ProducerIdentity => ({
+  producer_id: meta.producer_id,
+  producer_epoch: meta.producer_epoch,
+});
+
+/** A change that forgets the EndTxn a retry could repeat (a new transaction, a new instance, a fence). */
+export const NO_LAST_END = { last_producer_id: undefined, last_producer_epoch: undefined } as const;
+export const same_partition = (a: TxnPartition, b: TxnPartition) => a.topic === b.topic && a.partition === b.partition;
+
+/** When a half message's transaction is next checked: its timeout after it began, then after each check. */
+export const check_due_ms = (meta: TxnMetadata) =>
+  meta.next_check_ms !== undefined && meta.next_check_ms >= 0 ? meta.next_check_ms : meta.started_ms + meta.timeout_ms;
+
+/** Whether `partition` is in the ongoing transaction of `meta`, begun by this producer id and epoch. */
+export const in_ongoing = (meta: TxnMetadata | undefined, who: ProducerIdentity, partition: TxnPartition) =>
+  meta?.state === 'ongoing' &&
+  meta.producer_id === who.producer_id &&
+  meta.producer_epoch === who.producer_epoch &&
+  meta.partitions.some((p) => same_partition(p, partition));
+
+/** `meta` with `change` applied at `now_ms`; a field set to undefined is dropped, as a reload would. */
+export function with_change(meta: TxnMetadata, change: Partial<TxnMetadata>, now_ms: number): TxnMetadata {
+  const next: Partial<TxnMetadata> = { ...meta, ...change, updated_ms: now_ms };
+  for (const key of Object.keys(change) as Array<keyof TxnMetadata>) if (next[key] === undefined) delete next[key];
+  return next as TxnMetadata;
+}
+
 /** Records appended since the last rewrite before the next one: this many, or twice the live ids. */
 export const REWRITE_AFTER_RECORDS_MIN = 10_000;
 /** Records per batch of a rewrite (each about 250 bytes; the topic takes batches of 16 MiB). */
