@@ -83,6 +83,23 @@ async function producer_epoch({ cluster }: SharedCluster, transactional_id: stri
   throw new Error(`no broker describes ${transactional_id}`);
 }
 
+/**
+ * After an aborted transaction (`aborted-<p>` on every partition) and a committed one
+ * (`committed-<p>`, with `offset` for partition 0 of `group`): what each kind of reader sees.
+ */
+async function assert_one_committed(kafka: Kafka, topic: string, group: string, offset: string): Promise<void> {
+  const expected = Array.from({ length: PARTITIONS }, (_, p) => `committed-${p}`);
+  assert.deepEqual(await read_all(kafka, topic, false, PARTITIONS), expected);
+  const everything = [...Array.from({ length: PARTITIONS }, (_, p) => `aborted-${p}`), ...expected].sort();
+  assert.deepEqual(await read_all(kafka, topic, true, 2 * PARTITIONS), everything);
+  const offsets = await shared.admin.fetchOffsets({ groupId: group, topics: [topic] });
+  assert.equal(
+    offsets[0]!.partitions.find((p) => p.partition === 0)!.offset,
+    offset,
+    'offsets sent in the transaction',
+  );
+}
+
 test(
   'a transaction over partitions every broker leads commits or aborts on all of them, its offsets with it',
   { skip: missing ?? false, timeout: 180_000 },
@@ -110,13 +127,7 @@ test(
     });
     await committed.commit();
 
-    const expected = Array.from({ length: PARTITIONS }, (_, p) => `committed-${p}`);
-    assert.deepEqual(await read_all(kafka, topic, false, PARTITIONS), expected);
-    const everything = [...Array.from({ length: PARTITIONS }, (_, p) => `aborted-${p}`), ...expected].sort();
-    assert.deepEqual(await read_all(kafka, topic, true, 2 * PARTITIONS), everything);
-    const admin = shared.admin;
-    const offsets = await admin.fetchOffsets({ groupId: 'txn-spread-group', topics: [topic] });
-    assert.equal(offsets[0]!.partitions.find((p) => p.partition === 0)!.offset, '7', 'offsets sent in the transaction');
+    await assert_one_committed(kafka, topic, 'txn-spread-group', '7');
     await producer.disconnect();
   },
 );
@@ -145,12 +156,7 @@ test(
     });
     await committed.commit();
     const kafka = cluster.kafka('txn-spread-v2');
-    const expected = Array.from({ length: PARTITIONS }, (_, p) => `committed-${p}`);
-    assert.deepEqual(await read_all(kafka, topic, false, PARTITIONS), expected);
-    const everything = [...Array.from({ length: PARTITIONS }, (_, p) => `aborted-${p}`), ...expected].sort();
-    assert.deepEqual(await read_all(kafka, topic, true, 2 * PARTITIONS), everything);
-    const offsets = await shared.admin.fetchOffsets({ groupId: 'txn-spread-v2-group', topics: [topic] });
-    assert.equal(offsets[0]!.partitions.find((p) => p.partition === 0)!.offset, '9', 'offsets sent in the transaction');
+    await assert_one_committed(kafka, topic, 'txn-spread-v2-group', '9');
     assert.equal(await producer_epoch(shared, 'txn-spread-v2-producer'), 2, 'each of the two ends took the next epoch');
     await producer.disconnect();
   },
