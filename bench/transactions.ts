@@ -3,8 +3,9 @@
 //   npm run bench:transactions                          # the full run (about 2 minutes on 2 cores)
 //   npm run bench:transactions -- --seconds 5           # a quick look
 //
-// One broker process (`sluice start --durability fsync`, test/support/broker_process.ts, a fresh
-// temporary data directory removed at the end), topics of 3 partitions, the SDK's clients:
+// One broker process (`sluice start --durability fsync` unless --durability says otherwise,
+// test/support/broker_process.ts, a fresh temporary data directory removed at the end), topics of
+// 3 partitions, the SDK's clients:
 //   1. idempotent: --producers (64) idempotent producers, each in a loop sending --messages (100)
 //      messages of --bytes (100) B spread over the 3 partitions in one send() and waiting for it;
 //      --seconds (20) s. The baseline: the same records without a transaction.
@@ -27,7 +28,9 @@ const USAGE = `usage: npm run bench:transactions -- [options]
   --producers N   producers at once in parts 1 and 2 (default 64)
   --seconds S     length of parts 1 and 2 (default 20)
   --messages N    messages per send / transaction (default 100)
-  --bytes N       bytes per message value (default 100)`;
+  --bytes N       bytes per message value (default 100)
+  --durability D  the broker's --durability (default fsync, the target's; none or interval:MS to
+                  see what waiting for fsync costs)`;
 
 const args = bench_args(
   {
@@ -35,6 +38,7 @@ const args = bench_args(
     seconds: { type: 'string', default: '20' },
     messages: { type: 'string', default: '100' },
     bytes: { type: 'string', default: '100' },
+    durability: { type: 'string', default: 'fsync' },
     help: { type: 'boolean', short: 'h', default: false },
   } as const,
   USAGE,
@@ -133,7 +137,7 @@ function loop_row(name: string, figures: LoopFigures): Array<string | number> {
 
 async function main(): Promise<void> {
   const data_dir = new_data_dir('bench-txn');
-  const broker = await start_broker_process({ data_dir, args: ['--durability', 'fsync'] });
+  const broker = await start_broker_process({ data_dir, args: ['--durability', args.durability] });
   let failed = false;
   try {
     const sluice = new Sluice({ brokers: [broker.bootstrap], clientId: 'bench-transactions' });
