@@ -4,13 +4,16 @@
 // transaction coordinator killed (kill -9) while it ends a transaction, ten times over, never
 // leaves a transaction committed on some partitions and not on others; delayed records in
 // transactions are delivered when due only if committed. kafkajs against real etcd, and the SDK
-// under transaction version 2 (partitions joining through their leaders' produce path).
+// under transaction version 2 (partitions joining through their leaders' produce path); half
+// messages of a dead producer checked on across a failover of the transaction coordinator.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Kafka, Producer } from 'kafkajs';
 import { Sluice } from '../../src/sdk/index.ts';
 import { Connection } from '../../src/protocol/kafka/client_connection.ts';
 import { DESCRIBE_TRANSACTIONS } from '../../src/protocol/kafka/messages/65_describe_transactions.ts';
+import { TXN_UNRESOLVED_TOPIC } from '../../src/protocol/half_messages.ts';
+import { half_messages_of_a_dead_producer } from '../support/dead_half_producer.ts';
 import { type SharedCluster, create_replicated_topic, missing, shared_cluster } from './cluster_support.ts';
 
 const shared = shared_cluster();
@@ -251,5 +254,55 @@ test(
     }
     t.diagnostic(`EndTxn answers: ${outcomes.join('; ')}; committed everywhere: ${whole} of ${ROUNDS}`);
     assert.ok(whole > 0, 'some transactions committed');
+  },
+);
+
+test(
+  'check-back across a failover: the transaction coordinator killed while half messages of a dead producer wait',
+  { skip: missing ?? false, timeout: 240_000 },
+  async () => {
+    const { cluster } = shared;
+    const topic = 'txn-half-orders';
+    await create_replicated_topic(shared, topic);
+    await half_messages_of_a_dead_producer(cluster.bootstrap[0]!, topic, 'ha-shop', 1_000, [
+      'commit-me',
+      'rollback-me',
+      'ask-later',
+    ]);
+    const coordinator = await transaction_coordinator(shared);
+    await cluster.brokers.get(coordinator)!.kill();
+    // Another broker coordinates from here on: it goes on checking where the dead one left off.
+    await cluster.wait_for(
+      'another transaction coordinator',
+      async () => {
+        const leader = await transaction_coordinator(shared).catch(() => -1);
+        return leader > 0 && leader !== coordinator;
+      },
+      60_000,
+    );
+    await cluster.start(coordinator);
+    await cluster.wait_for(
+      'every broker registered',
+      async () => (await shared.admin.describeCluster()).brokers.length === cluster.brokers.size,
+      60_000,
+    );
+    const sluice = new Sluice({ brokers: cluster.bootstrap, clientId: 'txn-half-ha', retry: RETRY });
+    const answering = sluice.producer({
+      transactionGroup: 'ha-shop',
+      checkTransaction: ({ value }) =>
+        value?.toString() === 'commit-me' ? 'commit' : value?.toString() === 'rollback-me' ? 'rollback' : 'unknown',
+    });
+    await answering.connect();
+    const kafka = cluster.kafka('txn-half-ha');
+    try {
+      assert.deepEqual(await read_all(kafka, topic, false, 1, 60_000), ['commit-me']);
+      // Unanswered through every check (15 by default, one a second), it is copied to the
+      // unresolved topic.
+      const unresolved = await read_all(kafka, TXN_UNRESOLVED_TOPIC, false, 1, 90_000);
+      assert.ok(unresolved.includes('ask-later'), `unresolved: ${unresolved.join(',')}`);
+      assert.deepEqual(await read_all(kafka, topic, false, 1), ['commit-me'], 'never the others');
+    } finally {
+      await answering.disconnect();
+    }
   },
 );

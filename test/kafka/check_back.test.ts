@@ -5,14 +5,12 @@
 // is killed (SIGKILL) and restarted while the dead producer's half messages wait.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import { start_broker_process, type BrokerProcess } from '../support/broker_process.ts';
+import { half_messages_of_a_dead_producer } from '../support/dead_half_producer.ts';
 import { Sluice, type Consumer, type HalfMessageCheck } from '../../src/sdk/index.ts';
 import { TXN_CHECKS_TOPIC, TXN_UNRESOLVED_TOPIC } from '../../src/protocol/half_messages.ts';
 
-const SENDER = path.join(import.meta.dirname, '..', 'support', 'half_sender.ts');
 const WAIT_MS = 30_000;
 const BROKER_ARGS = ['--transaction-checks-max', '2'];
 
@@ -54,22 +52,6 @@ async function settled_by_their_producer(sluice: Sluice, orders: Seen, closers: 
   await assert.rejects(() => kept.commit(), /already settled/);
 }
 
-/** Half messages written by a producer that dies (SIGKILL) before settling them. */
-async function half_messages_of_a_dead_producer(bootstrap: string) {
-  const sender = spawn(
-    process.execPath,
-    ['--import', 'tsx', SENDER, bootstrap, 'orders', 'shop', '1000', 'commit-me', 'rollback-me', 'ask-later'],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let sent = '';
-  sender.stdout!.on('data', (chunk: Buffer) => (sent += chunk.toString()));
-  const exit = await new Promise<NodeJS.Signals | null>((resolve) =>
-    sender.once('exit', (_code, signal) => resolve(signal)),
-  );
-  assert.equal(exit, 'SIGKILL');
-  assert.match(sent, /sent/);
-}
-
 /** What a test gets: its broker process (a restart replaces it), the SDK on it, what to close. */
 interface Env {
   broker: BrokerProcess;
@@ -106,7 +88,11 @@ test(
 
       await settled_by_their_producer(sluice, orders, closers);
 
-      await half_messages_of_a_dead_producer(env.broker.bootstrap);
+      await half_messages_of_a_dead_producer(env.broker.bootstrap, 'orders', 'shop', 1000, [
+        'commit-me',
+        'rollback-me',
+        'ask-later',
+      ]);
       // The half messages and their checks outlive a crash of the broker.
       await env.broker.kill();
       const { data_dir, port } = env.broker;

@@ -1,5 +1,5 @@
-// A producer that writes half messages and dies before settling them, for the check-back test
-// (test/kafka/check_back.test.ts): its own process, killed with SIGKILL once every half message is
+// A producer that writes half messages and dies before settling them, for the check-back tests
+// (dead_half_producer.ts): its own process, killed with SIGKILL once every half message is
 // acknowledged. Args: bootstrap, topic, transaction group, half timeout in ms, then the values.
 import { Sluice } from '../../src/sdk/index.ts';
 
