@@ -28,6 +28,7 @@ import type { DurabilityPolicy } from '../storage/index.ts';
 import { CredentialStore, read_users_file } from '../broker/credentials.ts';
 import { share_group_settings, type ShareGroupSettings } from '../broker/queues/group_config.ts';
 import type { GuestAccess } from '../server/amqp/authenticate.ts';
+import type { TlsFiles } from '../server/tls_files.ts';
 
 /**
  * The options commander parsed, named by the camelCase of each setting's key (`nodeId`): text, or
@@ -59,6 +60,8 @@ export interface ResolvedSettings {
   autoCreate: boolean;
   logLevel: string;
   saslUsers?: string;
+  tlsCert?: string;
+  tlsKey?: string;
   shareGroups?: unknown;
   delayed?: unknown;
   cluster?: unknown;
@@ -155,6 +158,13 @@ function amqp_listener(settings: ResolvedSettings) {
       disk_free_min_bytes: Number(settings.amqpDiskFreeMinBytes),
     }
   );
+}
+
+/** `--tls-cert` and `--tls-key`: both or neither (paths resolved here). */
+function tls_files(settings: ResolvedSettings): TlsFiles | null {
+  if (!settings.tlsCert && !settings.tlsKey) return null;
+  if (!settings.tlsCert || !settings.tlsKey) throw new Error('--tls-cert and --tls-key go together');
+  return { cert_file: path.resolve(settings.tlsCert), key_file: path.resolve(settings.tlsKey) };
 }
 
 /** `--http`, `--amqp`: HOST:PORT, or "off" for no such listener. */
@@ -313,6 +323,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
       version: Number(settings.transactionVersion),
     },
     credentials,
+    tls: tls_files(settings),
     share_groups,
     delayed,
     cluster,
@@ -322,7 +333,9 @@ export async function run_start(flags: StartFlags): Promise<void> {
     logger,
   });
   const extra =
-    (credentials ? ` sasl=${credentials.size} users` : '') + (cluster ? ` etcd=${cluster.etcd.join(',')}` : '');
+    (settings.tlsCert ? ' tls' : '') +
+    (credentials ? ` sasl=${credentials.size} users` : '') +
+    (cluster ? ` etcd=${cluster.etcd.join(',')}` : '');
   process.stdout.write(ready_line(settings, running, extra));
   stop_on_signals(running, logger);
 }

@@ -20,6 +20,7 @@ import { AmqpListener } from '../server/amqp/listener.ts';
 import type { GuestAccess } from '../server/amqp/authenticate.ts';
 import type { ConnectionLimits } from '../server/kafka/connection.ts';
 import { KafkaListener } from '../server/kafka/listener.ts';
+import type { TlsFiles } from '../server/tls_files.ts';
 import { LocalMetadataStore } from '../single_node/local_metadata_store.ts';
 import { LocalPlacement } from '../single_node/local_placement.ts';
 import {
@@ -62,6 +63,8 @@ export interface StartOptions extends CoreOptions {
   limits?: Partial<ConnectionLimits>;
   /** Require SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) on the Kafka listener with these users. */
   credentials?: Credentials | null;
+  /** TLS (1.2+) on the Kafka listener with this certificate and key; plaintext when absent. */
+  tls?: TlsFiles | null;
   /** The HTTP admin API, metrics and console; none when absent. */
   http?: { host: string; port: number } | null;
   /**
@@ -163,6 +166,7 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     advertised_port: options.advertise?.port,
     limits: options.limits,
     credentials: options.credentials ?? null,
+    tls: options.tls ?? null,
     logger,
   });
   let http: HttpListener | null = null;

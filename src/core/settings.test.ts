@@ -206,6 +206,8 @@ test('defaults are the ones the broker has always had, and the code takes them f
     transaction_version: 2,
     auto_create: true,
     log_level: 'info',
+    tls_cert: null,
+    tls_key: null,
     sasl_users: null,
     'share_groups.record_lock_duration_ms': 30_000,
     'share_groups.delivery_count_limit': 5,

@@ -200,8 +200,7 @@ const TOP_LEVEL: SettingSpec[] = [
     on: CLI,
     placeholder: '<bytes>',
     option: 'amqp.disk_free_min_bytes',
-    description:
-      'free space for the data directory below which AMQP publishers are blocked (connection.blocked); ' + '0: never',
+    description: 'free data-directory space below which AMQP publishers are blocked (connection.blocked); 0: never',
   },
   {
     key: 'node_id',
@@ -291,8 +290,7 @@ const TOP_LEVEL: SettingSpec[] = [
     on: CLI,
     placeholder: '<n>',
     option: 'transactions.version',
-    description:
-      'the transaction.version feature offered to clients: 2 (KIP-890, each transaction ends under a new epoch) or 1',
+    description: 'transaction.version offered to clients: 2 (KIP-890: a new epoch per transaction) or 1',
   },
   {
     key: 'auto_create',
@@ -312,6 +310,26 @@ const TOP_LEVEL: SettingSpec[] = [
     description: 'what is logged (JSON lines on standard error)',
   },
   {
+    key: 'tls_cert',
+    type: text(),
+    default: null,
+    none: 'no TLS',
+    on: CLI,
+    placeholder: '<file>',
+    option: 'tls.cert_file',
+    description: "the broker's certificate chain (PEM); with tls_key, the Kafka listener takes TLS 1.2+ only",
+  },
+  {
+    key: 'tls_key',
+    type: text(),
+    default: null,
+    none: 'no TLS',
+    on: CLI,
+    placeholder: '<file>',
+    option: 'tls.key_file',
+    description: "the certificate's private key (PEM); both files are read again when they change",
+  },
+  {
     key: 'sasl_users',
     type: text(),
     default: null,
@@ -320,8 +338,7 @@ const TOP_LEVEL: SettingSpec[] = [
     placeholder: '<file>',
     option: 'credentials',
     description:
-      'require SASL PLAIN/SCRAM (and AMQP) logins; JSON {"users": {"name": "password"}}, ' +
-      'optionally "vhosts": {"vhost": ["name" or "*"]}',
+      'require SASL PLAIN/SCRAM (and AMQP) logins: JSON {"users": {name: password}, "vhosts"?: {vhost: [name|"*"]}}',
   },
 ];
 

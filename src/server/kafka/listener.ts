@@ -1,16 +1,19 @@
 // The Kafka listener: accepts connections and hands each to a KafkaConnection. close() stops
-// accepting, lets every connection answer what it has in flight, and then closes them.
+// accepting, lets every connection answer what it has in flight, and then closes them. With the
+// broker's certificate and key it takes TLS (1.2+) only.
 import net from 'node:net';
+import tls from 'node:tls';
 import type { Core, Credentials, Logger } from '../../core/index.ts';
 import { CONNECTION_LIMITS_DEFAULT, type ConnectionLimits, KafkaConnection } from './connection.ts';
 import { FrameReader } from '../../protocol/kafka/frame_reader.ts';
-import { reading_socket } from './reading_socket.ts';
+import { data_socket, reading_socket } from './reading_socket.ts';
 import { type KafkaHandler, type ListenerInfo, ShutdownSignal } from './handler.ts';
 import { handler_table } from './handlers/index.ts';
 import { instrument_handlers } from './instrument.ts';
 import { SaslSession } from './sasl_session.ts';
 import { ShareSessions } from './share_sessions.ts';
 import { listen_on } from '../listen.ts';
+import { reload_on_change, TLS_HANDSHAKE_TIMEOUT_MS, tls_server_options, type TlsFiles } from '../tls_files.ts';
 
 export interface KafkaListenerOptions {
   host: string;
@@ -22,6 +25,8 @@ export interface KafkaListenerOptions {
   connections_max?: number;
   /** When set, every connection must authenticate with SASL (PLAIN or SCRAM) against these users. */
   credentials?: Credentials | null;
+  /** When set, connections are TLS with this certificate and key (reloaded when the files change). */
+  tls?: TlsFiles | null;
   logger: Logger;
 }
 
@@ -32,19 +37,33 @@ export class KafkaListener {
   private readonly info: ListenerInfo = { advertised_host: '127.0.0.1', advertised_port: 0 };
   private readonly closing = new ShutdownSignal();
   private readonly share_sessions = new ShareSessions();
+  private stop_watching: (() => void) | null = null;
 
   constructor(
     private readonly core: Core,
     private readonly options: KafkaListenerOptions,
   ) {
-    // Paused on connect so that nothing is read before reading_socket hands the reads to a FrameReader.
-    this.server = net.createServer({ pauseOnConnect: true }, (socket) => this.accept(socket));
+    if (options.tls) {
+      const server = tls.createServer(
+        { ...tls_server_options(options.tls), handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS },
+        (socket) => this.accept(socket),
+      );
+      // A handshake that fails (garbage, a plaintext client, an old TLS version, an unknown CA on
+      // the client's side) closes its socket only: Node destroys it, nothing reaches a connection.
+      this.stop_watching = reload_on_change(server, options.tls, options.logger);
+      this.server = server;
+    } else {
+      // Paused on connect so that nothing is read before reading_socket hands the reads to a FrameReader.
+      this.server = net.createServer({ pauseOnConnect: true }, (socket) => this.accept(socket));
+    }
     this.server.maxConnections = options.connections_max ?? 10_000;
   }
 
   private accept(accepted: net.Socket): void {
     const reader = new FrameReader();
-    const socket = reading_socket(accepted, this.server, reader);
+    // A TLS socket's reads come decrypted through its 'data' events.
+    const socket =
+      accepted instanceof tls.TLSSocket ? data_socket(accepted, reader) : reading_socket(accepted, this.server, reader);
     const connection = new KafkaConnection(
       socket,
       reader,
@@ -87,6 +106,7 @@ export class KafkaListener {
   }
 
   async close(): Promise<void> {
+    this.stop_watching?.();
     this.closing.raise();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     await Promise.all([...this.connections].map((connection) => connection.shutdown()));

@@ -32,7 +32,12 @@ export function reading_socket(accepted: net.Socket, server: net.Server, reader:
     (socket as unknown as SocketInternals)._server = internals._server ?? server;
     return socket;
   }
-  accepted.on('data', (data: Buffer) => reader.push(data));
-  accepted.resume();
-  return accepted;
+  return data_socket(accepted, reader);
+}
+
+/** `socket` with its reads going to `reader` through its 'data' events (a TLS socket's, decrypted). */
+export function data_socket<S extends net.Socket>(socket: S, reader: FrameReader): S {
+  socket.on('data', (data: Buffer) => reader.push(data));
+  socket.resume();
+  return socket;
 }
