@@ -8,6 +8,7 @@ import { ControlType, is_transactional_batch, marker_type } from '../protocol/co
 import { ATTRIBUTE_TRANSACTIONAL, batch_producer_id } from '../format/batch_layout.ts';
 import type { PartitionLog } from '../storage/index.ts';
 import type { Clock } from '../core/clock.ts';
+import { BrokerError, leadership_lost } from '../core/errors.ts';
 import { replay_log } from './replay_log.ts';
 import type { CommittedOffset, OffsetCommitEntry } from '../core/types.ts';
 
@@ -66,11 +67,21 @@ export class OffsetStore {
     if (entries.length === 0) return;
     const records = this.records_of(group, entries);
     // Kafka's form: the producer's id and epoch, no sequence (checked: the client rules want one).
-    await this.log.append(
+    await this.append(
       encode_record_batch(records, { ...producer, base_sequence: -1, attributes: ATTRIBUTE_TRANSACTIONAL }),
       { checked: true },
     );
     this.hold(producer.producer_id, records as HeldRecord[]);
+  }
+
+  /** Appends to the offsets log; one no longer led here makes this broker not the coordinator. */
+  private async append(batch: Buffer, options?: { checked: boolean }): Promise<void> {
+    try {
+      await this.log.append(batch, options);
+    } catch (error) {
+      if (leadership_lost(error)) throw new BrokerError('not_coordinator', (error as Error).message);
+      throw error;
+    }
   }
 
   private apply(key_bytes: Buffer, value: Buffer | null, timestamp_ms: number): void {
@@ -103,7 +114,7 @@ export class OffsetStore {
   async commit(group: string, entries: OffsetCommitEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const records = this.records_of(group, entries);
-    await this.log.append(encode_record_batch(records));
+    await this.append(encode_record_batch(records));
     for (const record of records) this.apply(record.key!, record.value, record.timestamp_ms);
   }
 
@@ -118,7 +129,7 @@ export class OffsetStore {
 
   /** Deletes every offset of a group (DeleteGroups). */
   async delete_group(group: string): Promise<void> {
-    await this.log.append(
+    await this.append(
       encode_record_batch([
         { key: Buffer.from(JSON.stringify({ g: group })), value: null, timestamp_ms: this.clock.now_ms() },
       ]),
@@ -140,7 +151,7 @@ export class OffsetStore {
       }
     }
     if (records.length === 0) return;
-    await this.log.append(encode_record_batch(records));
+    await this.append(encode_record_batch(records));
     for (const record of records) this.apply(record.key!, null, 0);
   }
 

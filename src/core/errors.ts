@@ -1,6 +1,7 @@
 // Errors of the broker core, by kind, and the storage errors that pass through it unchanged. Front
 // ends map them to their protocol's codes (the Kafka front end in server/kafka/error_map.ts, HTTP
 // in server/http/http_errors.ts); nothing else of storage is visible to them.
+import { StorageError } from '../storage/index.ts';
 export { InvalidBatchError, StorageError, type StorageErrorCode } from '../storage/index.ts';
 
 export type BrokerErrorKind =
@@ -62,6 +63,16 @@ export class BrokerError extends Error {
     super(message);
     this.name = 'BrokerError';
   }
+}
+
+/**
+ * Whether a write failed because this broker stopped leading the log it wrote to: led elsewhere,
+ * become a follower copy, or closed as its leadership moved. A coordinator answers these with
+ * not_coordinator, the one code on which clients look the coordinator up again.
+ */
+export function leadership_lost(error: unknown): boolean {
+  if (error instanceof BrokerError) return error.kind === 'not_leader_or_follower';
+  return error instanceof StorageError && (error.code === 'replica_only' || error.code === 'log_closed');
 }
 
 /** JoinGroup v4+ without a member id: the member must join again with the id it is given here. */

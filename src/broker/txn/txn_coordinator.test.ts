@@ -2,7 +2,7 @@
 // before it, with transactions ending meanwhile; and transactional ids forgotten once expired.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ManualClock } from '../../storage/index.ts';
+import { LogClosedError, ManualClock, ReplicaOnlyError } from '../../storage/index.ts';
 import { SimFileIO } from '../../storage/sim_file_io.ts';
 import { open_sim } from '../../../test/support/storage.ts';
 import { open_coordinator, TXN_SETTINGS } from '../../../test/support/txn_coordinator.ts';
@@ -117,23 +117,39 @@ test('unresolved_half_message_copied_again_while_its_abort_failed: copied once, 
 });
 
 /** A transaction log whose leadership has just moved to another broker. */
+/** A `__transaction_state` log that fails every write with `error`, as one whose leadership moved. */
 class LeadershipLost extends TxnLog {
+  constructor(
+    log: PartitionLog,
+    private readonly error: () => Error,
+  ) {
+    super(log);
+  }
+
   override async write(): Promise<void> {
-    throw new BrokerError('not_leader_or_follower', '__transaction_state-0 is led by another broker');
+    throw this.error();
   }
 }
 
-test('coordinator_lost_its_log_answered_not_leader: a client is told not_coordinator and looks again', async () => {
-  const storage = await open_sim(new SimFileIO());
-  const log = new LeadershipLost(await storage.create_partition(`${TXN_STATE_TOPIC}-0`));
-  const coordinator = await open_coordinator(log, new ManualClock(), { allocate_producer_id: async () => 7 });
-  await assert.rejects(
-    () => coordinator.init_producer_id('moved', 60_000, null),
-    (error: unknown) => error instanceof BrokerError && error.kind === 'not_coordinator',
-  );
-  coordinator.close();
-  await storage.close();
-});
+const LEADERSHIP_LOSSES: Array<[string, () => Error]> = [
+  ['is led by another broker', () => new BrokerError('not_leader_or_follower', '__transaction_state-0 is led elsewhere')],
+  ['is a follower copy now', () => new ReplicaOnlyError(`${TXN_STATE_TOPIC}-0`)],
+  ['is closed', () => new LogClosedError(`${TXN_STATE_TOPIC}-0`)],
+];
+
+for (const [how, error] of LEADERSHIP_LOSSES) {
+  test(`coordinator_lost_its_log_answered_not_leader: its log ${how}, a client is told not_coordinator`, async () => {
+    const storage = await open_sim(new SimFileIO());
+    const log = new LeadershipLost(await storage.create_partition(`${TXN_STATE_TOPIC}-0`), error);
+    const coordinator = await open_coordinator(log, new ManualClock(), { allocate_producer_id: async () => 7 });
+    await assert.rejects(
+      () => coordinator.init_producer_id('moved', 60_000, null),
+      (error: unknown) => error instanceof BrokerError && error.kind === 'not_coordinator',
+    );
+    coordinator.close();
+    await storage.close();
+  });
+}
 
 test('coordinator_closed_while_writing_markers_answered_not_leader: a client is told not_coordinator', async () => {
   const storage = await open_sim(new SimFileIO());

@@ -9,7 +9,7 @@
 // at a time. An id with no transaction for `id_expiration_ms` is forgotten when the log is next
 // rewritten (txn_log.ts).
 import type { Clock, Logger } from '../../core/clock.ts';
-import { BrokerError } from '../../core/errors.ts';
+import { BrokerError, leadership_lost } from '../../core/errors.ts';
 import { rethrow_invariant } from '../../core/invariants.ts';
 import type { Marker } from '../../protocol/control_records.ts';
 import {
@@ -133,8 +133,8 @@ export class TxnCoordinator {
     } catch (error) {
       // Its log led elsewhere now: to a client, this broker is no longer the coordinator, and
       // clients look the coordinator up again only on that (kafkajs gave up on NOT_LEADER).
-      if (error instanceof BrokerError && error.kind === 'not_leader_or_follower')
-        throw new BrokerError('not_coordinator', `${meta.transactional_id}: ${error.message}`);
+      if (leadership_lost(error))
+        throw new BrokerError('not_coordinator', `${meta.transactional_id}: ${(error as Error).message}`);
       throw error;
     }
     this.rewrite_if_due();
