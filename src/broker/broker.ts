@@ -170,9 +170,8 @@ export class Broker implements Core, CoreInternals {
       delayed_settings: parts.settings.delayed,
       delayed_host: () => this.coordinators.delayed_host,
       append,
-      check_transactional: (producer, partition) => this.check_transactional(producer, partition),
+      check_transactional: (producer, partition, join) => this.check_transactional(producer, partition, join),
       add_to_txn: (producer, partition) => this.add_to_txn(producer, partition),
-      join_txn: (producer, partition) => this.join_txn(producer, partition),
     });
     this.topics = topics_api(this);
     this.partitions = partitions_api(this);
@@ -268,34 +267,24 @@ export class Broker implements Core, CoreInternals {
   }
 
   /**
-   * Whether a transactional batch may be stored. The coordinator here checks it itself. Elsewhere
-   * a transaction's first batch on the partition is verified with the coordinator; later ones
-   * belong to the transaction the log already shows open (until its marker), a zombie's older
-   * epoch being refused by the producer state as any other.
+   * Whether a transactional batch may be stored; with `join` (Produce v12+, transaction version 2)
+   * its partition first joins the producer's transaction. The coordinator here checks (or adds) it
+   * itself. Elsewhere a transaction's first batch on the partition is verified with (or added
+   * through) the coordinator; later ones belong to the transaction the log already shows open
+   * (until its marker), a zombie's older epoch being refused by the producer state as any other.
    */
-  private async check_transactional(producer: TxnProducer, where: TopicPartition): Promise<void> {
+  private async check_transactional(producer: TxnProducer, where: TopicPartition, join: boolean): Promise<void> {
+    const unnamed = () =>
+      new BrokerError('invalid_request', 'a transactional batch is produced with its transactional id');
+    if (join && !producer.transactional_id) throw unnamed();
     const txns = this.coordinators.txn_host;
-    if (txns) return txns.check_produce(producer.producer_id, producer.producer_epoch, where.topic, where.partition);
-    if (this.producer_states.of(partition_name(where.topic, where.partition)).txns.has_open(producer.producer_id))
-      return;
-    if (!producer.transactional_id)
-      throw new BrokerError('invalid_request', 'a transactional batch is produced with its transactional id');
+    const { transactional_id, producer_id, producer_epoch } = producer;
+    if (txns && join) return txns.join(transactional_id, producer_id, producer_epoch, where);
+    if (txns) return txns.check_produce(producer_id, producer_epoch, where.topic, where.partition);
+    if (this.producer_states.of(partition_name(where.topic, where.partition)).txns.has_open(producer_id)) return;
+    if (!transactional_id) throw unnamed();
+    if (join) return this.placement.add_to_txn(TXN_COORDINATOR_PARTITION, producer, where);
     await this.placement.verify_in_txn(TXN_COORDINATOR_PARTITION, producer, where);
-  }
-
-  /**
-   * Produce v12+ (transaction version 2): the partition joins the producer's transaction, on the
-   * coordinator here or through it elsewhere; a partition the log already shows in the producer's
-   * open transaction needs no more (a zombie's older epoch is refused by the producer state).
-   */
-  private join_txn(producer: TxnProducer, where: TopicPartition): Promise<void> {
-    if (!producer.transactional_id)
-      throw new BrokerError('invalid_request', 'a transactional batch is produced with its transactional id');
-    const txns = this.coordinators.txn_host;
-    if (txns) return txns.join(producer.transactional_id, producer.producer_id, producer.producer_epoch, where);
-    if (this.producer_states.of(partition_name(where.topic, where.partition)).txns.has_open(producer.producer_id))
-      return Promise.resolve();
-    return this.placement.add_to_txn(TXN_COORDINATOR_PARTITION, producer, where);
   }
 
   /** Adds `partition` to the producer's ongoing transaction (the delay log, for its delayed records). */

@@ -54,12 +54,13 @@ export interface ProducePathDeps {
   delayed_host(): DelayedDelivery | null;
   /** Appends a batch on the partition's leader, wherever that is. */
   append(topic: string, partition: number, records: Buffer): Promise<void>;
-  /** Throws unless the producer's ongoing transaction has the partition (the transaction coordinator's check). */
-  check_transactional(producer: TxnProducer, where: TopicPartition): void | Promise<void>;
+  /**
+   * Throws unless the producer's ongoing transaction has the partition (the transaction
+   * coordinator's check); with `join` (Produce v12+) the partition joins it first.
+   */
+  check_transactional(producer: TxnProducer, where: TopicPartition, join: boolean): void | Promise<void>;
   /** Adds the partition to the producer's ongoing transaction (the delay log, for delayed records). */
   add_to_txn(producer: TxnProducer, where: TopicPartition): Promise<void>;
-  /** The partition joins the producer's transaction unless it is in it already (Produce v12+). */
-  join_txn(producer: TxnProducer, where: TopicPartition): Promise<void>;
 }
 
 const DELAY_LOG = { topic: DELAYED_TOPIC, partition: 0 } as const;
@@ -122,8 +123,7 @@ export class ProducePath {
           producer_epoch: header.producer_epoch,
         }
       : null;
-    if (producer && options?.join_txn) await this.deps.join_txn(producer, { topic, partition });
-    else if (producer) await this.deps.check_transactional(producer, { topic, partition });
+    if (producer) await this.deps.check_transactional(producer, { topic, partition }, options?.join_txn === true);
     const limits = overflow_limits(this.deps.topics.get(topic)?.configs ?? {});
     const gate = this.gates.get(log.name);
     if (!needs_delay_check && !limits && !gate) return this.append_in_order(log, records, header, local_ack);
