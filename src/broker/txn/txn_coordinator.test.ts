@@ -132,7 +132,7 @@ class LeadershipLost extends TxnLog {
 }
 
 const LEADERSHIP_LOSSES: Array<[string, () => Error]> = [
-  ['is led by another broker', () => new BrokerError('not_leader_or_follower', '__transaction_state-0 is led elsewhere')],
+  ['is led by another broker', () => new BrokerError('not_leader_or_follower', 'led elsewhere')],
   ['is a follower copy now', () => new ReplicaOnlyError(`${TXN_STATE_TOPIC}-0`)],
   ['is closed', () => new LogClosedError(`${TXN_STATE_TOPIC}-0`)],
 ];
