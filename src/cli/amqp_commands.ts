@@ -1,9 +1,14 @@
 // `sluice amqp queues|exchanges|bindings|connections`: the AMQP side of a broker, read from its
-// HTTP admin API (`--http`, default 127.0.0.1:8080), as text or JSON lines.
+// HTTP admin API (`--http`, default 127.0.0.1:8080; HTTPS with `--tls-ca`), as text or JSON lines.
+import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import { print } from './client_support.ts';
 
 export interface AmqpFlags {
   http: string;
+  /** HTTPS, trusting these authorities (a broker started with --tls-cert). */
+  tlsCa?: string;
   /** Absent: every vhost. */
   vhost?: string;
   json?: boolean;
@@ -13,17 +18,41 @@ const FETCH_TIMEOUT_MS = 10_000;
 
 async function get<T>(flags: AmqpFlags, path: string): Promise<T> {
   const query = flags.vhost === undefined ? '' : `?vhost=${encodeURIComponent(flags.vhost)}`;
-  const url = `http://${flags.http}/api/v1/amqp/${path}${query}`;
-  let response: Response;
+  let answer: { status: number; body: string };
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    answer = await request(flags, `/api/v1/amqp/${path}${query}`);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     throw new Error(`the admin API at ${flags.http} did not answer (${why}); is the broker's --http on?`);
   }
-  const body = (await response.json()) as T & { error?: { message: string } };
-  if (!response.ok) throw new Error(body.error?.message ?? `HTTP ${response.status}`);
+  const body = JSON.parse(answer.body) as T & { error?: { message: string } };
+  if (answer.status >= 300) throw new Error(body.error?.message ?? `HTTP ${answer.status}`);
   return body;
+}
+
+/** One GET on the admin API (HTTPS with --tls-ca: fetch takes no certificate authorities). */
+function request(flags: AmqpFlags, path: string): Promise<{ status: number; body: string }> {
+  const colon = flags.http.lastIndexOf(':');
+  const options = {
+    host: flags.http.slice(0, colon),
+    port: Number(flags.http.slice(colon + 1)),
+    path,
+    timeout: FETCH_TIMEOUT_MS,
+  };
+  return new Promise((resolve, reject) => {
+    const answered = (response: http.IncomingMessage) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      response.on('error', reject);
+    };
+    const sent = flags.tlsCa
+      ? https.get({ ...options, ca: fs.readFileSync(flags.tlsCa) }, answered)
+      : http.get(options, answered);
+    sent.on('error', reject);
+    sent.on('timeout', () => sent.destroy(new Error(`no answer within ${FETCH_TIMEOUT_MS} ms`)));
+  });
 }
 
 type Row = Record<string, unknown>;

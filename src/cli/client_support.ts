@@ -1,5 +1,7 @@
-// What every client command shares: the SDK client from the common flags (bootstrap, SASL), an
+// What every client command shares: the SDK client from the common flags (bootstrap, TLS, SASL), an
 // admin session, a progress bar on standard error for people, and output as text or JSON lines.
+import fs from 'node:fs';
+import type tls from 'node:tls';
 import cliProgress from 'cli-progress';
 import { Sluice, type Admin, type SaslOptions } from '../sdk/index.ts';
 
@@ -8,6 +10,18 @@ export interface ClientFlags {
   json?: boolean;
   saslUsername?: string;
   saslMechanism?: string;
+  tls?: boolean;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+}
+
+/** TLS from --tls, --tls-ca and --tls-cert/--tls-key: any of them turns it on. */
+export function tls_of(flags: ClientFlags): tls.ConnectionOptions | undefined {
+  if (!flags.tls && !flags.tlsCa && !flags.tlsCert && !flags.tlsKey) return undefined;
+  if (!flags.tlsCert !== !flags.tlsKey) throw new Error('--tls-cert and --tls-key go together');
+  const read = (file: string | undefined) => (file ? fs.readFileSync(file) : undefined);
+  return { ca: read(flags.tlsCa), cert: read(flags.tlsCert), key: read(flags.tlsKey) };
 }
 
 /**
@@ -31,6 +45,7 @@ export function client(flags: ClientFlags): Sluice {
     clientId: 'sluice-cli',
     retry: { retries: 3 },
     sasl: sasl_of(flags),
+    ssl: tls_of(flags),
   });
 }
 

@@ -49,7 +49,7 @@ function add_start(program: Command): void {
   command.action((flags) => run_start(flags));
 }
 
-/** The options every client command takes: where the broker is, output, SASL login. */
+/** The options every client command takes: where the broker is, output, TLS, SASL login. */
 function bootstrap(command: Command): Command {
   return command
     .option('--bootstrap <host:port>', 'a broker to connect to', process.env.SLUICE_BOOTSTRAP ?? BOOTSTRAP_DEFAULT)
@@ -63,7 +63,19 @@ function bootstrap(command: Command): Command {
       '--sasl-mechanism <mechanism>',
       'plain, scram-sha-256 (default) or scram-sha-512',
       process.env.SLUICE_SASL_MECHANISM,
-    );
+    )
+    .option(
+      '--tls',
+      "connect over TLS, trusting the system's certificate authorities",
+      process.env.SLUICE_TLS === 'true',
+    )
+    .option(
+      '--tls-ca <file>',
+      'connect over TLS, trusting these certificate authorities (PEM)',
+      process.env.SLUICE_TLS_CA,
+    )
+    .option('--tls-cert <file>', 'a client certificate (PEM) for brokers that ask for one', process.env.SLUICE_TLS_CERT)
+    .option('--tls-key <file>', "the client certificate's private key (PEM)", process.env.SLUICE_TLS_KEY);
 }
 
 function add_topic(program: Command): void {
@@ -222,6 +234,7 @@ function add_amqp(program: Command): void {
       .description(description)
       .option('--http <host:port>', "the broker's HTTP listener", process.env.SLUICE_HTTP ?? '127.0.0.1:8080')
       .option('--vhost <name>', 'one virtual host (default: every vhost)')
+      .option('--tls-ca <file>', 'HTTPS, trusting these certificate authorities (PEM)', process.env.SLUICE_TLS_CA)
       .option('--json', 'machine-readable output')
       .action((options) => amqp.amqp_list(name, options));
   }

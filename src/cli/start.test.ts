@@ -10,6 +10,7 @@ import {
   parse_http,
   parse_share_groups,
   resolve_settings,
+  tls_files,
 } from './start.ts';
 
 test('settings: flags over environment over the --config file over defaults', () => {
@@ -90,6 +91,26 @@ test('cluster.interBrokerUser: required with --sasl-users in a cluster, and a us
       /only with --sasl-users/,
     );
     assert.throws(() => cluster({ interBrokerUser: '' }), /cluster.interBrokerUser: a user name/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('TLS flags: cert and key together, client certificates need a CA, --dev-tls makes its own', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-tls-flags-'));
+  try {
+    assert.equal(tls_files(resolve_settings({}, {})), null);
+    assert.throws(() => tls_files(resolve_settings({ tlsCert: 'b.pem' }, {})), /go together/);
+    const pair = { tlsCert: 'b.pem', tlsKey: 'b.key' };
+    assert.throws(() => tls_files(resolve_settings({ ...pair, tlsClientAuth: 'required' }, {})), /needs --tls-ca/);
+    assert.throws(() => tls_files(resolve_settings({ tlsCa: 'ca.pem' }, {})), /need --tls-cert/);
+    const mutual = tls_files(resolve_settings({ ...pair, tlsCa: 'ca.pem', tlsClientAuth: 'requested' }, {}));
+    assert.equal(mutual?.client_auth, 'requested');
+    assert.equal(mutual?.ca_file, path.resolve('ca.pem'));
+    assert.throws(() => tls_files(resolve_settings({ devTls: true, tlsCert: 'b.pem' }, {})), /makes its own/);
+    const dev = tls_files(resolve_settings({ devTls: true, data: dir }, {}), ['0.0.0.0', 'broker.example']);
+    assert.equal(dev?.ca_file, path.join(dir, 'dev-tls', 'ca.pem'));
+    assert.ok(fs.existsSync(dev!.cert_file) && fs.existsSync(dev!.key_file));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -28,7 +28,8 @@ import type { DurabilityPolicy } from '../storage/index.ts';
 import { CredentialStore, read_users_file } from '../broker/credentials.ts';
 import { share_group_settings, type ShareGroupSettings } from '../broker/queues/group_config.ts';
 import type { GuestAccess } from '../server/amqp/authenticate.ts';
-import type { TlsFiles } from '../server/tls_files.ts';
+import type { ClientAuth, TlsFiles } from '../server/tls_files.ts';
+import { dev_tls, type DevTls } from '../server/dev_tls.ts';
 
 /**
  * The options commander parsed, named by the camelCase of each setting's key (`nodeId`): text, or
@@ -62,6 +63,9 @@ export interface ResolvedSettings {
   saslUsers?: string;
   tlsCert?: string;
   tlsKey?: string;
+  tlsCa?: string;
+  tlsClientAuth: string;
+  devTls: boolean;
   shareGroups?: unknown;
   delayed?: unknown;
   cluster?: unknown;
@@ -160,11 +164,41 @@ function amqp_listener(settings: ResolvedSettings) {
   );
 }
 
-/** `--tls-cert` and `--tls-key`: both or neither (paths resolved here). */
-function tls_files(settings: ResolvedSettings): TlsFiles | null {
-  if (!settings.tlsCert && !settings.tlsKey) return null;
+/**
+ * `--tls-cert` and `--tls-key`: both or neither (paths resolved here); `--tls-client-auth` needs
+ * `--tls-ca`. `--dev-tls` makes all three in the data directory instead.
+ */
+export function tls_files(settings: ResolvedSettings, advertised: string[] = []): TlsFiles | DevTls | null {
+  const client_auth = settings.tlsClientAuth as ClientAuth;
+  if (settings.devTls) {
+    if (settings.tlsCert || settings.tlsKey || settings.tlsCa)
+      throw new Error('--dev-tls makes its own certificates: leave out --tls-cert, --tls-key and --tls-ca');
+    const hosts = advertised.filter((host) => host !== '0.0.0.0' && host !== '::');
+    return { ...dev_tls(path.resolve(settings.data), hosts, Date.now()), client_auth };
+  }
+  if (!settings.tlsCert && !settings.tlsKey) {
+    if (settings.tlsCa || client_auth !== 'none')
+      throw new Error('--tls-ca and --tls-client-auth need --tls-cert and --tls-key (or --dev-tls)');
+    return null;
+  }
   if (!settings.tlsCert || !settings.tlsKey) throw new Error('--tls-cert and --tls-key go together');
-  return { cert_file: path.resolve(settings.tlsCert), key_file: path.resolve(settings.tlsKey) };
+  if (client_auth !== 'none' && !settings.tlsCa)
+    throw new Error(`--tls-client-auth ${client_auth} needs --tls-ca: the authorities that sign client certificates`);
+  return {
+    cert_file: path.resolve(settings.tlsCert),
+    key_file: path.resolve(settings.tlsKey),
+    ca_file: settings.tlsCa ? path.resolve(settings.tlsCa) : null,
+    client_auth,
+  };
+}
+
+/** What a person trying --dev-tls needs to know: which CA to trust, and a client certificate. */
+function dev_tls_line(tls: TlsFiles | DevTls | null): string {
+  if (!tls || !('client_cert_file' in tls)) return '';
+  return (
+    `sluice dev-tls: clients trust ${tls.ca_file}; a client certificate: ${tls.client_cert_file} ` +
+    `(key ${tls.client_key_file})\n`
+  );
 }
 
 /** `--http`, `--amqp`: HOST:PORT, or "off" for no such listener. */
@@ -306,14 +340,17 @@ export async function run_start(flags: StartFlags): Promise<void> {
       'the HTTP admin API has no authentication: with SASL on the Kafka listener, keep it on a ' + 'loopback address';
     logger.warn({ http: `${http.host}:${http.port}` }, message);
   }
+  const kafka = parse_host_port(settings.kafka, '--kafka');
+  const advertise = settings.advertise ? parse_host_port(settings.advertise, '--advertise') : undefined;
+  const tls = tls_files(settings, [kafka.host, ...(advertise ? [advertise.host] : [])]);
   start_heap_growth();
   stop_on_uncaught_errors(logger);
   const running = await start_broker({
     data_dir: path.resolve(settings.data),
     node_id: Number(settings.nodeId),
     durability,
-    kafka: parse_host_port(settings.kafka, '--kafka'),
-    advertise: settings.advertise ? parse_host_port(settings.advertise, '--advertise') : undefined,
+    kafka,
+    advertise,
     default_partitions: Number(settings.partitions),
     auto_create_topics: settings.autoCreate,
     transactions: {
@@ -323,7 +360,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
       version: Number(settings.transactionVersion),
     },
     credentials,
-    tls: tls_files(settings),
+    tls,
     share_groups,
     delayed,
     cluster,
@@ -333,9 +370,9 @@ export async function run_start(flags: StartFlags): Promise<void> {
     logger,
   });
   const extra =
-    (settings.tlsCert ? ' tls' : '') +
+    (tls ? ` tls${settings.tlsClientAuth === 'none' ? '' : `=mtls-${settings.tlsClientAuth}`}` : '') +
     (credentials ? ` sasl=${credentials.size} users` : '') +
     (cluster ? ` etcd=${cluster.etcd.join(',')}` : '');
-  process.stdout.write(ready_line(settings, running, extra));
+  process.stdout.write(dev_tls_line(tls) + ready_line(settings, running, extra));
   stop_on_signals(running, logger);
 }

@@ -3,7 +3,7 @@
 // watch) and at a steady interval, and applied in order: topics to the broker core, then replica
 // roles, then the controller's round.
 import { disown_replicas } from './disown_replica.ts';
-import { peer_dialer } from './peer_dialer.ts';
+import { peer_dialer, type PeerTls } from './peer_dialer.ts';
 import type { SaslOptions } from '../protocol/sasl/client_login.ts';
 import type { PartitionLog } from '../storage/index.ts';
 import type { Clock, Logger } from '../core/clock.ts';
@@ -43,6 +43,8 @@ export interface ClusterOptions {
   colocated?: string[];
   /** How this broker logs in to the others when their listeners require SASL; null when they do not. */
   inter_broker_sasl?: SaslOptions | null;
+  /** How this broker connects to the others when their listeners take TLS; null when they do not. */
+  inter_broker_tls?: PeerTls | null;
 }
 
 /** The settings table's (core/settings.ts): the config file's `cluster` object. */
@@ -91,7 +93,7 @@ export class ClusterNode {
   ) {
     const rebalance_ms = options.leader_rebalance_interval_ms;
     this.controller = new Controller(node_id, store, membership, logger, colocated, rebalance_ms, clock);
-    const dial = peer_dialer(options.inter_broker_sasl);
+    const dial = peer_dialer(options.inter_broker_sasl, options.inter_broker_tls);
     this.forwarder = new ProduceForwarder(node_id, () => this.view, dial, clock);
     this.txn_peers = new TxnPeers(node_id, () => this.view, dial, clock);
     this.remote = new RemotePartitions(node_id, () => this.view, logger, dial, clock);
@@ -143,6 +145,7 @@ export class ClusterNode {
       replication_factor_default: options.replication_factor_default ?? defaults.replication_factor_default,
       leader_rebalance_interval_ms: options.leader_rebalance_interval_ms ?? defaults.leader_rebalance_interval_ms,
       inter_broker_sasl: options.inter_broker_sasl ?? null,
+      inter_broker_tls: options.inter_broker_tls ?? null,
     };
     // Logs that may miss acknowledged records follow until caught up (KIP-966's unclean shutdown).
     await disown_replicas(store, registration.node_id, host.suspect_copies(), logger);

@@ -39,7 +39,7 @@ before(async () => {
     value: { leader: 1, leader_epoch: 0, isr: [1], replicas: [1] },
     mod_revision: '1',
   });
-  remotes = new RemotePartitions(2, () => view, SILENT_LOGGER, peer_dialer(null), SYSTEM_CLOCK);
+  remotes = new RemotePartitions(2, () => view, SILENT_LOGGER, peer_dialer(null, null), SYSTEM_CLOCK);
 });
 
 after(async () => {

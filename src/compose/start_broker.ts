@@ -20,7 +20,7 @@ import { AmqpListener } from '../server/amqp/listener.ts';
 import type { GuestAccess } from '../server/amqp/authenticate.ts';
 import type { ConnectionLimits } from '../server/kafka/connection.ts';
 import { KafkaListener } from '../server/kafka/listener.ts';
-import type { TlsFiles } from '../server/tls_files.ts';
+import { tls_peer_options, type TlsFiles } from '../server/tls_files.ts';
 import { LocalMetadataStore } from '../single_node/local_metadata_store.ts';
 import { LocalPlacement } from '../single_node/local_placement.ts';
 import {
@@ -63,7 +63,10 @@ export interface StartOptions extends CoreOptions {
   limits?: Partial<ConnectionLimits>;
   /** Require SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) on the Kafka listener with these users. */
   credentials?: Credentials | null;
-  /** TLS (1.2+) on the Kafka listener with this certificate and key; plaintext when absent. */
+  /**
+   * TLS (1.2+) on every listener (Kafka, AMQP, HTTP) and between brokers with this certificate and
+   * key, client certificates as `client_auth` says; plaintext when absent.
+   */
   tls?: TlsFiles | null;
   /** The HTTP admin API, metrics and console; none when absent. */
   http?: { host: string; port: number } | null;
@@ -157,7 +160,11 @@ export async function open_core(options: CoreOptions): Promise<Broker> {
 /** The broker core plus its listeners, started and stopped together. */
 export async function start_broker(options: StartOptions): Promise<RunningBroker> {
   const logger = options.logger ?? SILENT_LOGGER;
-  const broker = await open_core(options);
+  const tls = options.tls ?? null;
+  // Brokers reach one another on their Kafka listeners, so they dial TLS when those take it.
+  const cluster =
+    options.cluster && tls ? { ...options.cluster, inter_broker_tls: () => tls_peer_options(tls) } : options.cluster;
+  const broker = await open_core({ ...options, cluster });
   const bind = options.kafka ?? host_port_of(default_text('kafka'))!;
   const kafka = new KafkaListener(broker, {
     host: bind.host,
@@ -166,12 +173,12 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     advertised_port: options.advertise?.port,
     limits: options.limits,
     credentials: options.credentials ?? null,
-    tls: options.tls ?? null,
+    tls,
     logger,
   });
   let http: HttpListener | null = null;
   const amqp = options.amqp
-    ? new AmqpListener(broker, { ...options.amqp, credentials: options.credentials ?? null, logger })
+    ? new AmqpListener(broker, { ...options.amqp, credentials: options.credentials ?? null, tls, logger })
     : null;
   try {
     await kafka.listen();
@@ -180,7 +187,7 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     await amqp?.listen();
     const console_handler = options.console_handler ?? null;
     http = options.http
-      ? new HttpListener({ ...options.http, core: broker, kafka, amqp, logger, console_handler })
+      ? new HttpListener({ ...options.http, core: broker, kafka, amqp, logger, console_handler, tls })
       : null;
     await http?.listen();
   } catch (error) {

@@ -14,42 +14,14 @@
 // `sluice start` (cli/start.ts), the group configs (broker/queues/group_config.ts), the HTTP API
 // and docs/settings.md (scripts/docs.ts) read this table; values are read by setting_values.ts.
 import { PARTITIONS_MAX } from './names.ts';
-import { read_json, refusal, type SettingType, type SettingValue, type TextFormat } from './setting_values.ts';
+import { read_json, refusal, type SettingValue, type TextFormat } from './setting_values.ts';
+import { CLI, choice, integer, ms, text, type SettingAlias, type SettingSpec } from './setting_spec.ts';
+import { SECURITY_SETTINGS } from './security_settings.ts';
+
+export type { SettingAlias } from './setting_spec.ts';
 
 export type SettingGroup = 'share_groups' | 'delayed' | 'cluster';
 export type Surface = 'file' | 'env' | 'flag' | 'http' | 'kafka';
-
-/** An old spelling still accepted on one surface. */
-export interface SettingAlias {
-  readonly surface: 'file' | 'env' | 'flag';
-  /** The whole name on that surface: `delayed.maxDelayMs`. */
-  readonly name: string;
-  /** Why it exists (shown in docs/settings.md). */
-  readonly note: string;
-}
-
-interface SettingSpec {
-  /** snake_case; the canonical name within its group. */
-  readonly key: string;
-  readonly type: SettingType;
-  /** null: none (`none` says what that means). */
-  readonly default: SettingValue | null;
-  readonly none?: string;
-  /** One line, for docs/settings.md and `sluice start --help`. */
-  readonly description: string;
-  /** The surfaces that have the setting besides Kafka (whose name is `kafka`). */
-  readonly on: readonly ('file' | 'env' | 'flag' | 'http')[];
-  /** Its Kafka group config, for share-group settings a group can set for itself. */
-  readonly kafka?: string;
-  readonly aliases?: readonly SettingAlias[];
-  /**
-   * The option of an embedded broker (StartOptions of startBroker) for it, when that is not the
-   * canonical name; null when an embedded broker has none.
-   */
-  readonly option?: string | null;
-  /** What `--help` shows for the flag's value: `<dir>`. */
-  readonly placeholder?: string;
-}
 
 export interface Setting extends SettingSpec {
   readonly group: SettingGroup | null;
@@ -141,14 +113,7 @@ const TOPIC_OR_EMPTY: TextFormat = {
 };
 const USER_NAME: TextFormat = { shape: 'a user name', pattern: false, test: (t) => t !== '' };
 
-const text = (format?: TextFormat): SettingType => ({ kind: 'text', format });
-const integer = (min: number, max?: number): SettingType => ({ kind: 'integer', min, max });
-const ms = (min: number, max?: number): SettingType => ({ kind: 'integer', min, max, unit: 'ms' });
-const choice = (...values: string[]): SettingType => ({ kind: 'choice', values });
-
 // ---- The table ----------------------------------------------------------------------------------
-
-const CLI = ['file', 'env', 'flag'] as const;
 
 const TOP_LEVEL: SettingSpec[] = [
   {
@@ -309,37 +274,7 @@ const TOP_LEVEL: SettingSpec[] = [
     option: 'logger',
     description: 'what is logged (JSON lines on standard error)',
   },
-  {
-    key: 'tls_cert',
-    type: text(),
-    default: null,
-    none: 'no TLS',
-    on: CLI,
-    placeholder: '<file>',
-    option: 'tls.cert_file',
-    description: "the broker's certificate chain (PEM); with tls_key, the Kafka listener takes TLS 1.2+ only",
-  },
-  {
-    key: 'tls_key',
-    type: text(),
-    default: null,
-    none: 'no TLS',
-    on: CLI,
-    placeholder: '<file>',
-    option: 'tls.key_file',
-    description: "the certificate's private key (PEM); both files are read again when they change",
-  },
-  {
-    key: 'sasl_users',
-    type: text(),
-    default: null,
-    none: 'no login required',
-    on: CLI,
-    placeholder: '<file>',
-    option: 'credentials',
-    description:
-      'require SASL PLAIN/SCRAM (and AMQP) logins: JSON {"users": {name: password}, "vhosts"?: {vhost: [name|"*"]}}',
-  },
+  ...SECURITY_SETTINGS,
 ];
 
 /** Under the config file's "shareGroups": the broker-wide defaults; the Kafka names set one group's. */

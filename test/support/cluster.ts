@@ -9,6 +9,8 @@ import { type BrokerProcess, new_data_dir, start_broker_process } from './broker
 import { Connection } from '../../src/protocol/kafka/client_connection.ts';
 import { type TcpProxy, start_tcp_proxy } from './tcp_proxy.ts';
 import { METADATA } from '../../src/protocol/kafka/messages/03_metadata.ts';
+import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
+import type { TestCa } from './test_ca.ts';
 
 export interface ClusterSettings {
   lease_ttl_ms?: number;
@@ -18,6 +20,8 @@ export interface ClusterSettings {
   leader_rebalance_interval_ms?: number;
   /** SASL on every listener: these users, brokers logging in to each other as `inter_broker_user`. */
   sasl?: { users: Record<string, string>; inter_broker_user: string };
+  /** TLS on every listener, client certificates required: the brokers' files, and what kafka() clients present. */
+  tls?: { broker: TestCa; ca_file: string; client: TlsConnectionOptions };
 }
 
 interface PartitionState {
@@ -49,8 +53,8 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-/** Writes the brokers' config file (and the SASL users file) into a new directory. */
-function write_config(count: number, settings: ClusterSettings): { config_file: string; sasl_args: string[] } {
+/** Writes the brokers' config file (and the SASL users file) into a new directory; the arguments for both. */
+function write_config(count: number, settings: ClusterSettings): { config_file: string; security_args: string[] } {
   const config_file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-cluster-')), 'config.json');
   fs.writeFileSync(
     config_file,
@@ -64,18 +68,24 @@ function write_config(count: number, settings: ClusterSettings): { config_file: 
       },
     }),
   );
-  const sasl_args: string[] = [];
+  const security_args: string[] = [];
   if (settings.sasl) {
     const users_file = path.join(path.dirname(config_file), 'users.json');
     fs.writeFileSync(users_file, JSON.stringify({ users: settings.sasl.users }), { mode: 0o600 });
-    sasl_args.push('--sasl-users', users_file);
+    security_args.push('--sasl-users', users_file);
   }
-  return { config_file, sasl_args };
+  if (settings.tls) {
+    const { broker, ca_file } = settings.tls;
+    security_args.push('--tls-cert', broker.cert_file, '--tls-key', broker.key_file, '--tls-ca', ca_file);
+    security_args.push('--tls-client-auth', 'required');
+  }
+  return { config_file, security_args };
 }
 
-function cluster_kafka(ports: Map<number, number>, client_id: string): Kafka {
+function cluster_kafka(ports: Map<number, number>, client_id: string, ssl?: TlsConnectionOptions): Kafka {
   return new Kafka({
     clientId: client_id,
+    ...(ssl ? { ssl } : {}),
     brokers: [...ports.values()].map((port) => `127.0.0.1:${port}`),
     logLevel: logLevel.NOTHING,
     retry: { initialRetryTime: 100, maxRetryTime: 500, retries: 120 },
@@ -130,7 +140,7 @@ const PORT_ATTEMPTS = 3;
 
 export async function start_cluster(count: number, settings: ClusterSettings = {}): Promise<TestCluster> {
   const etcd = await start_etcd();
-  const { config_file, sasl_args } = write_config(count, settings);
+  const { config_file, security_args } = write_config(count, settings);
   const ports = new Map<number, number>();
   const direct_ports = new Map<number, number>();
   const proxies = new Map<number, TcpProxy>();
@@ -152,11 +162,11 @@ export async function start_cluster(count: number, settings: ClusterSettings = {
     proxies,
     bootstrap: [...ports.values()].map((port) => `127.0.0.1:${port}`),
     config_file,
-    kafka: (client_id = 'cluster-test') => cluster_kafka(ports, client_id),
+    kafka: (client_id = 'cluster-test') => cluster_kafka(ports, client_id, settings.tls?.client),
     start: async (node_id) => {
       const advertised = `127.0.0.1:${ports.get(node_id)!}`;
       const args = ['--etcd', etcd.endpoint, '--node-id', String(node_id), '--advertise', advertised];
-      args.push('--config', config_file, '--log-level', 'info', ...sasl_args);
+      args.push('--config', config_file, '--log-level', 'info', ...security_args);
       for (let attempt = 1; ; attempt++) {
         try {
           const port = direct_ports.get(node_id)!;

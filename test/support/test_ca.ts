@@ -1,5 +1,5 @@
 // Certificates for the TLS tests, made with Debian's openssl in a directory of the test's: a CA,
-// and a server certificate it signs for 127.0.0.1 and localhost. Never used outside tests.
+// a server certificate it signs for 127.0.0.1 and localhost, and client certificates. Never used outside tests.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -43,11 +43,33 @@ export function make_ca(dir: string, name: string): TestCa {
 
 /** A server certificate for 127.0.0.1 and localhost signed by `ca`, written to `cert_file` and `key_file`. */
 export function make_server_cert(ca: TestCa, cert_file: string, key_file: string): void {
+  make_cert(ca, cert_file, key_file, '/CN=sluice-test-broker', 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+}
+
+/**
+ * A client certificate for `subject` (such as "/O=Acme/CN=alice") signed by `ca`, beside its CA's
+ * files, valid for `days` (-1: expired since yesterday).
+ */
+export function make_client_cert(ca: TestCa, name: string, subject: string, days = 2): TestCa {
+  const dir = path.dirname(ca.cert_file);
+  const files = { cert_file: path.join(dir, `${name}.pem`), key_file: path.join(dir, `${name}.key`) };
+  make_cert(ca, files.cert_file, files.key_file, subject, null, days);
+  return files;
+}
+
+function make_cert(
+  ca: TestCa,
+  cert_file: string,
+  key_file: string,
+  subject: string,
+  extensions: string | null,
+  days = 2,
+): void {
   const dir = path.dirname(cert_file);
-  const request = path.join(dir, 'server.csr');
-  const extensions = path.join(dir, 'server.ext');
-  fs.writeFileSync(extensions, 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  openssl(['req', ...EC_KEY, '-keyout', `${key_file}.new`, '-out', request, '-subj', '/CN=sluice-test-broker']);
+  const request = path.join(dir, 'request.csr');
+  const extension_file = path.join(dir, 'request.ext');
+  if (extensions) fs.writeFileSync(extension_file, extensions);
+  openssl(['req', ...EC_KEY, '-keyout', `${key_file}.new`, '-out', request, '-subj', subject]);
   openssl([
     'x509',
     '-req',
@@ -61,9 +83,8 @@ export function make_server_cert(ca: TestCa, cert_file: string, key_file: string
     '-out',
     `${cert_file}.new`,
     '-days',
-    '2',
-    '-extfile',
-    extensions,
+    String(days),
+    ...(extensions ? ['-extfile', extension_file] : []),
   ]);
   // Replaced by rename, as a certificate renewal would: a watcher never reads half a file.
   fs.renameSync(`${key_file}.new`, key_file);

@@ -9,6 +9,7 @@ import { ConnectionRegistry } from './registry.ts';
 import { type GuestAccess, served_vhosts } from './authenticate.ts';
 import { DiskAlarm } from './disk_alarm.ts';
 import { listen_on } from '../listen.ts';
+import { listening_server, type TlsFiles } from '../tls_files.ts';
 
 export interface AmqpListenerOptions {
   host: string;
@@ -22,6 +23,8 @@ export interface AmqpListenerOptions {
   guest?: GuestAccess;
   /** Below this much free disk, publishing connections are blocked (0: never). */
   disk_free_min_bytes?: number;
+  /** When set, connections are TLS (amqps) with this certificate and key (reloaded when the files change). */
+  tls?: TlsFiles | null;
   logger: Logger;
 }
 
@@ -33,6 +36,7 @@ export class AmqpListener {
   readonly registry: ConnectionRegistry;
   private readonly limits: AmqpLimits;
   private readonly disk_alarm: DiskAlarm;
+  private readonly stop_watching: () => void;
   /** The vhosts served: the users file's, or `/`. */
   readonly vhosts: readonly string[];
 
@@ -43,7 +47,9 @@ export class AmqpListener {
     this.vhosts = served_vhosts(options.credentials ?? null);
     this.registry = new ConnectionRegistry(core, this.vhosts);
     this.limits = { ...AMQP_LIMITS_DEFAULT, ...options.limits };
-    this.server = net.createServer((socket) => this.accept(socket));
+    const listening = listening_server(options.tls ?? null, options.logger, (socket) => this.accept(socket));
+    this.server = listening.server;
+    this.stop_watching = listening.stop_watching;
     this.server.maxConnections = options.connections_max ?? 10_000;
     this.disk_alarm = new DiskAlarm(core, options.disk_free_min_bytes ?? 0, () => {
       for (const connection of this.registry.connections) connection.alarm_changed();
@@ -86,6 +92,7 @@ export class AmqpListener {
   }
 
   async close(): Promise<void> {
+    this.stop_watching();
     this.registry.expiry.stop();
     this.disk_alarm.stop();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));

@@ -4,6 +4,7 @@
 // pages (request_params.ts), message pages (messages.ts).
 import { add_amqp_routes, type AmqpSource } from './api_amqp.ts';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
 import type net from 'node:net';
 import { stop_on_invariant_failure, type Core, type Logger } from '../../core/index.ts';
 import { HttpError, error_body, http_error_of } from './http_errors.ts';
@@ -16,6 +17,7 @@ import { add_group_routes } from './api_groups.ts';
 import { add_queue_routes } from './api_queues.ts';
 import { add_dead_letter_routes } from './api_dead_letters.ts';
 import { listen_on } from '../listen.ts';
+import { reload_on_change, TLS_HANDSHAKE_TIMEOUT_MS, tls_server_options, type TlsFiles } from '../tls_files.ts';
 
 /** Largest request body accepted (the API's bodies are small JSON objects). */
 export const BODY_BYTES_MAX = 1024 * 1024;
@@ -38,6 +40,8 @@ export interface HttpListenerOptions {
   amqp?: AmqpSource | null;
   logger: Logger;
   console_handler?: ConsoleHandler | null;
+  /** When set, the listener takes HTTPS only with this certificate and key (reloaded when the files change). */
+  tls?: TlsFiles | null;
 }
 
 export class HttpListener {
@@ -46,6 +50,7 @@ export class HttpListener {
   private readonly metrics: BrokerMetrics;
   private readonly ctx: ApiContext;
   private shutting_down = false;
+  private stop_watching = () => {};
 
   constructor(private readonly options: HttpListenerOptions) {
     const { core, kafka } = options;
@@ -58,10 +63,24 @@ export class HttpListener {
     add_queue_routes(this.router);
     add_dead_letter_routes(this.router);
     add_amqp_routes(this.router, amqp);
-    this.server = http.createServer(
-      { requestTimeout: REQUEST_TIMEOUT_MS },
-      (request, response) => void this.serve(request, response),
-    );
+    const serve = (request: IncomingMessage, response: ServerResponse) => void this.serve(request, response);
+    const tls = options.tls ?? null;
+    if (tls) {
+      // Client certificates are the Kafka and AMQP listeners' business; the admin API's login is its own.
+      const files = { cert_file: tls.cert_file, key_file: tls.key_file };
+      const server = https.createServer(
+        {
+          ...tls_server_options(files),
+          handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS,
+          requestTimeout: REQUEST_TIMEOUT_MS,
+        },
+        serve,
+      );
+      this.stop_watching = reload_on_change(server, files, options.logger);
+      this.server = server;
+    } else {
+      this.server = http.createServer({ requestTimeout: REQUEST_TIMEOUT_MS }, serve);
+    }
     this.server.maxConnections = HTTP_CONNECTIONS_MAX;
   }
 
@@ -83,6 +102,7 @@ export class HttpListener {
 
   async close(): Promise<void> {
     this.shutting_down = true;
+    this.stop_watching();
     this.metrics.detach();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();

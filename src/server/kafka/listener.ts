@@ -13,7 +13,7 @@ import { instrument_handlers } from './instrument.ts';
 import { SaslSession } from './sasl_session.ts';
 import { ShareSessions } from './share_sessions.ts';
 import { listen_on } from '../listen.ts';
-import { reload_on_change, TLS_HANDSHAKE_TIMEOUT_MS, tls_server_options, type TlsFiles } from '../tls_files.ts';
+import { listening_server, type TlsFiles } from '../tls_files.ts';
 
 export interface KafkaListenerOptions {
   host: string;
@@ -37,29 +37,21 @@ export class KafkaListener {
   private readonly info: ListenerInfo = { advertised_host: '127.0.0.1', advertised_port: 0 };
   private readonly closing = new ShutdownSignal();
   private readonly share_sessions = new ShareSessions();
-  private stop_watching: (() => void) | null = null;
+  private readonly stop_watching: () => void;
 
   constructor(
     private readonly core: Core,
     private readonly options: KafkaListenerOptions,
   ) {
-    if (options.tls) {
-      const server = tls.createServer(
-        { ...tls_server_options(options.tls), handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS },
-        (socket) => this.accept(socket),
-      );
-      // A handshake that fails (garbage, a plaintext client, an old TLS version, an unknown CA on
-      // the client's side) closes its socket only: Node destroys it, nothing reaches a connection.
-      this.stop_watching = reload_on_change(server, options.tls, options.logger);
-      this.server = server;
-    } else {
-      // Paused on connect so that nothing is read before reading_socket hands the reads to a FrameReader.
-      this.server = net.createServer({ pauseOnConnect: true }, (socket) => this.accept(socket));
-    }
+    // Plain TCP is paused on connect so nothing is read before reading_socket hands the reads to a FrameReader.
+    const accept = (socket: net.Socket, client: string | null) => this.accept(socket, client);
+    const listening = listening_server(options.tls ?? null, options.logger, accept, { pauseOnConnect: true });
+    this.server = listening.server;
+    this.stop_watching = listening.stop_watching;
     this.server.maxConnections = options.connections_max ?? 10_000;
   }
 
-  private accept(accepted: net.Socket): void {
+  private accept(accepted: net.Socket, client: string | null): void {
     const reader = new FrameReader();
     // A TLS socket's reads come decrypted through its 'data' events.
     const socket =
@@ -72,7 +64,7 @@ export class KafkaListener {
         core: this.core,
         listener: this.info,
         closing: this.closing,
-        sasl: new SaslSession(this.options.credentials ?? null),
+        sasl: new SaslSession(this.options.credentials ?? null, client),
         share_sessions: this.share_sessions,
       },
       { ...CONNECTION_LIMITS_DEFAULT, ...this.options.limits },
@@ -106,7 +98,7 @@ export class KafkaListener {
   }
 
   async close(): Promise<void> {
-    this.stop_watching?.();
+    this.stop_watching();
     this.closing.raise();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     await Promise.all([...this.connections].map((connection) => connection.shutdown()));

@@ -17,13 +17,18 @@ export class SaslSession {
   scram: ScramServer | null = null;
   /** After a v0 handshake the exchange's tokens arrive as bare frames, not as requests. */
   raw_tokens = false;
-  /** The authenticated user. */
-  principal: string | null = null;
+  /** The authenticated user: the SASL login, else the client certificate's subject. */
+  principal: string | null;
   /** Set by a handler whose response must be the connection's last. */
   close_after_response = false;
 
-  /** `credentials` null: this listener does not use SASL. */
-  constructor(readonly credentials: Credentials | null) {}
+  /** `credentials` null: this listener does not use SASL. `certificate`: the client's subject (mTLS). */
+  constructor(
+    readonly credentials: Credentials | null,
+    certificate: string | null = null,
+  ) {
+    this.principal = certificate;
+  }
 
   get enabled(): boolean {
     return this.credentials !== null;

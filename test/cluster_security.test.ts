@@ -1,12 +1,22 @@
-// A cluster whose listeners require SASL: brokers replicate by logging in to each other as the
-// inter-broker user, and clients with credentials produce with acks=all and read back. Needs etcd.
+// A cluster whose listeners require TLS with client certificates and SASL: brokers replicate over
+// TLS, presenting their own certificates and logging in to each other as the inter-broker user;
+// clients with a certificate and credentials produce with acks=all and read back, and one without a
+// certificate, or with another CA's, is refused. Needs etcd and openssl.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { etcd_missing } from './support/etcd.ts';
 import { type TestCluster, start_cluster } from './support/cluster.ts';
+import { make_ca, make_client_cert, make_server_cert, openssl_missing, type TestCa } from './support/test_ca.ts';
 import { Sluice } from '../src/sdk/index.ts';
 
-const missing = etcd_missing();
+const missing = etcd_missing() ?? openssl_missing();
+let dir: string;
+let ca: TestCa;
+let alice: TestCa;
+let stranger: TestCa;
 const USERS = { alice: 'alice-secret', broker: 'broker-secret' };
 const MESSAGES = 200;
 
@@ -14,25 +24,41 @@ let cluster: TestCluster;
 
 before(async () => {
   if (missing) return;
-  cluster = await start_cluster(3, { sasl: { users: USERS, inter_broker_user: 'broker' } });
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sluice-cluster-tls-'));
+  ca = make_ca(dir, 'cluster-ca');
+  const broker = { cert_file: path.join(dir, 'broker.pem'), key_file: path.join(dir, 'broker.key') };
+  make_server_cert(ca, broker.cert_file, broker.key_file);
+  alice = make_client_cert(ca, 'alice', '/CN=alice');
+  stranger = make_client_cert(make_ca(dir, 'other-ca'), 'stranger', '/CN=alice');
+  const tls = { broker, ca_file: ca.cert_file, client: presenting(alice) };
+  cluster = await start_cluster(3, { sasl: { users: USERS, inter_broker_user: 'broker' }, tls });
 });
 
 after(async () => {
   if (missing) return;
   await cluster?.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function client(password = USERS.alice): Sluice {
+/** TLS options trusting the cluster's CA and presenting `certificate` (none: no client certificate). */
+function presenting(certificate: TestCa | null) {
+  const ca_pem = fs.readFileSync(ca.cert_file);
+  if (!certificate) return { ca: ca_pem };
+  return { ca: ca_pem, cert: fs.readFileSync(certificate.cert_file), key: fs.readFileSync(certificate.key_file) };
+}
+
+function client(password = USERS.alice, certificate: TestCa | null = alice): Sluice {
   return new Sluice({
     brokers: cluster.bootstrap,
-    clientId: 'sasl-cluster',
+    clientId: 'secured-cluster',
     sasl: { mechanism: 'scram-sha-256', username: 'alice', password },
-    retry: { retries: 20, initialRetryTime: 100 },
+    ssl: presenting(certificate),
+    retry: { retries: certificate === alice ? 20 : 1, initialRetryTime: 100 },
   });
 }
 
 test(
-  'with SASL on every listener, followers log in to their leaders: acks=all goes through three replicas',
+  'with mTLS and SASL on every listener, followers connect to their leaders: acks=all goes through three replicas',
   { skip: missing ?? false, timeout: 120_000 },
   async () => {
     const sluice = client();
@@ -76,5 +102,9 @@ test(
     }
     const wrong = client('not-the-password').producer();
     await assert.rejects(wrong.connect(), /SASL|authentication|login/i, 'a wrong password is still refused');
+    for (const certificate of [null, stranger]) {
+      const refused = client(USERS.alice, certificate).producer();
+      await assert.rejects(refused.connect(), Error, 'a client without a certificate of the CA is refused');
+    }
   },
 );
