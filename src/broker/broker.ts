@@ -4,6 +4,7 @@
 // front ends use, and the PlacementHost through which the placement — a single node, or a cluster
 // member — tells it what it holds. It builds nothing it is not given: the composition root
 // (compose/) opens storage, the metadata store and the placement and hands them in.
+import { Acls } from './acls/acls.ts';
 import type { Core } from '../core/api.ts';
 import type { Clock, Logger } from '../core/clock.ts';
 import { BrokerError } from '../core/errors.ts';
@@ -103,6 +104,7 @@ export class Broker implements Core, CoreInternals {
   readonly delayed;
   readonly dead_letters;
   readonly routing: RoutingCore;
+  readonly acls: Acls;
 
   private readonly local_readers = new WeakMap<PartitionLog, PartitionReader>();
   private next_producer_id = 0;
@@ -118,6 +120,7 @@ export class Broker implements Core, CoreInternals {
     this.metadata = parts.metadata;
     this.placement = parts.placement;
     this.settings = parts.settings;
+    this.acls = new Acls(parts.metadata, parts.settings.acls);
     this.topic_index = new TopicManager(parts.storage, parts.placement, parts.clock);
     this.stats = new BrokerStats(
       (topic, partition) => partition < (this.topic_index.get(topic)?.partitions ?? 0),

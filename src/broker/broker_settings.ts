@@ -1,4 +1,5 @@
 // The broker core's settings, resolved from defaults by the composition root.
+import type { AclSettings } from './acls/acls.ts';
 import type { DelayedSettings } from './delayed/delayed_delivery.ts';
 import type { GroupSettings } from './group_coordinator.ts';
 import type { ShareGroupSettings } from './queues/group_config.ts';
@@ -11,4 +12,6 @@ export interface BrokerSettings {
   share_groups: ShareGroupSettings;
   delayed: DelayedSettings;
   transactions: TxnSettings;
+  /** Whether requests are checked against the ACLs, and who may do anything. */
+  acls: AclSettings;
 }

@@ -18,6 +18,7 @@ const dlq = lazy(() => import('./dlq_commands.ts'));
 const amqp = lazy(() => import('./amqp_commands.ts'));
 const transfer = lazy(() => import('./transfer_commands.ts'));
 const cluster_commands = lazy(() => import('./cluster_commands.ts'));
+const acl = lazy(() => import('./acl_commands.ts'));
 const run_start = async (flags: import('./start.ts').StartFlags) => (await import('./start.ts')).run_start(flags);
 
 const BOOTSTRAP_DEFAULT = '127.0.0.1:9092';
@@ -240,6 +241,28 @@ function add_amqp(program: Command): void {
   }
 }
 
+function add_acl(program: Command): void {
+  const group = program.command('acl').description('ACLs of a broker started with --authorization (docs/security.md)');
+  const with_flags = (command: Command) =>
+    bootstrap(command)
+      .option('--principal <principal>', 'User:NAME (User:* for anyone)')
+      .option('--host <ip>', 'a client address (default: any)')
+      .option('--topic <name>', 'a topic (* for all)')
+      .option('--group <name>', 'a consumer or share group (* for all)')
+      .option('--transactional-id <id>', 'a transactional id (* for all)')
+      .option('--cluster', 'the cluster')
+      .option('--prefixed', 'the name is a prefix')
+      .option('--operation <names>', 'comma-separated: all, read, write, create, delete, alter, describe, ...')
+      .option('--deny', 'deny instead of allow');
+  with_flags(group.command('add').description('allow (or deny) operations')).action((options) => acl.acl_add(options));
+  with_flags(group.command('list').description('the ACLs matching the flags given')).action((options) =>
+    acl.acl_list(options),
+  );
+  with_flags(group.command('remove').description('remove the ACLs matching the flags given')).action((options) =>
+    acl.acl_remove(options),
+  );
+}
+
 export function build_program(): Command {
   const program = new Command('sluice')
     .description('Sluice: a durable message broker speaking the Kafka and AMQP 0-9-1 protocols')
@@ -249,6 +272,7 @@ export function build_program(): Command {
   add_produce_consume(program);
   add_dlq_and_group(program);
   add_amqp(program);
+  add_acl(program);
   add_bench(program);
   return program;
 }

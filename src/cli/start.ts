@@ -30,6 +30,7 @@ import { share_group_settings, type ShareGroupSettings } from '../broker/queues/
 import type { GuestAccess } from '../server/amqp/authenticate.ts';
 import type { ClientAuth, TlsFiles } from '../server/tls_files.ts';
 import { dev_tls, type DevTls } from '../server/dev_tls.ts';
+import { principals_of } from '../core/security_settings.ts';
 
 /**
  * The options commander parsed, named by the camelCase of each setting's key (`nodeId`): text, or
@@ -66,6 +67,8 @@ export interface ResolvedSettings {
   tlsCa?: string;
   tlsClientAuth: string;
   devTls: boolean;
+  authorization: boolean;
+  superUsers?: string;
   shareGroups?: unknown;
   delayed?: unknown;
   cluster?: unknown;
@@ -335,9 +338,10 @@ export async function run_start(flags: StartFlags): Promise<void> {
   const users_file = settings.saslUsers ? path.resolve(settings.saslUsers) : undefined;
   const credentials = users_file ? await CredentialStore.from_file(users_file) : null;
   if (cluster) cluster.inter_broker_sasl = inter_broker_login(cluster, users_file);
-  if (credentials && http && !is_loopback(http.host)) {
+  if ((credentials || settings.authorization) && http && !is_loopback(http.host)) {
     const message =
-      'the HTTP admin API has no authentication: with SASL on the Kafka listener, keep it on a ' + 'loopback address';
+      'the HTTP admin API has no authentication and does not check ACLs: with SASL or authorization on ' +
+      'the Kafka listener, keep it on a loopback address';
     logger.warn({ http: `${http.host}:${http.port}` }, message);
   }
   const kafka = parse_host_port(settings.kafka, '--kafka');
@@ -361,6 +365,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
     },
     credentials,
     tls,
+    acls: { enabled: settings.authorization, super_users: principals_of(settings.superUsers ?? '') },
     share_groups,
     delayed,
     cluster,
@@ -372,6 +377,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
   const extra =
     (tls ? ` tls${settings.tlsClientAuth === 'none' ? '' : `=mtls-${settings.tlsClientAuth}`}` : '') +
     (credentials ? ` sasl=${credentials.size} users` : '') +
+    (settings.authorization ? ' authorization' : '') +
     (cluster ? ` etcd=${cluster.etcd.join(',')}` : '');
   process.stdout.write(dev_tls_line(tls) + ready_line(settings, running, extra));
   stop_on_signals(running, logger);

@@ -3,6 +3,9 @@
 // the view shows it. The cluster id is made once, by the first broker to start.
 import type { MetadataStore } from '../core/metadata_store.ts';
 import type { GroupConfigs, RoutingDefinitions } from '../core/types.ts';
+import { binding_key, type AclBinding } from '../core/acls.ts';
+
+const NO_ACLS: readonly AclBinding[] = [];
 import type { ClusterNode } from './cluster_node.ts';
 import type { EtcdStore } from './etcd_store.ts';
 
@@ -42,6 +45,20 @@ export class EtcdMetadataStore implements MetadataStore {
       (view) => JSON.stringify(view.routing.get(vhost)) === wanted,
       `routing of virtual host ${vhost}`,
     );
+  }
+
+  acls(): readonly AclBinding[] {
+    return this.node()?.view.acls ?? NO_ACLS;
+  }
+
+  async change_acls(added: readonly AclBinding[], removed: readonly AclBinding[]): Promise<void> {
+    await this.etcd.change_acls(added, removed);
+    const wanted = new Set(added.map(binding_key));
+    const gone = new Set(removed.map(binding_key));
+    await this.node()?.wait_for_view((view) => {
+      const now = new Set(view.acls.map(binding_key));
+      return [...wanted].every((key) => now.has(key)) && ![...gone].some((key) => now.has(key) && !wanted.has(key));
+    }, 'ACL bindings');
   }
 
   allocate_producer_ids(count: number): Promise<number> {

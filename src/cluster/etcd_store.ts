@@ -8,6 +8,8 @@
 //   producer_ids                end of the last producer-id block handed out
 //   group_configs/<group>       share-group configs
 //   routing/<vhost>             AMQP exchanges, queues and bindings of a virtual host (URI-encoded)
+//   acls/<sha-256>              one ACL binding, keyed by the hash of its fields (so adding one
+//                               twice keeps one, and no change reads what another writes)
 // Every change is a transaction comparing a revision (or the controller epoch), so a writer acting
 // on a stale view fails instead of overwriting a newer decision.
 import { Etcd3, type Namespace, noop_policy } from './etcd_client.ts';
@@ -20,6 +22,8 @@ import {
   partition_key,
 } from './model.ts';
 import type { RoutingDefinitions } from '../core/types.ts';
+import { binding_key, type AclBinding } from '../core/acls.ts';
+import crypto from 'node:crypto';
 
 const ETCD_CALL_TIMEOUT_MS = 5_000;
 const ETCD_DIAL_TIMEOUT_MS = 3_000;
@@ -99,6 +103,8 @@ export class EtcdStore {
         view.group_configs.set(key.slice('group_configs/'.length), JSON.parse(text) as Record<string, string>);
       } else if (key.startsWith('routing/')) {
         view.routing.set(decodeURIComponent(key.slice('routing/'.length)), JSON.parse(text) as RoutingDefinitions);
+      } else if (key.startsWith('acls/')) {
+        view.acls.push(JSON.parse(text) as AclBinding);
       }
     }
     return view;
@@ -225,6 +231,20 @@ export class EtcdStore {
 
   async set_routing_definitions(vhost: string, definitions: RoutingDefinitions): Promise<void> {
     await this.ns.put(`routing/${encodeURIComponent(vhost)}`).value(JSON.stringify(definitions));
+  }
+
+  /** Adds and removes ACL bindings in one transaction. */
+  async change_acls(added: readonly AclBinding[], removed: readonly AclBinding[]): Promise<void> {
+    const key = (binding: AclBinding) =>
+      `acls/${crypto.createHash('sha256').update(binding_key(binding)).digest('hex')}`;
+    const operations = [
+      ...removed.map((binding) => this.ns.delete().key(key(binding))),
+      ...added.map((binding) => this.ns.put(key(binding)).value(JSON.stringify(binding))),
+    ];
+    await this.ns
+      .if('cluster_id', 'Create', '>', 0)
+      .then(...operations)
+      .commit();
   }
 
   async set_group_configs(group_id: string, configs: Record<string, string>): Promise<void> {

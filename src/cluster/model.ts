@@ -1,6 +1,7 @@
 // What a cluster agrees on, as kept in etcd: registered brokers, the controller, topics with their
 // replica assignments, and each partition's leader, leader epoch and in-sync replica set. Every
 // broker holds a ClusterView read from etcd and acts on it; only etcd's copy is authoritative.
+import type { AclBinding } from '../core/acls.ts';
 import type { RoutingDefinitions, TopicRecord } from '../core/types.ts';
 
 export interface BrokerRegistration {
@@ -56,6 +57,8 @@ export interface ClusterView {
   group_configs: Map<string, Record<string, string>>;
   /** AMQP routing definitions by virtual host. */
   routing: Map<string, RoutingDefinitions>;
+  /** ACL bindings, in etcd's key order. */
+  acls: AclBinding[];
   producer_id_block_end: Versioned<number> | null;
 }
 
@@ -73,6 +76,7 @@ export function empty_view(): ClusterView {
     partitions: new Map(),
     group_configs: new Map(),
     routing: new Map(),
+    acls: [],
     producer_id_block_end: null,
   };
 }

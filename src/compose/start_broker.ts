@@ -5,6 +5,8 @@
 // and by tests and applications that embed a broker.
 import { Broker } from '../broker/broker.ts';
 import type { BrokerSettings } from '../broker/broker_settings.ts';
+import type { AclSettings } from '../broker/acls/acls.ts';
+import { user_principal } from '../core/acls.ts';
 import { DELAYED_SETTINGS_DEFAULT, type DelayedSettings } from '../broker/delayed/delayed_delivery.ts';
 import type { TxnSettings } from '../broker/txn/txn_coordinator.ts';
 import { GROUP_SETTINGS_DEFAULT, type GroupSettings } from '../broker/group_coordinator.ts';
@@ -20,7 +22,7 @@ import { AmqpListener } from '../server/amqp/listener.ts';
 import type { GuestAccess } from '../server/amqp/authenticate.ts';
 import type { ConnectionLimits } from '../server/kafka/connection.ts';
 import { KafkaListener } from '../server/kafka/listener.ts';
-import { tls_peer_options, type TlsFiles } from '../server/tls_files.ts';
+import { own_principal, tls_peer_options, type TlsFiles } from '../server/tls_files.ts';
 import { LocalMetadataStore } from '../single_node/local_metadata_store.ts';
 import { LocalPlacement } from '../single_node/local_placement.ts';
 import {
@@ -46,6 +48,8 @@ export interface CoreOptions {
   share_groups?: Partial<ShareGroupSettings>;
   delayed?: Partial<DelayedSettings>;
   transactions?: Partial<TxnSettings>;
+  /** Check requests against the ACLs (`enabled`), and the principals allowed anything. */
+  acls?: Partial<AclSettings>;
   /** Run as a member of a cluster whose metadata is in etcd (the listener's start joins it). */
   cluster?: ClusterOptions;
   logger?: Logger;
@@ -114,7 +118,15 @@ function broker_settings(options: CoreOptions): BrokerSettings {
       version: default_number('transaction_version'),
       ...options.transactions,
     },
+    acls: acl_settings(options),
   };
+}
+
+/** The inter-broker user is a super user: brokers replicate, forward and write markers as it. */
+function acl_settings(options: CoreOptions): AclSettings {
+  const brokers = options.cluster?.inter_broker_sasl?.username;
+  const super_users = [...(options.acls?.super_users ?? []), ...(brokers ? [user_principal(brokers)] : [])];
+  return { enabled: options.acls?.enabled ?? default_boolean('authorization'), super_users };
 }
 
 async function open_storage(
@@ -164,7 +176,11 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
   // Brokers reach one another on their Kafka listeners, so they dial TLS when those take it.
   const cluster =
     options.cluster && tls ? { ...options.cluster, inter_broker_tls: () => tls_peer_options(tls) } : options.cluster;
-  const broker = await open_core({ ...options, cluster });
+  const certified = tls ? own_principal(tls) : null;
+  const acls = certified
+    ? { ...options.acls, super_users: [...(options.acls?.super_users ?? []), user_principal(certified)] }
+    : options.acls;
+  const broker = await open_core({ ...options, cluster, acls });
   const bind = options.kafka ?? host_port_of(default_text('kafka'))!;
   const kafka = new KafkaListener(broker, {
     host: bind.host,

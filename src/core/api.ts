@@ -4,6 +4,7 @@
 // its protocol, calls these, and encodes the answer; errors come as the core's errors (errors.ts).
 // Where a partition lives is not a front end's concern: on a single node or in a cluster the same
 // calls work, and answer not_leader_or_follower / not_coordinator where clients must go elsewhere.
+import type { AclsApi } from './acls.ts';
 import type { Clock, Logger } from './clock.ts';
 import type { ConsumerSource, PartitionReader } from './partition_reader.ts';
 import type {
@@ -70,6 +71,7 @@ export interface Core {
   readonly dead_letters: DeadLettersApi;
   readonly stats: StatsApi;
   readonly routing: RoutingApi;
+  readonly acls: AclsApi;
 }
 
 export interface CreateTopicOptions {

@@ -53,7 +53,12 @@ export type BrokerErrorKind =
   | 'unknown_leader_epoch'
   | 'request_timed_out'
   | 'invalid_replica_assignment'
-  | 'no_reassignment_in_progress';
+  | 'no_reassignment_in_progress'
+  // authorization: the ACLs do not allow it
+  | 'topic_authorization_failed'
+  | 'group_authorization_failed'
+  | 'cluster_authorization_failed'
+  | 'transactional_id_authorization_failed';
 
 export class BrokerError extends Error {
   constructor(

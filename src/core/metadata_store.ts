@@ -1,10 +1,12 @@
 // What the broker core keeps in the cluster's metadata besides topics: the cluster id, share-group
-// configs, the producer-id allocator and the AMQP routing definitions per virtual host. On a single
+// configs, the producer-id allocator, the AMQP routing definitions per virtual host and the ACL
+// bindings. On a single
 // node a JSON file in the data directory (single_node/local_metadata_store.ts), in a cluster etcd
 // (cluster/etcd_metadata_store.ts). Topic
 // records belong to the placement (placement.ts), which creates a topic's partitions with them.
 import crypto from 'node:crypto';
 import type { GroupConfigs, RoutingDefinitions } from './types.ts';
+import type { AclBinding } from './acls.ts';
 
 export interface MetadataStore {
   readonly cluster_id: string;
@@ -19,6 +21,10 @@ export interface MetadataStore {
   routing_definitions(vhost: string): RoutingDefinitions | undefined;
   /** Resolves once routing_definitions() answers with `definitions`. */
   set_routing_definitions(vhost: string, definitions: RoutingDefinitions): Promise<void>;
+  /** The ACL bindings; the same array until they change. */
+  acls(): readonly AclBinding[];
+  /** Resolves once acls() holds `added` (each once) and none of `removed`. */
+  change_acls(added: readonly AclBinding[], removed: readonly AclBinding[]): Promise<void>;
 }
 
 /** 16 random bytes (never all zero), base64url: topic ids and cluster ids as Kafka prints them. */

@@ -1,6 +1,24 @@
-// The security settings of `sluice start`: TLS on the listeners and between brokers, and the SASL
-// users. A part of the settings table (settings.ts), kept apart to keep each file small.
+// The security settings of `sluice start`: TLS on the listeners and between brokers, the SASL
+// users and authorization. A part of the settings table (settings.ts), kept apart to keep each file small.
 import { CLI, choice, text, type SettingSpec } from './setting_spec.ts';
+import type { TextFormat } from './setting_values.ts';
+
+/** Principals, comma-separated: `User:alice,User:CN=ops,O=Acme` is two (a comma inside a name follows `=`). */
+const PRINCIPALS: TextFormat = {
+  shape: 'TYPE:NAME principals, comma-separated',
+  pattern: false,
+  test: (t) => principals_of(t).every((p) => /^[A-Za-z]+:.+$/.test(p)),
+};
+
+/** The principals of a comma-separated list: a part that is not TYPE:NAME belongs to the one before. */
+export function principals_of(text: string): string[] {
+  const principals: string[] = [];
+  for (const part of text.split(',')) {
+    if (/^\s*[A-Za-z]+:/.test(part) || principals.length === 0) principals.push(part.trim());
+    else principals[principals.length - 1] += `,${part}`;
+  }
+  return principals.filter((p) => p !== '');
+}
 
 export const SECURITY_SETTINGS: SettingSpec[] = [
   {
@@ -66,5 +84,24 @@ export const SECURITY_SETTINGS: SettingSpec[] = [
     option: 'credentials',
     description:
       'require SASL PLAIN/SCRAM (and AMQP) logins: JSON {"users": {name: password}, "vhosts"?: {vhost: [name|"*"]}}',
+  },
+  {
+    key: 'authorization',
+    type: { kind: 'boolean' },
+    default: false,
+    on: CLI,
+    option: 'acls.enabled',
+    description: 'check every request against the ACLs (Kafka CreateAcls, sluice acl): one no ACL allows is refused',
+  },
+  {
+    key: 'super_users',
+    type: text(PRINCIPALS),
+    default: null,
+    none: 'none',
+    on: CLI,
+    placeholder: '<principals>',
+    option: 'acls.super_users',
+    description:
+      'principals allowed everything, comma-separated: User:admin,User:CN=ops (the inter-broker user is one)',
   },
 ];

@@ -211,6 +211,8 @@ test('defaults are the ones the broker has always had, and the code takes them f
     dev_tls: false,
     tls_ca: null,
     tls_client_auth: 'none',
+    authorization: false,
+    super_users: null,
     sasl_users: null,
     'share_groups.record_lock_duration_ms': 30_000,
     'share_groups.delivery_count_limit': 5,

@@ -13,6 +13,7 @@
 //   admin_partitions.ts  partition counts and reassignments
 //   admin_offsets.ts     topic offsets, record deletion, a group's committed offsets
 //   admin_configs.ts     topic and broker configs
+//   admin_acls.ts        ACLs
 //   admin_groups.ts      consumer groups: list, describe, delete
 //   admin_cluster.ts     brokers, controller and cluster id
 //   dead_letters.ts      dead-letter topics of share groups, redrive, reading a whole topic
@@ -50,6 +51,15 @@ import {
   set_offsets,
 } from './admin_offsets.ts';
 import { alter_configs, describe_configs, incremental_alter_configs } from './admin_configs.ts';
+import {
+  create_acls,
+  delete_acls,
+  describe_acls,
+  type AclEntry,
+  type AclFilter,
+  type DeleteAclResponse,
+  type DescribeAclResponse,
+} from './admin_acls.ts';
 import { delete_groups, describe_groups, list_groups } from './admin_groups.ts';
 import { describe_cluster } from './admin_cluster.ts';
 import {
@@ -182,6 +192,24 @@ export class Admin {
    */
   async deleteTopicRecords(options: { topic: string; partitions: SeekInput[]; timeout?: number }): Promise<void> {
     return delete_topic_records(this.requests, options);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // ACLs (brokers started with --authorization)
+
+  /** Adds ACL bindings (CreateAcls); needs ALTER on the cluster. */
+  async createAcls(options: { acl: AclEntry[] }): Promise<boolean> {
+    return create_acls(this.requests, options);
+  }
+
+  /** The bindings a filter matches (DescribeAcls); needs DESCRIBE on the cluster. */
+  async describeAcls(filter: AclFilter): Promise<DescribeAclResponse> {
+    return describe_acls(this.requests, filter);
+  }
+
+  /** Removes the bindings each filter matches, and answers them (DeleteAcls); needs ALTER on the cluster. */
+  async deleteAcls(options: { filters: AclFilter[] }): Promise<DeleteAclResponse> {
+    return delete_acls(this.requests, options);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -109,6 +109,16 @@ export { HalfMessage } from './half_messages.ts';
 export type { HalfMessageCheck, TransactionCheckResult } from './producer_types.ts';
 export type { ConsumerGroupMetadata, TransactionOffsets } from './producer_transaction.ts';
 export type { EachTransactionPayload, TransactionalRunConfig } from './consumer_transactions.ts';
+export {
+  AclOperationTypes,
+  AclPermissionTypes,
+  AclResourceTypes,
+  ResourcePatternTypes,
+  type AclEntry,
+  type AclFilter,
+  type DeleteAclResponse,
+  type DescribeAclResponse,
+} from './admin_acls.ts';
 export * from './errors.ts';
 export * from './dedupe.ts';
 export { CompressionError } from '../protocol/compression.ts';

@@ -2,6 +2,7 @@
 // when either file changes, so a renewed certificate is served to new connections without a
 // restart. A change that cannot be used (a file half written, a key that does not match) is
 // logged and the last good pair kept.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -85,8 +86,22 @@ export function checked_client(socket: tls.TLSSocket): string | null | undefined
     socket.destroy();
     return undefined;
   }
-  // Node gives the attributes one per line, most significant first, with RFC 2253's escapes.
+  return rfc2253(certificate);
+}
+
+/** A certificate's subject as RFC 2253 writes it (Node gives one attribute a line, most significant first). */
+function rfc2253(certificate: crypto.X509Certificate): string {
   return certificate.subject.split('\n').reverse().join(',');
+}
+
+/**
+ * The principal this broker has when it presents its own certificate to another broker (client
+ * certificates asked for), or null when it presents none. Brokers act on one another's behalf, so
+ * it is a super user when authorization is on.
+ */
+export function own_principal(files: TlsFiles): string | null {
+  if ((files.client_auth ?? 'none') === 'none') return null;
+  return rfc2253(new crypto.X509Certificate(read(files.cert_file)));
 }
 
 /** Serves the files' latest good pair on `server`; returns what stops watching them. */

@@ -1,11 +1,12 @@
 // The single-node metadata store: topics (name, id, partition count, configs), the cluster id,
-// share-group configs, the producer-id allocator and AMQP routing definitions, kept in one JSON
+// share-group configs, the producer-id allocator, AMQP routing definitions and ACL bindings, kept in one JSON
 // file in the data directory (broker-metadata.json) and replaced atomically. Records are replaced,
 // never changed in place, so a reader holding one sees it as it was.
 import path from 'node:path';
 import { type FileIO, read_whole_file, replace_file_atomically } from '../storage/index.ts';
 import { type MetadataStore, new_uuid } from '../core/metadata_store.ts';
 import type { GroupConfigs, RoutingDefinitions, TopicRecord } from '../core/types.ts';
+import { binding_key, type AclBinding } from '../core/acls.ts';
 
 export interface MetadataState {
   version: 1;
@@ -17,7 +18,11 @@ export interface MetadataState {
   group_configs?: Record<string, GroupConfigs>;
   /** AMQP routing definitions by virtual host (absent in files written before they existed). */
   routing?: Record<string, RoutingDefinitions>;
+  /** ACL bindings (absent in files written before they existed). */
+  acls?: AclBinding[];
 }
+
+const NO_ACLS: readonly AclBinding[] = [];
 
 const FILE_NAME = 'broker-metadata.json';
 
@@ -91,6 +96,19 @@ export class LocalMetadataStore implements MetadataStore {
 
   set_routing_definitions(vhost: string, definitions: RoutingDefinitions): Promise<void> {
     this.state.routing = { ...this.state.routing, [vhost]: definitions };
+    return this.save();
+  }
+
+  acls(): readonly AclBinding[] {
+    return this.state.acls ?? NO_ACLS;
+  }
+
+  change_acls(added: readonly AclBinding[], removed: readonly AclBinding[]): Promise<void> {
+    const gone = new Set(removed.map(binding_key));
+    const kept = this.acls().filter((binding) => !gone.has(binding_key(binding)));
+    const known = new Set(kept.map(binding_key));
+    const fresh = added.filter((binding) => !known.has(binding_key(binding)) && known.add(binding_key(binding)));
+    this.state.acls = [...kept, ...fresh];
     return this.save();
   }
 

@@ -20,6 +20,8 @@ export interface ClusterSettings {
   leader_rebalance_interval_ms?: number;
   /** SASL on every listener: these users, brokers logging in to each other as `inter_broker_user`. */
   sasl?: { users: Record<string, string>; inter_broker_user: string };
+  /** More arguments for every broker (`--authorization`, ...). */
+  args?: string[];
   /** TLS on every listener, client certificates required: the brokers' files, and what kafka() clients present. */
   tls?: { broker: TestCa; ca_file: string; client: TlsConnectionOptions };
 }
@@ -79,6 +81,7 @@ function write_config(count: number, settings: ClusterSettings): { config_file: 
     security_args.push('--tls-cert', broker.cert_file, '--tls-key', broker.key_file, '--tls-ca', ca_file);
     security_args.push('--tls-client-auth', 'required');
   }
+  security_args.push(...(settings.args ?? []));
   return { config_file, security_args };
 }
 

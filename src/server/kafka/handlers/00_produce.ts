@@ -3,10 +3,12 @@
 // is acknowledged under the storage durability policy. v11 only adds an error code Sluice does not
 // send (TRANSACTION_ABORTABLE); from v12 (transaction version 2, KIP-890) a transactional batch's
 // partition joins the producer's transaction without AddPartitionsToTxn. Not served: topic ids (v13).
+// Authorization: WRITE on each topic and on the transactional id; CLUSTER_ACTION for a broker's append.
 import { PRODUCE } from '../../../protocol/kafka/messages/00_produce.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
-import { CloseConnection, kafka_handler } from '../handler.ts';
+import { CloseConnection, kafka_handler, type RequestContext } from '../handler.ts';
+import { allowed, allowed_on_cluster, refusal } from '../authorize.ts';
 import { error_fields } from '../error_map.ts';
 
 type PartitionResponse = Row<Row<ResponseIn<typeof PRODUCE>['responses']>['partition_responses']>;
@@ -35,8 +37,12 @@ export const produce_handler = kafka_handler(
       : request.sluice_broker_append
         ? BROKER_APPEND
         : undefined;
+    const refused_request = produce_refusal(request.transactional_id, request.sluice_broker_append, ctx);
     const responses = await Promise.all(
       request.topic_data.map(async (topic) => {
+        const refused =
+          refused_request ??
+          (allowed(ctx, 'write', 'topic', topic.name) ? null : refusal(ctx, 'write', 'topic', topic.name));
         const partitions = await Promise.all(
           topic.partition_data.map(async (partition): Promise<PartitionResponse & { error_code: number }> => {
             const base = {
@@ -47,6 +53,7 @@ export const produce_handler = kafka_handler(
               record_errors: [],
               error_message: null,
             };
+            if (refused) return { ...base, ...refused };
             if (!is_acks(acks)) return { ...base, error_code: ErrorCode.INVALID_REQUIRED_ACKS };
             const records = partition.records;
             if (records === null || records.length === 0)
@@ -71,3 +78,11 @@ export const produce_handler = kafka_handler(
     return { responses, throttle_time_ms: 0 };
   },
 );
+
+/** Why the whole request is refused: a transactional id it may not write, or a broker's append from a client. */
+function produce_refusal(transactional_id: string | null, broker_append: boolean, ctx: RequestContext) {
+  if (broker_append && !allowed_on_cluster(ctx, 'cluster_action')) return refusal(ctx, 'cluster_action', 'cluster', '');
+  if (transactional_id !== null && !allowed(ctx, 'write', 'transactional_id', transactional_id))
+    return refusal(ctx, 'write', 'transactional_id', transactional_id);
+  return null;
+}

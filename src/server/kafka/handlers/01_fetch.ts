@@ -4,7 +4,7 @@
 // records); every consumer's answer carries the last stable offset, as Kafka's do (a broker's view
 // of a partition it reads remotely learns it so); no fetch sessions (session id 0). A fetch with a
 // replica id is a follower's: it reads up to the log end, reports its progress to the leader, and
-// is woken by writes.
+// is woken by writes. Authorization: READ on each topic, CLUSTER_ACTION for a follower.
 import { FETCH } from '../../../protocol/kafka/messages/01_fetch.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
@@ -13,6 +13,7 @@ import { batch_base_offset, batch_last_offset } from '../../../format/batch_layo
 import { kafka_handler, type RequestContext, type ShutdownSignal } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 import { long_poll } from '../long_poll.ts';
+import { allowed, allowed_on_cluster, REFUSED } from '../authorize.ts';
 
 /** A long poll never waits longer than this, whatever the client asks. */
 const FETCH_WAIT_MS_MAX = 30_000;
@@ -39,7 +40,10 @@ interface Wanted {
 function plan(request: RequestOf<typeof FETCH>, ctx: RequestContext): Wanted[] {
   const wanted: Wanted[] = [];
   const { replica_id } = request;
+  // A follower's fetch is a broker's (CLUSTER_ACTION); a consumer's needs READ on each topic.
+  const replica_refused = replica_id >= 0 && !allowed_on_cluster(ctx, 'cluster_action');
   for (const topic of request.topics) {
+    const refused = replica_id >= 0 ? replica_refused : !allowed(ctx, 'read', 'topic', topic.topic);
     for (const partition of topic.partitions) {
       const entry: Wanted = {
         topic: topic.topic,
@@ -49,8 +53,12 @@ function plan(request: RequestOf<typeof FETCH>, ctx: RequestContext): Wanted[] {
         source: null,
         txns: null,
         read_committed: replica_id < 0 && request.isolation_level === READ_COMMITTED,
-        error_code: 0,
+        error_code: refused ? (replica_id >= 0 ? REFUSED.cluster : REFUSED.topic) : 0,
       };
+      if (refused) {
+        wanted.push(entry);
+        continue;
+      }
       try {
         entry.source =
           replica_id >= 0

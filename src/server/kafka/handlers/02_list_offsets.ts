@@ -6,6 +6,7 @@ import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
+import { allowed, REFUSED } from '../authorize.ts';
 
 const LATEST = -1;
 const EARLIEST = -2;
@@ -28,6 +29,7 @@ async function list_offset(
     leader_epoch: 0,
     old_style_offsets: [],
   };
+  if (!allowed(ctx, 'describe', 'topic', topic)) return { ...row, error_code: REFUSED.topic };
   try {
     const source = ctx.core.partitions.consumer_source(topic, partition.partition_index);
     const timestamp = partition.timestamp;

@@ -1,12 +1,15 @@
 // Metadata 0-12: the brokers, the controller and each partition's leader, replicas and ISR (on a
 // single node, this node for all); topic ids from v10. Auto-creates requested topics when the
 // request and the broker both allow it. A partition with no leader yet is LEADER_NOT_AVAILABLE.
+// Authorization: topics a client may not DESCRIBE are left out of a listing of all, and refused
+// when named; auto-creation needs CREATE on the cluster or the topic.
 import { METADATA } from '../../../protocol/kafka/messages/03_metadata.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
 import { is_internal_topic } from '../../../core/index.ts';
 import { NO_AUTHORIZED_OPERATIONS, kafka_handler, type RequestContext } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
+import { allowed, allowed_on_cluster, REFUSED } from '../authorize.ts';
 
 type TopicResponse = Row<ResponseIn<typeof METADATA>['topics']>;
 
@@ -47,8 +50,12 @@ async function requested_topic(
       is_internal: false,
       partitions: [],
     };
+  if (!allowed(ctx, 'describe', 'topic', name))
+    return { error_code: REFUSED.topic, name, topic_id: entry.topic_id, is_internal: false, partitions: [] };
+  // Creating it takes CREATE on the cluster or the topic; without, an unknown topic stays unknown.
+  const may_create = allowed_on_cluster(ctx, 'create') || allowed(ctx, 'create', 'topic', name);
   try {
-    await ctx.core.topics.ensure(name, allow_auto_create);
+    await ctx.core.topics.ensure(name, allow_auto_create && may_create);
     return describe_topic(ctx, name);
   } catch (error) {
     return { error_code: kafka_error_code(error), name, is_internal: false, partitions: [] };
@@ -64,7 +71,8 @@ export const metadata_handler = kafka_handler(
     const allow_auto_create = ctx.version < 4 ? true : request.allow_auto_topic_creation;
     const topics: TopicResponse[] = [];
     if (all) {
-      for (const topic of ctx.core.topics.list()) topics.push(describe_topic(ctx, topic.name));
+      for (const topic of ctx.core.topics.list())
+        if (allowed(ctx, 'describe', 'topic', topic.name)) topics.push(describe_topic(ctx, topic.name));
     } else {
       for (const entry of requested) topics.push(await requested_topic(ctx, entry, allow_auto_create));
     }

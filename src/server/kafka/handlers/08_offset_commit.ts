@@ -4,6 +4,7 @@
 import { OFFSET_COMMIT } from '../../../protocol/kafka/messages/08_offset_commit.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { OffsetCommitEntry } from '../../../core/index.ts';
+import { allowed, require_allowed, REFUSED } from '../authorize.ts';
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
@@ -26,6 +27,7 @@ export const offset_commit_handler = kafka_handler(
       })),
     });
     try {
+      require_allowed(ctx, 'read', 'group', group_id);
       ctx.core.groups.validate_commit(
         group_id,
         request.member_id,
@@ -42,7 +44,8 @@ export const offset_commit_handler = kafka_handler(
       for (const partition of topic.partitions) {
         const key = `${topic.name}:${partition.partition_index}`;
         const metadata = partition.committed_metadata;
-        if (!ctx.core.topics.get(topic.name)) errors.set(key, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+        if (!allowed(ctx, 'read', 'topic', topic.name)) errors.set(key, REFUSED.topic);
+        else if (!ctx.core.topics.get(topic.name)) errors.set(key, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
         else if (metadata !== null && Buffer.byteLength(metadata) > OFFSET_METADATA_BYTES_MAX)
           errors.set(key, ErrorCode.OFFSET_METADATA_TOO_LARGE);
         else {

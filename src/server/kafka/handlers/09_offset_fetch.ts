@@ -5,6 +5,7 @@
 import { OFFSET_FETCH } from '../../../protocol/kafka/messages/09_offset_fetch.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { BrokerError } from '../../../core/index.ts';
+import { allowed, REFUSED } from '../authorize.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
@@ -22,14 +23,9 @@ function committed_partitions(
   return [...by_topic].map(([name, partition_indexes]) => ({ name, partition_indexes }));
 }
 
-function unstable(partition_index: number) {
-  return {
-    partition_index,
-    committed_offset: -1,
-    committed_leader_epoch: -1,
-    metadata: '',
-    error_code: ErrorCode.UNSTABLE_OFFSET_COMMIT,
-  };
+/** A partition answered with `error_code` and no offset. */
+function without_offset(partition_index: number, error_code: number) {
+  return { partition_index, committed_offset: -1, committed_leader_epoch: -1, metadata: '', error_code };
 }
 
 export const offset_fetch_handler = kafka_handler(
@@ -45,15 +41,20 @@ export const offset_fetch_handler = kafka_handler(
     const { group_id } = request;
     if (!ctx.core.groups.is_coordinator)
       return { throttle_time_ms: 0, topics: [], error_code: ErrorCode.NOT_COORDINATOR };
-    const topics = request.topics ?? committed_partitions(ctx, group_id);
+    if (!allowed(ctx, 'describe', 'group', group_id))
+      return { throttle_time_ms: 0, topics: [], error_code: REFUSED.group };
+    // All of a group's offsets: those of topics the client may not describe are left out.
+    const topics =
+      request.topics ?? committed_partitions(ctx, group_id).filter((t) => allowed(ctx, 'describe', 'topic', t.name));
     const error_code = group_id === '' ? kafka_error_code(new BrokerError('invalid_group_id', 'empty group id')) : 0;
     return {
       throttle_time_ms: 0,
       topics: topics.map((t) => ({
         name: t.name,
         partitions: t.partition_indexes.map((partition_index) => {
+          if (!allowed(ctx, 'describe', 'topic', t.name)) return without_offset(partition_index, REFUSED.topic);
           if (request.require_stable && ctx.core.groups.commit_pending(group_id, t.name, partition_index))
-            return unstable(partition_index);
+            return without_offset(partition_index, ErrorCode.UNSTABLE_OFFSET_COMMIT);
           const committed = ctx.core.groups.committed(group_id, t.name, partition_index);
           return {
             partition_index,

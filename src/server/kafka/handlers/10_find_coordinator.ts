@@ -4,6 +4,7 @@
 import { FIND_COORDINATOR } from '../../../protocol/kafka/messages/10_find_coordinator.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { kafka_handler } from '../handler.ts';
+import { allowed, refusal } from '../authorize.ts';
 
 /** key_type 0: a consumer group; 1: a transactional id. */
 const KINDS = { 0: 'group', 1: 'transaction' } as const;
@@ -30,12 +31,15 @@ export const find_coordinator_handler = kafka_handler(
       : found
         ? null
         : `no ${kind} coordinator is available yet`;
+    // A key the client may not describe is refused (and its coordinator not told).
+    const resource = kind === 'transaction' ? 'transactional_id' : 'group';
+    const answer = (key: string) =>
+      !kind || allowed(ctx, 'describe', resource, key)
+        ? { ...node, error_code, error_message: message }
+        : { node_id: -1, host: '', port: -1, ...refusal(ctx, 'describe', resource, key) };
     if (ctx.version >= 4) {
-      return {
-        throttle_time_ms: 0,
-        coordinators: request.coordinator_keys.map((key) => ({ key, ...node, error_code, error_message: message })),
-      };
+      return { throttle_time_ms: 0, coordinators: request.coordinator_keys.map((key) => ({ key, ...answer(key) })) };
     }
-    return { throttle_time_ms: 0, error_code, error_message: message, ...node };
+    return { throttle_time_ms: 0, ...answer(request.key) };
   },
 );

@@ -3,6 +3,7 @@
 // its id (MEMBER_ID_REQUIRED) and joins again with it.
 import { JOIN_GROUP } from '../../../protocol/kafka/messages/11_join_group.ts';
 import { MemberIdRequiredError } from '../../../core/index.ts';
+import { require_allowed } from '../authorize.ts';
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
@@ -11,6 +12,7 @@ export const join_group_handler = kafka_handler(
   { min: 0, max: 7, notes: 'MEMBER_ID_REQUIRED from v4; static membership from v5' },
   async (request, ctx) => {
     try {
+      require_allowed(ctx, 'read', 'group', request.group_id);
       const result = await ctx.core.groups.join({
         group_id: request.group_id,
         member_id: request.member_id,

@@ -2,6 +2,7 @@
 // from v3), each answered with its own error.
 import { LEAVE_GROUP } from '../../../protocol/kafka/messages/13_leave_group.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
+import { allowed, REFUSED } from '../authorize.ts';
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
@@ -12,6 +13,8 @@ export const leave_group_handler = kafka_handler(
     const { group_id } = request;
     if (!ctx.core.groups.is_coordinator)
       return { throttle_time_ms: 0, error_code: ErrorCode.NOT_COORDINATOR, members: [] };
+    if (!allowed(ctx, 'read', 'group', group_id))
+      return { throttle_time_ms: 0, error_code: REFUSED.group, members: [] };
     if (ctx.version < 3) {
       const [error] = ctx.core.groups.leave(group_id, [{ member_id: request.member_id, group_instance_id: null }]);
       return { throttle_time_ms: 0, error_code: error ? kafka_error_code(error) : 0 };

@@ -3,6 +3,7 @@
 import { DESCRIBE_GROUPS } from '../../../protocol/kafka/messages/15_describe_groups.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { NO_AUTHORIZED_OPERATIONS, kafka_handler } from '../handler.ts';
+import { allowed, REFUSED } from '../authorize.ts';
 import { GROUP_STATE_NAMES } from './group_states.ts';
 
 export const describe_groups_handler = kafka_handler(
@@ -11,18 +12,8 @@ export const describe_groups_handler = kafka_handler(
   (request, ctx) => ({
     throttle_time_ms: 0,
     groups: request.groups.map((group_id) => {
-      if (!ctx.core.groups.is_coordinator) {
-        return {
-          error_code: ErrorCode.NOT_COORDINATOR,
-          error_message: null,
-          group_id,
-          group_state: '',
-          protocol_type: '',
-          protocol_data: '',
-          members: [],
-          authorized_operations: NO_AUTHORIZED_OPERATIONS,
-        };
-      }
+      if (!ctx.core.groups.is_coordinator) return unanswered(group_id, ErrorCode.NOT_COORDINATOR);
+      if (!allowed(ctx, 'describe', 'group', group_id)) return unanswered(group_id, REFUSED.group);
       const summary = ctx.core.groups.describe(group_id);
       return {
         error_code: 0,
@@ -44,3 +35,17 @@ export const describe_groups_handler = kafka_handler(
     }),
   }),
 );
+
+/** A group answered with `error_code` only. */
+function unanswered(group_id: string, error_code: number) {
+  return {
+    error_code,
+    error_message: null,
+    group_id,
+    group_state: '',
+    protocol_type: '',
+    protocol_data: '',
+    members: [],
+    authorized_operations: NO_AUTHORIZED_OPERATIONS,
+  };
+}

@@ -4,6 +4,7 @@
 import { CREATE_TOPICS } from '../../../protocol/kafka/messages/19_create_topics.ts';
 import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
 import { BrokerError } from '../../../core/index.ts';
+import { allowed_on_cluster, require_allowed } from '../authorize.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
 import { error_fields } from '../error_map.ts';
 import { CONFIG_SOURCE_DEFAULT, CONFIG_SOURCE_TOPIC, configs_of } from './configs.ts';
@@ -14,6 +15,7 @@ type TopicResponse = Row<ResponseIn<typeof CREATE_TOPICS>['topics']>;
 async function create_topic(ctx: RequestContext, topic: TopicRequest, validate_only: boolean): Promise<TopicResponse> {
   const { name, replication_factor } = topic;
   try {
+    if (!allowed_on_cluster(ctx, 'create')) require_allowed(ctx, 'create', 'topic', name);
     if (topic.assignments.length > 0)
       throw new BrokerError('invalid_request', 'manual replica assignment is not supported; use sluice topic reassign');
     if (replication_factor === 0 || replication_factor < -1)

@@ -2,6 +2,7 @@
 // groups committed for them. The broker's own topics (names starting with "__") are refused.
 import { DELETE_TOPICS } from '../../../protocol/kafka/messages/20_delete_topics.ts';
 import { BrokerError, is_internal_topic } from '../../../core/index.ts';
+import { require_allowed } from '../authorize.ts';
 import { kafka_handler } from '../handler.ts';
 import { error_fields } from '../error_map.ts';
 
@@ -22,6 +23,7 @@ export const delete_topics_handler = kafka_handler(
       const topic_id = entry.topic_id ?? ctx.core.topics.get(name ?? '')?.id ?? ZERO_UUID;
       try {
         if (name === null) throw new BrokerError('unknown_topic_or_partition', `unknown topic id ${entry.topic_id}`);
+        require_allowed(ctx, 'delete', 'topic', name);
         if (is_internal_topic(name))
           throw new BrokerError('invalid_request', `internal topic ${name} cannot be deleted`);
         await ctx.core.topics.delete(name);

@@ -1,6 +1,7 @@
 // DeleteRecords 0-2: moves partitions' log start forward (offset -1: to the high watermark);
 // OFFSET_OUT_OF_RANGE past the high watermark.
 import { DELETE_RECORDS } from '../../../protocol/kafka/messages/21_delete_records.ts';
+import { require_allowed } from '../authorize.ts';
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
@@ -14,6 +15,7 @@ export const delete_records_handler = kafka_handler(
       for (const partition of topic.partitions) {
         const row = { partition_index: partition.partition_index, low_watermark: -1, error_code: 0 };
         try {
+          require_allowed(ctx, 'delete', 'topic', topic.name);
           row.low_watermark = await ctx.core.partitions.delete_records(
             topic.name,
             partition.partition_index,

@@ -4,7 +4,8 @@
 // epoch, which fences the id's earlier instances (their open transaction is aborted). v5 only adds
 // an error code Sluice does not send (TRANSACTION_ABORTABLE).
 import { INIT_PRODUCER_ID } from '../../../protocol/kafka/messages/22_init_producer_id.ts';
-import { kafka_handler } from '../handler.ts';
+import { kafka_handler, type RequestContext } from '../handler.ts';
+import { allowed, allowed_on_cluster, refusal, require_allowed } from '../authorize.ts';
 import { kafka_error_code } from '../error_map.ts';
 
 /** Producer epochs are int16 and wrap within the positive range. */
@@ -16,6 +17,7 @@ export const init_producer_id_handler = kafka_handler(
   async (request, ctx) => {
     if (request.transactional_id !== null) {
       try {
+        require_allowed(ctx, 'write', 'transactional_id', request.transactional_id);
         const expected =
           request.producer_id >= 0
             ? { producer_id: request.producer_id, producer_epoch: request.producer_epoch }
@@ -30,6 +32,14 @@ export const init_producer_id_handler = kafka_handler(
         return { throttle_time_ms: 0, error_code: kafka_error_code(error), producer_id: -1, producer_epoch: -1 };
       }
     }
+    // An idempotent producer: IDEMPOTENT_WRITE on the cluster, or WRITE on some topic (as Kafka).
+    if (!allowed_on_cluster(ctx, 'idempotent_write') && !may_write_some_topic(ctx))
+      return {
+        throttle_time_ms: 0,
+        ...refusal(ctx, 'idempotent_write', 'cluster', ''),
+        producer_id: -1,
+        producer_epoch: -1,
+      };
     if (request.producer_id >= 0) {
       // Logged: batches a client resends under the new epoch cannot be told from new ones, so a
       // duplicate a fault run finds is traced to this.
@@ -48,3 +58,7 @@ export const init_producer_id_handler = kafka_handler(
     };
   },
 );
+
+function may_write_some_topic(ctx: RequestContext): boolean {
+  return ctx.core.topics.list().some((topic) => allowed(ctx, 'write', 'topic', topic.name));
+}

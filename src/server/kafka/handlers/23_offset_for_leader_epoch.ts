@@ -2,6 +2,7 @@
 // ask it before fetching, to cut what diverges (on a single node: one epoch, 0).
 import { OFFSET_FOR_LEADER_EPOCH } from '../../../protocol/kafka/messages/23_offset_for_leader_epoch.ts';
 import { kafka_handler } from '../handler.ts';
+import { allowed_on_cluster, refused, require_allowed } from '../authorize.ts';
 import { kafka_error_code } from '../error_map.ts';
 
 export const offset_for_leader_epoch_handler = kafka_handler(
@@ -18,6 +19,10 @@ export const offset_for_leader_epoch_handler = kafka_handler(
       partitions: topic.partitions.map((partition) => {
         const row = { error_code: 0, partition: partition.partition, leader_epoch: -1, end_offset: -1 };
         try {
+          // A follower (replica id >= 0, v3+) needs CLUSTER_ACTION; a consumer DESCRIBE on the topic.
+          if (request.replica_id >= 0) {
+            if (!allowed_on_cluster(ctx, 'cluster_action')) throw refused(ctx, 'cluster_action', 'cluster', '');
+          } else require_allowed(ctx, 'describe', 'topic', topic.topic);
           const end = ctx.core.partitions.end_offset_for_epoch(
             topic.topic,
             partition.partition,

@@ -6,7 +6,8 @@
 import { ADD_PARTITIONS_TO_TXN } from '../../../protocol/kafka/messages/24_add_partitions_to_txn.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { BrokerError, Core, TopicPartition } from '../../../core/index.ts';
-import { kafka_handler } from '../handler.ts';
+import { kafka_handler, type RequestContext } from '../handler.ts';
+import { allowed, allowed_on_cluster, refusal, REFUSED } from '../authorize.ts';
 import { kafka_error_code } from '../error_map.ts';
 
 type Topics = Array<{ name: string; partitions: number[] }>;
@@ -32,8 +33,13 @@ export const add_partitions_to_txn_handler = kafka_handler(
         verify_only: false,
         topics: request.v3_and_below_topics,
       };
-      return { throttle_time_ms: 0, results_by_topic_v3_and_below: await topic_results(ctx.core, transaction) };
+      const refused = client_refusals(ctx, transaction);
+      const results = refused ? by_partition(transaction.topics, refused) : await topic_results(ctx.core, transaction);
+      return { throttle_time_ms: 0, results_by_topic_v3_and_below: results };
     }
+    // v4+ is a broker's request (a leader verifying, or joining a partition for a v12 produce).
+    if (!allowed_on_cluster(ctx, 'cluster_action'))
+      return { throttle_time_ms: 0, ...refusal(ctx, 'cluster_action', 'cluster', ''), results_by_transaction: [] };
     if (!ctx.core.transactions.is_coordinator) {
       return { throttle_time_ms: 0, error_code: ErrorCode.NOT_COORDINATOR, results_by_transaction: [] };
     }
@@ -66,13 +72,29 @@ async function topic_results(core: Core, transaction: Transaction) {
     errors = wanted.map(() => code);
   }
   let i = 0;
+  return by_partition(topics, () => errors[i++]!);
+}
+
+/** Each partition of `topics` with the error code `code_of` gives it, in the request's order. */
+function by_partition(topics: Topics, code_of: (topic: string) => number) {
   return topics.map((t) => ({
     name: t.name,
     results_by_partition: t.partitions.map((partition_index) => ({
       partition_index,
-      partition_error_code: errors[i++]!,
+      partition_error_code: code_of(t.name),
     })),
   }));
+}
+
+/**
+ * A client's request refused by the ACLs: the transactional id it may not write, or the topics it
+ * may not write (the others not attempted, as adding is all or none); null when allowed.
+ */
+function client_refusals(ctx: RequestContext, transaction: Transaction): ((topic: string) => number) | null {
+  if (!allowed(ctx, 'write', 'transactional_id', transaction.transactional_id)) return () => REFUSED.transactional_id;
+  const refused = new Set(transaction.topics.filter((t) => !allowed(ctx, 'write', 'topic', t.name)).map((t) => t.name));
+  if (refused.size === 0) return null;
+  return (topic) => (refused.has(topic) ? REFUSED.topic : ErrorCode.OPERATION_NOT_ATTEMPTED);
 }
 
 function added_or_verified(core: Core, transaction: Transaction, wanted: TopicPartition[]): Promise<Results> | Results {

@@ -4,6 +4,7 @@
 // 2, KIP-890) ends under the next epoch and answers with the producer id and epoch to use next.
 import { END_TXN } from '../../../protocol/kafka/messages/26_end_txn.ts';
 import { kafka_handler } from '../handler.ts';
+import { require_allowed } from '../authorize.ts';
 import { kafka_error_code } from '../error_map.ts';
 
 export const end_txn_handler = kafka_handler(
@@ -11,6 +12,7 @@ export const end_txn_handler = kafka_handler(
   { min: 0, max: 5, notes: 'answered once the markers are written; v5 bumps the epoch' },
   async (request, ctx) => {
     try {
+      require_allowed(ctx, 'write', 'transactional_id', request.transactional_id);
       const next = await ctx.core.transactions.end(
         request.transactional_id,
         request.producer_id,

@@ -6,6 +6,7 @@
 import { TXN_OFFSET_COMMIT } from '../../../protocol/kafka/messages/28_txn_offset_commit.ts';
 import type { OffsetCommitEntry } from '../../../core/index.ts';
 import { kafka_handler } from '../handler.ts';
+import { require_allowed } from '../authorize.ts';
 import { kafka_error_code } from '../error_map.ts';
 
 export const txn_offset_commit_handler = kafka_handler(
@@ -23,6 +24,9 @@ export const txn_offset_commit_handler = kafka_handler(
     );
     let error_code = 0;
     try {
+      require_allowed(ctx, 'write', 'transactional_id', request.transactional_id);
+      require_allowed(ctx, 'read', 'group', request.group_id);
+      for (const topic of request.topics) require_allowed(ctx, 'read', 'topic', topic.name);
       if (request.generation_id >= 0)
         ctx.core.groups.validate_commit(
           request.group_id,

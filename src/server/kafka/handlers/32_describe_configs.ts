@@ -4,8 +4,9 @@
 import { DESCRIBE_CONFIGS } from '../../../protocol/kafka/messages/32_describe_configs.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
-import type { ConfigEntry } from '../../../core/index.ts';
+import { CLUSTER_RESOURCE, type ConfigEntry } from '../../../core/index.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
+import { allowed, refusal } from '../authorize.ts';
 import {
   CONFIG_SOURCE_DEFAULT,
   CONFIG_SOURCE_GROUP,
@@ -44,6 +45,8 @@ function describe(ctx: RequestContext, resource: ResourceRequest): ResourceResul
     configs: [],
   };
   const keys = resource.configuration_keys;
+  const refused = describe_refusal(ctx, resource);
+  if (refused) return { ...base, ...refused };
   if (resource.resource_type === RESOURCE_BROKER) return base;
   if (resource.resource_type === RESOURCE_GROUP)
     return {
@@ -78,3 +81,18 @@ export const describe_configs_handler = kafka_handler(
     results: request.resources.map((resource) => describe(ctx, resource)),
   }),
 );
+
+/** DESCRIBE_CONFIGS on the topic, group or (a broker's) the cluster, refused; null when allowed. */
+function describe_refusal(ctx: RequestContext, resource: ResourceRequest) {
+  const kind =
+    resource.resource_type === RESOURCE_BROKER
+      ? 'cluster'
+      : resource.resource_type === RESOURCE_GROUP
+        ? 'group'
+        : resource.resource_type === RESOURCE_TOPIC
+          ? 'topic'
+          : null;
+  const name = kind === 'cluster' ? CLUSTER_RESOURCE : resource.resource_name;
+  if (kind === null || allowed(ctx, 'describe_configs', kind, name)) return null;
+  return refusal(ctx, 'describe_configs', kind, name);
+}

@@ -2,6 +2,7 @@
 // topic's). Manual assignments are refused.
 import { CREATE_PARTITIONS } from '../../../protocol/kafka/messages/37_create_partitions.ts';
 import { BrokerError } from '../../../core/index.ts';
+import { require_allowed } from '../authorize.ts';
 import { kafka_handler } from '../handler.ts';
 import { error_fields } from '../error_map.ts';
 
@@ -12,6 +13,7 @@ export const create_partitions_handler = kafka_handler(
     const results = [];
     for (const topic of request.topics) {
       try {
+        require_allowed(ctx, 'alter', 'topic', topic.name);
         if ((topic.assignments ?? []).length > 0)
           throw new BrokerError('invalid_request', 'manual replica assignment is not supported on a single node');
         await ctx.core.topics.add_partitions(topic.name, topic.count, { validate_only: request.validate_only });

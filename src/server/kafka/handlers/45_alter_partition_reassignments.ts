@@ -2,6 +2,7 @@
 // move in progress); a single node has nowhere to move them (INVALID_REPLICA_ASSIGNMENT).
 import { ALTER_PARTITION_REASSIGNMENTS } from '../../../protocol/kafka/messages/45_alter_partition_reassignments.ts';
 import { kafka_handler } from '../handler.ts';
+import { allowed_on_cluster, refusal } from '../authorize.ts';
 import { error_fields } from '../error_map.ts';
 
 export const alter_partition_reassignments_handler = kafka_handler(
@@ -14,6 +15,8 @@ export const alter_partition_reassignments_handler = kafka_handler(
       'none)',
   },
   async (request, ctx) => {
+    if (!allowed_on_cluster(ctx, 'alter'))
+      return { throttle_time_ms: 0, ...refusal(ctx, 'alter', 'cluster', ''), responses: [] };
     const responses = [];
     for (const topic of request.topics) {
       const partitions = [];

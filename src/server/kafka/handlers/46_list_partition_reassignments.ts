@@ -2,6 +2,7 @@
 // answers). Null topics ask for every partition; unknown topics and partitions are left out.
 import { LIST_PARTITION_REASSIGNMENTS } from '../../../protocol/kafka/messages/46_list_partition_reassignments.ts';
 import { kafka_handler } from '../handler.ts';
+import { allowed_on_cluster, refusal } from '../authorize.ts';
 
 export const list_partition_reassignments_handler = kafka_handler(
   LIST_PARTITION_REASSIGNMENTS,
@@ -13,6 +14,8 @@ export const list_partition_reassignments_handler = kafka_handler(
       'partitions are left out; a single broker lists nothing',
   },
   (request, ctx) => {
+    if (!allowed_on_cluster(ctx, 'describe'))
+      return { throttle_time_ms: 0, ...refusal(ctx, 'describe', 'cluster', ''), topics: [] };
     const asked: Array<{ name: string; partitions: number[] | null }> =
       request.topics === null
         ? ctx.core.topics.list().map((topic) => ({ name: topic.name, partitions: null }))

@@ -3,6 +3,7 @@ import { DESCRIBE_TRANSACTIONS } from '../../../protocol/kafka/messages/65_descr
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { TopicPartition } from '../../../core/index.ts';
 import { kafka_handler } from '../handler.ts';
+import { require_allowed } from '../authorize.ts';
 import { kafka_error_code } from '../error_map.ts';
 
 export const describe_transactions_handler = kafka_handler(
@@ -21,6 +22,7 @@ export const describe_transactions_handler = kafka_handler(
         topics: [],
       };
       try {
+        require_allowed(ctx, 'describe', 'transactional_id', transactional_id);
         const found = ctx.core.transactions.describe(transactional_id);
         if (!found) return { ...none, error_code: ErrorCode.TRANSACTIONAL_ID_NOT_FOUND };
         return {

@@ -2,6 +2,7 @@
 // id and (v1) how long the transaction has been running.
 import { LIST_TRANSACTIONS } from '../../../protocol/kafka/messages/66_list_transactions.ts';
 import { kafka_handler } from '../handler.ts';
+import { allowed } from '../authorize.ts';
 import { kafka_error_code } from '../error_map.ts';
 
 const STATES = ['Empty', 'Ongoing', 'PrepareCommit', 'PrepareAbort', 'CompleteCommit', 'CompleteAbort'];
@@ -19,7 +20,8 @@ export const list_transactions_handler = kafka_handler(
           (t) =>
             (request.state_filters.length === 0 || request.state_filters.includes(t.state)) &&
             (request.producer_id_filters.length === 0 || request.producer_id_filters.includes(t.producer_id)) &&
-            (request.duration_filter < 0 || (t.start_ms >= 0 && now - t.start_ms >= request.duration_filter)),
+            (request.duration_filter < 0 || (t.start_ms >= 0 && now - t.start_ms >= request.duration_filter)) &&
+            allowed(ctx, 'describe', 'transactional_id', t.transactional_id),
         );
       return {
         throttle_time_ms: 0,

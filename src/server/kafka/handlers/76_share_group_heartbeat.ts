@@ -3,6 +3,7 @@
 // partitions); epoch -1 leaves and ends its share session.
 import { SHARE_GROUP_HEARTBEAT } from '../../../protocol/kafka/messages/76_share_group_heartbeat.ts';
 import { kafka_handler } from '../handler.ts';
+import { require_allowed } from '../authorize.ts';
 import { top_level_error } from './share_common.ts';
 
 export const share_group_heartbeat_handler = kafka_handler(
@@ -19,6 +20,8 @@ export const share_group_heartbeat_handler = kafka_handler(
       assignment: null,
     };
     try {
+      require_allowed(ctx, 'read', 'group', request.group_id);
+      for (const topic of request.subscribed_topic_names ?? []) require_allowed(ctx, 'read', 'topic', topic);
       const result = ctx.core.shares.heartbeat({
         group_id: request.group_id,
         member_id: request.member_id,

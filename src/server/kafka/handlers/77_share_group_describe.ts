@@ -2,6 +2,7 @@
 import { SHARE_GROUP_DESCRIBE } from '../../../protocol/kafka/messages/77_share_group_describe.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
+import { allowed, refusal } from '../authorize.ts';
 
 function describe(ctx: RequestContext, group_id: string) {
   const base = {
@@ -14,6 +15,7 @@ function describe(ctx: RequestContext, group_id: string) {
     assignor_name: 'simple',
     members: [],
   };
+  if (!allowed(ctx, 'describe', 'group', group_id)) return { ...base, ...refusal(ctx, 'describe', 'group', group_id) };
   if (!ctx.core.shares.is_coordinator)
     return {
       ...base,

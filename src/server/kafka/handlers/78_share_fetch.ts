@@ -7,6 +7,7 @@ import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
 import { BrokerError, type FetchedPartition, type TopicPartition } from '../../../core/index.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
+import { require_allowed } from '../authorize.ts';
 import { error_message, has_error_code, kafka_error_code } from '../error_map.ts';
 import { long_poll } from '../long_poll.ts';
 import { ShareSessions } from '../share_sessions.ts';
@@ -115,6 +116,7 @@ export const share_fetch_handler = kafka_handler(
     const rows = new ResponseRows(ctx);
     try {
       refuse_renewal(request.is_renew_ack);
+      require_allowed(ctx, 'read', 'group', group_id);
       ctx.core.shares.check_member(group_id, member_id); // no session for strangers
       const session = ctx.share_sessions.use(group_id, member_id, request.share_session_epoch, true);
       const { known, unknown } = resolve_topics(request.topics, ctx);

@@ -4,6 +4,7 @@ import { SHARE_ACKNOWLEDGE } from '../../../protocol/kafka/messages/79_share_ack
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
 import { kafka_handler } from '../handler.ts';
+import { require_allowed } from '../authorize.ts';
 import { error_message, has_error_code, kafka_error_code } from '../error_map.ts';
 import { acknowledge, key_of, refuse_renewal, resolve_topics, top_level_error } from './share_common.ts';
 
@@ -26,6 +27,7 @@ export const share_acknowledge_handler = kafka_handler(
     };
     try {
       refuse_renewal(request.is_renew_ack);
+      require_allowed(ctx, 'read', 'group', group_id);
       ctx.core.shares.check_member(group_id, member_id);
       ctx.share_sessions.use(group_id, member_id, request.share_session_epoch, false);
       const { known, unknown } = resolve_topics(request.topics, ctx);

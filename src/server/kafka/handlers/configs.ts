@@ -2,6 +2,8 @@
 // resource types and config sources as Kafka numbers them, and the altering of one resource.
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { error_fields } from '../error_map.ts';
+import { allowed, refusal } from '../authorize.ts';
+import type { RequestContext } from '../handler.ts';
 
 export const RESOURCE_TOPIC = 2;
 export const RESOURCE_BROKER = 4;
@@ -30,6 +32,7 @@ interface AlterAnswer extends Resource {
 
 /** Alters one topic or group resource with `work`; the answer row for it. */
 export async function alter_resource(
+  ctx: RequestContext,
   resource: Resource,
   work: (name: string, kind: 'topic' | 'group') => Promise<void>,
 ): Promise<AlterAnswer> {
@@ -41,8 +44,11 @@ export async function alter_resource(
       error_message: 'only topic and group configs can be altered',
     };
   }
+  const kind = resource.resource_type === RESOURCE_GROUP ? 'group' : 'topic';
+  if (!allowed(ctx, 'alter_configs', kind, resource.resource_name))
+    return { ...base, ...refusal(ctx, 'alter_configs', kind, resource.resource_name) };
   try {
-    await work(resource.resource_name, resource.resource_type === RESOURCE_GROUP ? 'group' : 'topic');
+    await work(resource.resource_name, kind);
   } catch (error) {
     return { ...base, ...error_fields(error) };
   }

@@ -28,6 +28,9 @@ import { write_txn_markers_handler } from './27_write_txn_markers.ts';
 import { add_offsets_to_txn_handler } from './25_add_offsets_to_txn.ts';
 import { end_txn_handler } from './26_end_txn.ts';
 import { txn_offset_commit_handler } from './28_txn_offset_commit.ts';
+import { describe_acls_handler } from './29_describe_acls.ts';
+import { create_acls_handler } from './30_create_acls.ts';
+import { delete_acls_handler } from './31_delete_acls.ts';
 import { describe_configs_handler } from './32_describe_configs.ts';
 import { alter_configs_handler } from './33_alter_configs.ts';
 import { sasl_authenticate_handler } from './36_sasl_authenticate.ts';
@@ -72,6 +75,9 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     add_offsets_to_txn_handler,
     end_txn_handler,
     txn_offset_commit_handler,
+    describe_acls_handler,
+    create_acls_handler,
+    delete_acls_handler,
     describe_configs_handler,
     alter_configs_handler,
     sasl_authenticate_handler,

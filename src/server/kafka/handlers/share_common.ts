@@ -5,6 +5,7 @@ import { SHARE_ACKNOWLEDGEMENT_TOPICS } from '../../../protocol/kafka/messages/7
 import type { DecodedStruct, Row } from '../../../protocol/kafka/schema.ts';
 import { BrokerError, type AckTypeCode, type AcknowledgeBatch, type TopicPartition } from '../../../core/index.ts';
 import type { RequestContext } from '../handler.ts';
+import { require_allowed } from '../authorize.ts';
 import { error_message, kafka_error_code } from '../error_map.ts';
 
 /** The acknowledgement topics both requests carry, as decoded. */
@@ -47,6 +48,7 @@ export function resolve_topics(
         unknown.push({ topic_id, partition: index });
         continue;
       }
+      require_allowed(ctx, 'read', 'topic', name);
       const batches = partition.acknowledgement_batches.map((b) => ({
         first_offset: b.first_offset,
         last_offset: b.last_offset,
