@@ -9,6 +9,8 @@ export interface AmqpFlags {
   http: string;
   /** HTTPS, trusting these authorities (a broker started with --tls-cert). */
   tlsCa?: string;
+  /** HTTP Basic login (a broker with users); the password from SLUICE_SASL_PASSWORD. */
+  saslUsername?: string;
   /** Absent: every vhost. */
   vhost?: string;
   json?: boolean;
@@ -33,7 +35,9 @@ async function get<T>(flags: AmqpFlags, path: string): Promise<T> {
 /** One GET on the admin API (HTTPS with --tls-ca: fetch takes no certificate authorities). */
 function request(flags: AmqpFlags, path: string): Promise<{ status: number; body: string }> {
   const colon = flags.http.lastIndexOf(':');
+  const login = flags.saslUsername ? `${flags.saslUsername}:${process.env.SLUICE_SASL_PASSWORD ?? ''}` : null;
   const options = {
+    headers: login ? { authorization: `Basic ${Buffer.from(login).toString('base64')}` } : {},
     host: flags.http.slice(0, colon),
     port: Number(flags.http.slice(colon + 1)),
     path,

@@ -236,6 +236,11 @@ function add_amqp(program: Command): void {
       .option('--http <host:port>', "the broker's HTTP listener", process.env.SLUICE_HTTP ?? '127.0.0.1:8080')
       .option('--vhost <name>', 'one virtual host (default: every vhost)')
       .option('--tls-ca <file>', 'HTTPS, trusting these certificate authorities (PEM)', process.env.SLUICE_TLS_CA)
+      .option(
+        '--sasl-username <name>',
+        'log in to a broker with users; the password comes from SLUICE_SASL_PASSWORD',
+        process.env.SLUICE_SASL_USERNAME,
+      )
       .option('--json', 'machine-readable output')
       .action((options) => amqp.amqp_list(name, options));
   }

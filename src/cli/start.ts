@@ -338,10 +338,10 @@ export async function run_start(flags: StartFlags): Promise<void> {
   const users_file = settings.saslUsers ? path.resolve(settings.saslUsers) : undefined;
   const credentials = users_file ? await CredentialStore.from_file(users_file) : null;
   if (cluster) cluster.inter_broker_sasl = inter_broker_login(cluster, users_file);
-  if ((credentials || settings.authorization) && http && !is_loopback(http.host)) {
-    const message =
-      'the HTTP admin API has no authentication and does not check ACLs: with SASL or authorization on ' +
-      'the Kafka listener, keep it on a loopback address';
+  if (http && !is_loopback(http.host) && !(settings.tlsCert || settings.devTls)) {
+    const message = credentials
+      ? 'the HTTP admin API takes HTTP Basic logins: without TLS their passwords cross the network in the clear'
+      : 'the HTTP admin API has no users (--sasl-users): anyone who reaches it may change anything';
     logger.warn({ http: `${http.host}:${http.port}` }, message);
   }
   const kafka = parse_host_port(settings.kafka, '--kafka');

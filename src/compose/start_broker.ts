@@ -173,6 +173,7 @@ export async function open_core(options: CoreOptions): Promise<Broker> {
 export async function start_broker(options: StartOptions): Promise<RunningBroker> {
   const logger = options.logger ?? SILENT_LOGGER;
   const tls = options.tls ?? null;
+  const credentials = options.credentials ?? null;
   // Brokers reach one another on their Kafka listeners, so they dial TLS when those take it.
   const cluster =
     options.cluster && tls ? { ...options.cluster, inter_broker_tls: () => tls_peer_options(tls) } : options.cluster;
@@ -203,7 +204,7 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     await amqp?.listen();
     const console_handler = options.console_handler ?? null;
     http = options.http
-      ? new HttpListener({ ...options.http, core: broker, kafka, amqp, logger, console_handler, tls })
+      ? new HttpListener({ ...options.http, core: broker, kafka, amqp, logger, console_handler, tls, credentials })
       : null;
     await http?.listen();
   } catch (error) {

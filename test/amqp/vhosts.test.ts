@@ -37,7 +37,10 @@ async function open(user: string, vhost: string): Promise<amqp.ConfirmChannel> {
 }
 
 async function api<T>(query: string): Promise<{ status: number; body: T }> {
-  const response = await fetch(`http://${broker.http!}/api/v1/amqp/${query}`);
+  const login = Buffer.from('alice:alice-pw').toString('base64');
+  const response = await fetch(`http://${broker.http!}/api/v1/amqp/${query}`, {
+    headers: { authorization: `Basic ${login}` },
+  });
   return { status: response.status, body: (await response.json()) as T };
 }
 
@@ -74,15 +77,11 @@ test('the same names in two vhosts are two queues on two topics', async () => {
   assert.deepEqual((await api<{ vhosts: string[] }>('vhosts')).body.vhosts, ['/', 'orders']);
   assert.equal((await api('queues?vhost=nope')).status, 404);
 
-  const { stdout } = await promisify(execFile)(process.execPath, [
-    ...SLUICE_CLI,
-    'amqp',
-    'bindings',
-    '--vhost',
-    'orders',
-    '--http',
-    broker.http!,
-  ]);
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [...SLUICE_CLI, 'amqp', 'bindings', '--vhost', 'orders', '--http', broker.http!, '--sasl-username', 'bob'],
+    { env: { ...process.env, SLUICE_SASL_PASSWORD: 'bob-pw' } },
+  );
   assert.match(stdout, /^orders\s+events\s+jobs\s+queue/m);
 });
 

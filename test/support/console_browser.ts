@@ -47,9 +47,19 @@ export interface ConsoleBrowser {
   close(): Promise<void>;
 }
 
-/** A browser (playwright gives each launch a fresh temporary profile) with one context. */
-export async function launch_console_browser(viewport = { width: 1280, height: 800 }): Promise<ConsoleBrowser> {
+/** A browser (playwright gives each launch a fresh temporary profile) with one context, logged in as `login`. */
+export async function launch_console_browser(
+  viewport = { width: 1280, height: 800 },
+  login?: { username: string; password: string },
+): Promise<ConsoleBrowser> {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, locale: 'en-US', timezoneId: 'UTC' });
+  const context = await browser.newContext({
+    viewport,
+    deviceScaleFactor: 1,
+    locale: 'en-US',
+    timezoneId: 'UTC',
+    // The answer to the HTTP Basic challenge of a broker with users, as a person types it in.
+    ...(login ? { httpCredentials: login } : {}),
+  });
   return { browser, context, close: () => browser.close().catch(() => undefined) };
 }

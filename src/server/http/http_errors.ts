@@ -50,6 +50,10 @@ const BROKER_STATUS: Partial<Record<BrokerErrorKind, [number, string, string | n
   request_timed_out: [503, 'unavailable', null],
   invalid_replica_assignment: [400, 'invalid_body', 'replicas'],
   offset_out_of_range: [416, 'offset_out_of_range', null],
+  topic_authorization_failed: [403, 'forbidden', null],
+  group_authorization_failed: [403, 'forbidden', null],
+  cluster_authorization_failed: [403, 'forbidden', null],
+  transactional_id_authorization_failed: [403, 'forbidden', null],
 };
 
 const STORAGE_STATUS: Partial<Record<StorageErrorCode, [number, string]>> = {

@@ -31,16 +31,24 @@ interface Route {
   method: string;
   segments: string[];
   handler: RouteHandler;
+  /** "METHOD /pattern", as the authorization rules name it. */
+  name: string;
 }
 
-export type RouteMatch = { handler: RouteHandler; params: Record<string, string> } | { allowed: string[] } | null;
+export type RouteMatch =
+  { handler: RouteHandler; params: Record<string, string>; route: string } | { allowed: string[] } | null;
 
 export class Router {
   private readonly routes: Route[] = [];
 
   add(method: string, pattern: string, handler: RouteHandler): this {
-    this.routes.push({ method, segments: split(pattern), handler });
+    this.routes.push({ method, segments: split(pattern), handler, name: `${method} ${pattern}` });
     return this;
+  }
+
+  /** Every route, "METHOD /pattern". */
+  get names(): string[] {
+    return this.routes.map((route) => route.name);
   }
 
   /** The handler for the request, the methods the path allows, or null when nothing matches. */
@@ -55,7 +63,7 @@ export class Router {
     for (const route of this.routes) {
       const params = match(route.segments, segments);
       if (!params) continue;
-      if (route.method === method) return { handler: route.handler, params };
+      if (route.method === method) return { handler: route.handler, params, route: route.name };
       allowed.push(route.method);
     }
     return allowed.length > 0 ? { allowed } : null;

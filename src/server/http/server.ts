@@ -6,7 +6,14 @@ import { add_amqp_routes, type AmqpSource } from './api_amqp.ts';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type net from 'node:net';
-import { stop_on_invariant_failure, type Core, type Logger } from '../../core/index.ts';
+import {
+  stop_on_invariant_failure,
+  type Core,
+  type Credentials,
+  type Logger,
+  type Requester,
+} from '../../core/index.ts';
+import { audit, authorize_route, http_requester, OPEN_PATHS } from './http_auth.ts';
 import { HttpError, error_body, http_error_of } from './http_errors.ts';
 import { type ApiContext, Router } from './router.ts';
 import { BrokerMetrics } from './metrics.ts';
@@ -42,11 +49,25 @@ export interface HttpListenerOptions {
   console_handler?: ConsoleHandler | null;
   /** When set, the listener takes HTTPS only with this certificate and key (reloaded when the files change). */
   tls?: TlsFiles | null;
+  /** When set, every request but the health checks logs in with HTTP Basic as one of these users. */
+  credentials?: Credentials | null;
+}
+
+/** Every route of the admin API. */
+export function api_router(amqp: AmqpSource | null): Router {
+  const router = new Router();
+  add_cluster_routes(router);
+  add_topic_routes(router);
+  add_group_routes(router);
+  add_queue_routes(router);
+  add_dead_letter_routes(router);
+  add_amqp_routes(router, amqp);
+  return router;
 }
 
 export class HttpListener {
   private readonly server: http.Server;
-  private readonly router = new Router();
+  private readonly router: Router;
   private readonly metrics: BrokerMetrics;
   private readonly ctx: ApiContext;
   private shutting_down = false;
@@ -57,12 +78,7 @@ export class HttpListener {
     this.ctx = { core, kafka_address: () => kafka.address, connections: () => kafka.connection_count };
     const amqp = options.amqp ?? null;
     this.metrics = new BrokerMetrics({ core, connections: () => kafka.connection_count, amqp });
-    add_cluster_routes(this.router);
-    add_topic_routes(this.router);
-    add_group_routes(this.router);
-    add_queue_routes(this.router);
-    add_dead_letter_routes(this.router);
-    add_amqp_routes(this.router, amqp);
+    this.router = api_router(amqp);
     const serve = (request: IncomingMessage, response: ServerResponse) => void this.serve(request, response);
     const tls = options.tls ?? null;
     if (tls) {
@@ -114,11 +130,12 @@ export class HttpListener {
       const url = new URL(request.url ?? '/', 'http://localhost');
       const method = request.method ?? 'GET';
       const path = url.pathname;
+      const who = OPEN_PATHS.has(path) ? null : await http_requester(request, this.options.credentials ?? null);
       if (path === '/metrics') return await this.only_get(method, () => this.send_metrics(response));
       if (path === '/healthz') return await this.only_get(method, () => send_json(response, 200, { status: 'ok' }));
       if (path === '/readyz') return await this.only_get(method, () => this.send_readiness(response));
       if (path.startsWith(API_PREFIX) || path === '/api')
-        return await this.serve_api(request, response, method, path, url.searchParams);
+        return await this.serve_api(request, response, who!, path, url.searchParams);
       if ((method === 'GET' || method === 'HEAD') && this.options.console_handler)
         return await this.options.console_handler(request, response);
       throw new HttpError(404, 'not_found', `nothing at ${path}`);
@@ -167,10 +184,13 @@ export class HttpListener {
   private async serve_api(
     request: IncomingMessage,
     response: ServerResponse,
-    method: string,
+    who: Requester,
     path: string,
     query: URLSearchParams,
   ): Promise<void> {
+    const method = request.method ?? 'GET';
+    // Answered, failed or refused, a change is audited with the status it ended with.
+    response.once('finish', () => audit(this.options.logger, who, method, path, response.statusCode));
     const found = this.router.find(method === 'HEAD' ? 'GET' : method, path);
     if (!found) throw new HttpError(404, 'not_found', `no API at ${method} ${path}`);
     if ('allowed' in found)
@@ -181,6 +201,7 @@ export class HttpListener {
         null,
         { allow: found.allowed.join(', ') },
       );
+    authorize_route(this.options.core, who, found.route, found.params);
     if (this.shutting_down) throw new HttpError(503, 'shutting_down', 'the broker is shutting down');
     const reply = await found.handler({ params: found.params, query, body: () => read_json_body(request) }, this.ctx);
     if (reply.status === 204 || reply.body === undefined) {

@@ -70,3 +70,9 @@ export function refusal(
 ): { error_code: number; error_message: string } {
   return { error_code: REFUSED[type], error_message: refused(ctx, operation, type, name).message };
 }
+
+/** An audit line for a change a client made (who, what, from where; the log line carries when). */
+export function audit(ctx: RequestContext, change: string, detail: Record<string, unknown>): void {
+  const { principal, host } = requester(ctx);
+  ctx.core.logger.info({ audit: true, principal, client: host, change, ...detail }, 'admin change');
+}

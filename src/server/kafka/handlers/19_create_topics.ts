@@ -4,7 +4,7 @@
 import { CREATE_TOPICS } from '../../../protocol/kafka/messages/19_create_topics.ts';
 import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
 import { BrokerError } from '../../../core/index.ts';
-import { allowed_on_cluster, require_allowed } from '../authorize.ts';
+import { allowed_on_cluster, audit, require_allowed } from '../authorize.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
 import { error_fields } from '../error_map.ts';
 import { CONFIG_SOURCE_DEFAULT, CONFIG_SOURCE_TOPIC, configs_of } from './configs.ts';
@@ -24,6 +24,7 @@ async function create_topic(ctx: RequestContext, topic: TopicRequest, validate_o
       validate_only,
       replication_factor,
     });
+    if (!validate_only) audit(ctx, 'create topic', { topic: name, partitions: created.partitions });
     return {
       name,
       topic_id: created.id,

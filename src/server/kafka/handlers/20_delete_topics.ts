@@ -2,7 +2,7 @@
 // groups committed for them. The broker's own topics (names starting with "__") are refused.
 import { DELETE_TOPICS } from '../../../protocol/kafka/messages/20_delete_topics.ts';
 import { BrokerError, is_internal_topic } from '../../../core/index.ts';
-import { require_allowed } from '../authorize.ts';
+import { audit, require_allowed } from '../authorize.ts';
 import { kafka_handler } from '../handler.ts';
 import { error_fields } from '../error_map.ts';
 
@@ -27,6 +27,7 @@ export const delete_topics_handler = kafka_handler(
         if (is_internal_topic(name))
           throw new BrokerError('invalid_request', `internal topic ${name} cannot be deleted`);
         await ctx.core.topics.delete(name);
+        audit(ctx, 'delete topic', { topic: name });
         responses.push({ name, topic_id, error_code: 0, error_message: null });
       } catch (error) {
         responses.push({ name, topic_id, ...error_fields(error) });

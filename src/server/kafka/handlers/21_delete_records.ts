@@ -1,7 +1,7 @@
 // DeleteRecords 0-2: moves partitions' log start forward (offset -1: to the high watermark);
 // OFFSET_OUT_OF_RANGE past the high watermark.
 import { DELETE_RECORDS } from '../../../protocol/kafka/messages/21_delete_records.ts';
-import { require_allowed } from '../authorize.ts';
+import { audit, require_allowed } from '../authorize.ts';
 import { kafka_handler } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
 
@@ -21,6 +21,11 @@ export const delete_records_handler = kafka_handler(
             partition.partition_index,
             partition.offset,
           );
+          audit(ctx, 'delete records', {
+            topic: topic.name,
+            partition: partition.partition_index,
+            before: row.low_watermark,
+          });
         } catch (error) {
           row.error_code = kafka_error_code(error);
         }

@@ -6,7 +6,7 @@ import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { AclBinding } from '../../../core/index.ts';
 import { kafka_handler } from '../handler.ts';
 import { AclWireError, acls_off, binding_of, invalid } from '../acl_wire.ts';
-import { allowed_on_cluster, refusal } from '../authorize.ts';
+import { allowed_on_cluster, audit, refusal } from '../authorize.ts';
 import { error_fields } from '../error_map.ts';
 
 export const create_acls_handler = kafka_handler(
@@ -25,7 +25,7 @@ export const create_acls_handler = kafka_handler(
       try {
         const binding: AclBinding = binding_of({ ...creation, pattern_type: creation.resource_pattern_type });
         await ctx.core.acls.create([binding]);
-        ctx.core.logger.info({ principal: ctx.sasl.principal, binding }, 'ACL created');
+        audit(ctx, 'create ACL', { binding });
         results.push({ error_code: ErrorCode.NONE, error_message: null });
       } catch (error) {
         results.push(error instanceof AclWireError ? invalid(error) : error_fields(error));

@@ -5,7 +5,7 @@ import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { AclBinding, AclFilter } from '../../../core/index.ts';
 import { kafka_handler } from '../handler.ts';
 import { AclWireError, acls_off, filter_of, invalid, wire_of } from '../acl_wire.ts';
-import { allowed_on_cluster, refusal } from '../authorize.ts';
+import { allowed_on_cluster, audit, refusal } from '../authorize.ts';
 import { error_fields } from '../error_map.ts';
 
 export const delete_acls_handler = kafka_handler(
@@ -38,8 +38,7 @@ export const delete_acls_handler = kafka_handler(
         filter_results: request.filters.map(() => ({ ...error_fields(error), matching_acls: [] })),
       };
     }
-    if (valid.length > 0)
-      ctx.core.logger.info({ principal: ctx.sasl.principal, removed: removed.flat() }, 'ACLs deleted');
+    if (valid.length > 0) audit(ctx, 'delete ACLs', { removed: removed.flat() });
     let next = 0;
     const filter_results = filters.map((filter) => {
       if (filter instanceof AclWireError) return { ...invalid(filter), matching_acls: [] };

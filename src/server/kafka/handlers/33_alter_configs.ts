@@ -13,7 +13,7 @@ export const alter_configs_handler = kafka_handler(
     for (const resource of request.resources) {
       const configs = configs_of(resource.configs);
       responses.push(
-        await alter_resource(ctx, resource, (name, kind) =>
+        await alter_resource(ctx, validate_only, resource, (name, kind) =>
           kind === 'group'
             ? ctx.core.shares.set_configs(name, configs, { replace: true, validate_only })
             : ctx.core.topics.set_configs(name, configs, { validate_only }),

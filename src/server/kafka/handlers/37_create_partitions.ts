@@ -2,7 +2,7 @@
 // topic's). Manual assignments are refused.
 import { CREATE_PARTITIONS } from '../../../protocol/kafka/messages/37_create_partitions.ts';
 import { BrokerError } from '../../../core/index.ts';
-import { require_allowed } from '../authorize.ts';
+import { audit, require_allowed } from '../authorize.ts';
 import { kafka_handler } from '../handler.ts';
 import { error_fields } from '../error_map.ts';
 
@@ -17,6 +17,7 @@ export const create_partitions_handler = kafka_handler(
         if ((topic.assignments ?? []).length > 0)
           throw new BrokerError('invalid_request', 'manual replica assignment is not supported on a single node');
         await ctx.core.topics.add_partitions(topic.name, topic.count, { validate_only: request.validate_only });
+        if (!request.validate_only) audit(ctx, 'create partitions', { topic: topic.name, count: topic.count });
         results.push({ name: topic.name, error_code: 0, error_message: null });
       } catch (error) {
         results.push({ name: topic.name, ...error_fields(error) });

@@ -39,7 +39,7 @@ export const incremental_alter_configs_handler = kafka_handler(
     const responses = [];
     for (const resource of request.resources) {
       responses.push(
-        await alter_resource(ctx, resource, async (name, kind) => {
+        await alter_resource(ctx, validate_only, resource, async (name, kind) => {
           const { set, remove } = changes_of(resource.configs);
           if (kind === 'group') await ctx.core.shares.set_configs(name, set, { remove, validate_only });
           else await ctx.core.topics.set_configs(name, set, { merge: true, remove, validate_only });

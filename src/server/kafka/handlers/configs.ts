@@ -2,7 +2,7 @@
 // resource types and config sources as Kafka numbers them, and the altering of one resource.
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { error_fields } from '../error_map.ts';
-import { allowed, refusal } from '../authorize.ts';
+import { allowed, audit, refusal } from '../authorize.ts';
 import type { RequestContext } from '../handler.ts';
 
 export const RESOURCE_TOPIC = 2;
@@ -33,6 +33,7 @@ interface AlterAnswer extends Resource {
 /** Alters one topic or group resource with `work`; the answer row for it. */
 export async function alter_resource(
   ctx: RequestContext,
+  validate_only: boolean,
   resource: Resource,
   work: (name: string, kind: 'topic' | 'group') => Promise<void>,
 ): Promise<AlterAnswer> {
@@ -49,6 +50,7 @@ export async function alter_resource(
     return { ...base, ...refusal(ctx, 'alter_configs', kind, resource.resource_name) };
   try {
     await work(resource.resource_name, kind);
+    if (!validate_only) audit(ctx, `alter ${kind} configs`, { [kind]: resource.resource_name });
   } catch (error) {
     return { ...base, ...error_fields(error) };
   }
