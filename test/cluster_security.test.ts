@@ -162,3 +162,44 @@ async function grant_alice(topic: string): Promise<void> {
     await other.disconnect();
   }
 }
+
+test(
+  'a user added through one broker logs in on every broker at once; removed, on none',
+  { skip: missing ?? false, timeout: 120_000 },
+  async () => {
+    const admin = client(USERS.admin, alice, 'admin').admin();
+    await admin.connect();
+    const dave = (port: number) =>
+      new Kafka({
+        brokers: [`127.0.0.1:${port}`],
+        clientId: 'managed-user',
+        ssl: presenting(alice),
+        sasl: { mechanism: 'scram-sha-256', username: 'dave', password: 'dave-secret' },
+        logLevel: logLevel.NOTHING,
+        retry: { retries: 0 },
+      }).admin();
+    const logs_in = async (port: number) => {
+      const connection = dave(port);
+      try {
+        await connection.connect();
+        await connection.listTopics();
+        return true;
+      } catch {
+        return false;
+      } finally {
+        await connection.disconnect().catch(() => undefined);
+      }
+    };
+    try {
+      await admin.upsertUserScramCredential({ user: 'dave', password: 'dave-secret' });
+      // Each broker learns the user through its etcd watch: within milliseconds, allowed a few seconds.
+      for (const port of cluster.ports.values())
+        await cluster.wait_for(`dave logs in at ${port}`, () => logs_in(port), 5_000);
+      await admin.deleteUserScramCredential({ user: 'dave' });
+      for (const port of cluster.ports.values())
+        await cluster.wait_for(`dave is refused at ${port}`, async () => !(await logs_in(port)), 5_000);
+    } finally {
+      await admin.disconnect();
+    }
+  },
+);

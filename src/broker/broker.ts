@@ -5,6 +5,8 @@
 // member — tells it what it holds. It builds nothing it is not given: the composition root
 // (compose/) opens storage, the metadata store and the placement and hands them in.
 import { Acls } from './acls/acls.ts';
+import { Users } from './users.ts';
+import type { CredentialStore } from './credentials.ts';
 import type { Core } from '../core/api.ts';
 import type { Clock, Logger } from '../core/clock.ts';
 import { BrokerError } from '../core/errors.ts';
@@ -77,6 +79,8 @@ export interface BrokerParts {
   metadata: MetadataStore;
   placement: Placement;
   settings: BrokerSettings;
+  /** The users file's users, when there is one. */
+  users_file?: CredentialStore | null;
 }
 
 export class Broker implements Core, CoreInternals {
@@ -105,6 +109,7 @@ export class Broker implements Core, CoreInternals {
   readonly dead_letters;
   readonly routing: RoutingCore;
   readonly acls: Acls;
+  readonly users: Users;
 
   private readonly local_readers = new WeakMap<PartitionLog, PartitionReader>();
   private next_producer_id = 0;
@@ -121,6 +126,7 @@ export class Broker implements Core, CoreInternals {
     this.placement = parts.placement;
     this.settings = parts.settings;
     this.acls = new Acls(parts.metadata, parts.settings.acls);
+    this.users = new Users(parts.users_file ?? null, parts.metadata);
     this.topic_index = new TopicManager(parts.storage, parts.placement, parts.clock);
     this.stats = new BrokerStats(
       (topic, partition) => partition < (this.topic_index.get(topic)?.partitions ?? 0),

@@ -112,6 +112,27 @@ export class CredentialStore implements Credentials {
     return this.users.get(username)?.[hash] ?? null;
   }
 
+  has(username: string): boolean {
+    return this.users.has(username);
+  }
+
+  /** Whether the vhost admits every user (`*`), so users managed while the broker runs too. */
+  admits_everyone(vhost: string): boolean {
+    return this.admitted.get(vhost)?.has(EVERY_USER) ?? false;
+  }
+
+  /** The SCRAM mechanisms of a file user, with their iteration counts. */
+  mechanisms(username: string): Array<{ hash: ScramHash; iterations: number }> {
+    const credentials = this.users.get(username);
+    if (!credentials) return [];
+    return (['sha256', 'sha512'] as const).map((hash) => ({ hash, iterations: credentials[hash].iterations }));
+  }
+
+  /** The users of the file. */
+  names(): string[] {
+    return [...this.users.keys()];
+  }
+
   admits(username: string, vhost: string): boolean {
     const names = this.admitted.get(vhost);
     return !!names && this.users.has(username) && (names.has(EVERY_USER) || names.has(username));

@@ -19,6 +19,7 @@ const amqp = lazy(() => import('./amqp_commands.ts'));
 const transfer = lazy(() => import('./transfer_commands.ts'));
 const cluster_commands = lazy(() => import('./cluster_commands.ts'));
 const acl = lazy(() => import('./acl_commands.ts'));
+const user = lazy(() => import('./user_commands.ts'));
 const run_start = async (flags: import('./start.ts').StartFlags) => (await import('./start.ts')).run_start(flags);
 
 const BOOTSTRAP_DEFAULT = '127.0.0.1:9092';
@@ -268,6 +269,21 @@ function add_acl(program: Command): void {
   );
 }
 
+function add_user(program: Command): void {
+  const group = program.command('user').description('SCRAM users managed while the broker runs (docs/security.md)');
+  const mechanism = '--mechanism <name>';
+  const which = 'scram-sha-256 or scram-sha-512 (default: both)';
+  bootstrap(group.command('add <name>').description('add a user or set its password (from SLUICE_USER_PASSWORD)'))
+    .option(mechanism, which)
+    .action((name, options) => user.user_add(name, options));
+  bootstrap(group.command('remove <name>').description('remove a user; its open connections are closed'))
+    .option(mechanism, which)
+    .action((name, options) => user.user_remove(name, options));
+  bootstrap(group.command('list').description('users and their mechanisms')).action((options) =>
+    user.user_list(options),
+  );
+}
+
 export function build_program(): Command {
   const program = new Command('sluice')
     .description('Sluice: a durable message broker speaking the Kafka and AMQP 0-9-1 protocols')
@@ -278,6 +294,7 @@ export function build_program(): Command {
   add_dlq_and_group(program);
   add_amqp(program);
   add_acl(program);
+  add_user(program);
   add_bench(program);
   return program;
 }

@@ -68,6 +68,7 @@ export interface ResolvedSettings {
   tlsClientAuth: string;
   devTls: boolean;
   authorization: boolean;
+  sasl: boolean;
   superUsers?: string;
   shareGroups?: unknown;
   delayed?: unknown;
@@ -337,6 +338,8 @@ export async function run_start(flags: StartFlags): Promise<void> {
   const http = parse_http(settings.http);
   const users_file = settings.saslUsers ? path.resolve(settings.saslUsers) : undefined;
   const credentials = users_file ? await CredentialStore.from_file(users_file) : null;
+  if (cluster && settings.sasl && !users_file)
+    throw new Error('--sasl in a cluster needs --sasl-users: brokers log in to each other as a user of that file');
   if (cluster) cluster.inter_broker_sasl = inter_broker_login(cluster, users_file);
   if (http && !is_loopback(http.host) && !(settings.tlsCert || settings.devTls)) {
     const message = credentials
@@ -366,6 +369,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
     credentials,
     tls,
     acls: { enabled: settings.authorization, super_users: principals_of(settings.superUsers ?? '') },
+    sasl: settings.sasl,
     share_groups,
     delayed,
     cluster,

@@ -1,11 +1,12 @@
 // The MetadataStore of a cluster member: share-group configs and producer-id blocks are etcd
 // transactions; configs are read from this broker's view of the cluster, and a change resolves once
 // the view shows it. The cluster id is made once, by the first broker to start.
-import type { MetadataStore } from '../core/metadata_store.ts';
+import type { MetadataStore, StoredScram, StoredScramUser } from '../core/metadata_store.ts';
 import type { GroupConfigs, RoutingDefinitions } from '../core/types.ts';
 import { binding_key, type AclBinding } from '../core/acls.ts';
 
 const NO_ACLS: readonly AclBinding[] = [];
+const NO_USERS: ReadonlyMap<string, StoredScramUser> = new Map();
 import type { ClusterNode } from './cluster_node.ts';
 import type { EtcdStore } from './etcd_store.ts';
 
@@ -44,6 +45,19 @@ export class EtcdMetadataStore implements MetadataStore {
     await this.node()?.wait_for_view(
       (view) => JSON.stringify(view.routing.get(vhost)) === wanted,
       `routing of virtual host ${vhost}`,
+    );
+  }
+
+  scram_users(): ReadonlyMap<string, StoredScramUser> {
+    return this.node()?.view.scram_users ?? NO_USERS;
+  }
+
+  async set_scram(user: string, hash: 'sha256' | 'sha512', credential: StoredScram | null): Promise<void> {
+    await this.etcd.set_scram(user, hash, credential);
+    const wanted = JSON.stringify(credential ?? null);
+    await this.node()?.wait_for_view(
+      (view) => JSON.stringify(view.scram_users.get(user)?.[hash] ?? null) === wanted,
+      `the SCRAM credential of ${user}`,
     );
   }
 

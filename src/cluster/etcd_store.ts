@@ -8,6 +8,8 @@
 //   producer_ids                end of the last producer-id block handed out
 //   group_configs/<group>       share-group configs
 //   routing/<vhost>             AMQP exchanges, queues and bindings of a virtual host (URI-encoded)
+//   users/<user>/<hash>         a managed user's SCRAM credential (sha256 or sha512; the user
+//                               URI-encoded): salt, iterations and keys, never a password
 //   acls/<sha-256>              one ACL binding, keyed by the hash of its fields (so adding one
 //                               twice keeps one, and no change reads what another writes)
 // Every change is a transaction comparing a revision (or the controller epoch), so a writer acting
@@ -23,6 +25,7 @@ import {
 } from './model.ts';
 import type { RoutingDefinitions } from '../core/types.ts';
 import { binding_key, type AclBinding } from '../core/acls.ts';
+import type { StoredScram } from '../core/metadata_store.ts';
 import crypto from 'node:crypto';
 
 const ETCD_CALL_TIMEOUT_MS = 5_000;
@@ -105,6 +108,10 @@ export class EtcdStore {
         view.routing.set(decodeURIComponent(key.slice('routing/'.length)), JSON.parse(text) as RoutingDefinitions);
       } else if (key.startsWith('acls/')) {
         view.acls.push(JSON.parse(text) as AclBinding);
+      } else if (key.startsWith('users/')) {
+        const [user, hash] = key.slice('users/'.length).split('/') as [string, 'sha256' | 'sha512'];
+        const name = decodeURIComponent(user);
+        view.scram_users.set(name, { ...view.scram_users.get(name), [hash]: JSON.parse(text) as StoredScram });
       }
     }
     return view;
@@ -231,6 +238,12 @@ export class EtcdStore {
 
   async set_routing_definitions(vhost: string, definitions: RoutingDefinitions): Promise<void> {
     await this.ns.put(`routing/${encodeURIComponent(vhost)}`).value(JSON.stringify(definitions));
+  }
+
+  async set_scram(user: string, hash: 'sha256' | 'sha512', credential: StoredScram | null): Promise<void> {
+    const key = `users/${encodeURIComponent(user)}/${hash}`;
+    if (credential) await this.ns.put(key).value(JSON.stringify(credential));
+    else await this.ns.delete().key(key);
   }
 
   /** Adds and removes ACL bindings in one transaction. */

@@ -2,6 +2,7 @@
 // replica assignments, and each partition's leader, leader epoch and in-sync replica set. Every
 // broker holds a ClusterView read from etcd and acts on it; only etcd's copy is authoritative.
 import type { AclBinding } from '../core/acls.ts';
+import type { StoredScramUser } from '../core/metadata_store.ts';
 import type { RoutingDefinitions, TopicRecord } from '../core/types.ts';
 
 export interface BrokerRegistration {
@@ -59,6 +60,8 @@ export interface ClusterView {
   routing: Map<string, RoutingDefinitions>;
   /** ACL bindings, in etcd's key order. */
   acls: AclBinding[];
+  /** Managed users' SCRAM credentials. */
+  scram_users: Map<string, StoredScramUser>;
   producer_id_block_end: Versioned<number> | null;
 }
 
@@ -77,6 +80,7 @@ export function empty_view(): ClusterView {
     group_configs: new Map(),
     routing: new Map(),
     acls: [],
+    scram_users: new Map(),
     producer_id_block_end: null,
   };
 }

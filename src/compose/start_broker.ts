@@ -15,6 +15,7 @@ import { TopicManager } from '../broker/topics.ts';
 import type { ClusterOptions } from '../cluster/cluster_node.ts';
 import type { Clock, Logger } from '../core/clock.ts';
 import type { Credentials } from '../core/credentials.ts';
+import type { CredentialStore } from '../broker/credentials.ts';
 import type { TopicRecord } from '../core/types.ts';
 import { default_boolean, default_number, default_text, host_port_of } from '../core/settings.ts';
 import { type ConsoleHandler, HttpListener } from '../server/http/server.ts';
@@ -48,6 +49,13 @@ export interface CoreOptions {
   share_groups?: Partial<ShareGroupSettings>;
   delayed?: Partial<DelayedSettings>;
   transactions?: Partial<TxnSettings>;
+  /**
+   * The users file's users (SASL PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 on the Kafka listener, AMQP
+   * logins, HTTP Basic), beside the users managed while the broker runs; its presence turns SASL on.
+   */
+  credentials?: CredentialStore | null;
+  /** Require logins even without a users file: every user is then a managed one. */
+  sasl?: boolean;
   /** Check requests against the ACLs (`enabled`), and the principals allowed anything. */
   acls?: Partial<AclSettings>;
   /** Run as a member of a cluster whose metadata is in etcd (the listener's start joins it). */
@@ -65,8 +73,6 @@ export interface StartOptions extends CoreOptions {
   kafka?: { host: string; port: number };
   advertise?: { host: string; port: number };
   limits?: Partial<ConnectionLimits>;
-  /** Require SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) on the Kafka listener with these users. */
-  credentials?: Credentials | null;
   /**
    * TLS (1.2+) on every listener (Kafka, AMQP, HTTP) and between brokers with this certificate and
    * key, client certificates as `client_auth` says; plaintext when absent.
@@ -157,7 +163,8 @@ export async function open_core(options: CoreOptions): Promise<Broker> {
   const logger = options.logger ?? SILENT_LOGGER;
   const node_id = options.node_id ?? default_number('node_id');
   const settings = broker_settings(options);
-  const common = { node_id, data_dir: options.data_dir, io, clock, monotonic_clock, logger, settings };
+  const users_file = options.credentials ?? null;
+  const common = { node_id, data_dir: options.data_dir, io, clock, monotonic_clock, logger, settings, users_file };
   await io.mkdir(options.data_dir);
   if (!options.cluster) {
     const metadata = await LocalMetadataStore.open(io, options.data_dir);
@@ -173,7 +180,6 @@ export async function open_core(options: CoreOptions): Promise<Broker> {
 export async function start_broker(options: StartOptions): Promise<RunningBroker> {
   const logger = options.logger ?? SILENT_LOGGER;
   const tls = options.tls ?? null;
-  const credentials = options.credentials ?? null;
   // Brokers reach one another on their Kafka listeners, so they dial TLS when those take it.
   const cluster =
     options.cluster && tls ? { ...options.cluster, inter_broker_tls: () => tls_peer_options(tls) } : options.cluster;
@@ -182,6 +188,8 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     ? { ...options.acls, super_users: [...(options.acls?.super_users ?? []), user_principal(certified)] }
     : options.acls;
   const broker = await open_core({ ...options, cluster, acls });
+  // Logins (Kafka SASL, AMQP, HTTP Basic) check the users file's users and the managed ones.
+  const credentials: Credentials | null = options.credentials || options.sasl ? broker.users : null;
   const bind = options.kafka ?? host_port_of(default_text('kafka'))!;
   const kafka = new KafkaListener(broker, {
     host: bind.host,
@@ -189,14 +197,12 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     advertised_host: options.advertise?.host,
     advertised_port: options.advertise?.port,
     limits: options.limits,
-    credentials: options.credentials ?? null,
+    credentials,
     tls,
     logger,
   });
   let http: HttpListener | null = null;
-  const amqp = options.amqp
-    ? new AmqpListener(broker, { ...options.amqp, credentials: options.credentials ?? null, tls, logger })
-    : null;
+  const amqp = options.amqp ? new AmqpListener(broker, { ...options.amqp, credentials, tls, logger }) : null;
   try {
     await kafka.listen();
     // A cluster member registers the address it is reachable at, so it joins once listening.

@@ -72,6 +72,25 @@ export interface Core {
   readonly stats: StatsApi;
   readonly routing: RoutingApi;
   readonly acls: AclsApi;
+  readonly users: UsersApi;
+}
+
+/** A user and its SCRAM mechanisms; `mechanisms` null: no such user. */
+export interface ScramUserInfo {
+  name: string;
+  /** From the users file (read-only here), else managed while the broker runs. */
+  from_file: boolean;
+  mechanisms: Array<{ hash: 'sha256' | 'sha512'; iterations: number }> | null;
+}
+
+/** Users managed while the broker runs (AlterUserScramCredentials), beside those of the users file. */
+export interface UsersApi {
+  /** The users named, or every user (null). */
+  describe(names: readonly string[] | null): ScramUserInfo[];
+  /** Sets a user's credential from a password the client salted (salt, iterations, salted password). */
+  set_scram(name: string, hash: 'sha256' | 'sha512', salt: Buffer, iterations: number, salted: Buffer): Promise<void>;
+  /** Removes a user's credential; with none left the user is gone. */
+  remove_scram(name: string, hash: 'sha256' | 'sha512'): Promise<void>;
 }
 
 export interface CreateTopicOptions {

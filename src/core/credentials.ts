@@ -8,6 +8,8 @@ export interface Credentials {
   readonly size: number;
   scram(username: string, hash: ScramHash): ScramCredential | null;
   verify_password(username: string, password: string): Promise<boolean>;
+  /** Whether the user exists now (a user removed while the broker runs is gone at once). */
+  has(username: string): boolean;
   /** The AMQP virtual hosts served (`/` alone unless the users file names others). */
   readonly vhosts: readonly string[];
   /** Whether the user may open the vhost (false for a vhost not served). */

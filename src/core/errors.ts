@@ -54,6 +54,9 @@ export type BrokerErrorKind =
   | 'request_timed_out'
   | 'invalid_replica_assignment'
   | 'no_reassignment_in_progress'
+  // users
+  | 'resource_not_found'
+  | 'unacceptable_credential'
   // authorization: the ACLs do not allow it
   | 'topic_authorization_failed'
   | 'group_authorization_failed'

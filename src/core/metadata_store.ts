@@ -1,12 +1,23 @@
 // What the broker core keeps in the cluster's metadata besides topics: the cluster id, share-group
-// configs, the producer-id allocator, the AMQP routing definitions per virtual host and the ACL
-// bindings. On a single
+// configs, the producer-id allocator, the AMQP routing definitions per virtual host, the ACL
+// bindings and the SCRAM credentials of managed users. On a single
 // node a JSON file in the data directory (single_node/local_metadata_store.ts), in a cluster etcd
 // (cluster/etcd_metadata_store.ts). Topic
 // records belong to the placement (placement.ts), which creates a topic's partitions with them.
 import crypto from 'node:crypto';
 import type { GroupConfigs, RoutingDefinitions } from './types.ts';
 import type { AclBinding } from './acls.ts';
+
+/** One SCRAM credential as stored (base64): never a password or a salted password. */
+export interface StoredScram {
+  salt: string;
+  iterations: number;
+  stored_key: string;
+  server_key: string;
+}
+
+/** A managed user's credentials, by hash. */
+export type StoredScramUser = Partial<Record<'sha256' | 'sha512', StoredScram>>;
 
 export interface MetadataStore {
   readonly cluster_id: string;
@@ -21,6 +32,10 @@ export interface MetadataStore {
   routing_definitions(vhost: string): RoutingDefinitions | undefined;
   /** Resolves once routing_definitions() answers with `definitions`. */
   set_routing_definitions(vhost: string, definitions: RoutingDefinitions): Promise<void>;
+  /** SCRAM credentials of the users managed while the broker runs; the same map until they change. */
+  scram_users(): ReadonlyMap<string, StoredScramUser>;
+  /** Resolves once scram_users() shows the user's credential for `hash` as `credential` (null: none). */
+  set_scram(user: string, hash: 'sha256' | 'sha512', credential: StoredScram | null): Promise<void>;
   /** The ACL bindings; the same array until they change. */
   acls(): readonly AclBinding[];
   /** Resolves once acls() holds `added` (each once) and none of `removed`. */

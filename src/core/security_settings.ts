@@ -86,6 +86,15 @@ export const SECURITY_SETTINGS: SettingSpec[] = [
       'require SASL PLAIN/SCRAM (and AMQP) logins: JSON {"users": {name: password}, "vhosts"?: {vhost: [name|"*"]}}',
   },
   {
+    key: 'sasl',
+    type: { kind: 'boolean' },
+    default: false,
+    on: CLI,
+    option: 'sasl',
+    description:
+      'require logins (Kafka SASL, AMQP, HTTP Basic) even without sasl_users: the users are then those of sluice user',
+  },
+  {
     key: 'authorization',
     type: { kind: 'boolean' },
     default: false,

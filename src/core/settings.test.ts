@@ -211,6 +211,7 @@ test('defaults are the ones the broker has always had, and the code takes them f
     dev_tls: false,
     tls_ca: null,
     tls_client_auth: 'none',
+    sasl: false,
     authorization: false,
     super_users: null,
     sasl_users: null,

@@ -14,6 +14,7 @@
 //   admin_offsets.ts     topic offsets, record deletion, a group's committed offsets
 //   admin_configs.ts     topic and broker configs
 //   admin_acls.ts        ACLs
+//   admin_users.ts       SCRAM users
 //   admin_groups.ts      consumer groups: list, describe, delete
 //   admin_cluster.ts     brokers, controller and cluster id
 //   dead_letters.ts      dead-letter topics of share groups, redrive, reading a whole topic
@@ -51,6 +52,13 @@ import {
   set_offsets,
 } from './admin_offsets.ts';
 import { alter_configs, describe_configs, incremental_alter_configs } from './admin_configs.ts';
+import {
+  delete_user,
+  describe_users,
+  upsert_user,
+  type ScramMechanismName,
+  type UserScramCredentials,
+} from './admin_users.ts';
 import {
   create_acls,
   delete_acls,
@@ -210,6 +218,29 @@ export class Admin {
   /** Removes the bindings each filter matches, and answers them (DeleteAcls); needs ALTER on the cluster. */
   async deleteAcls(options: { filters: AclFilter[] }): Promise<DeleteAclResponse> {
     return delete_acls(this.requests, options);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // SCRAM users managed while the broker runs
+
+  /** Adds a user, or sets its password, for one mechanism (default scram-sha-256); salted here. */
+  async upsertUserScramCredential(options: {
+    user: string;
+    password: string;
+    mechanism?: ScramMechanismName;
+    iterations?: number;
+  }): Promise<void> {
+    return upsert_user(this.requests, options);
+  }
+
+  /** Removes a user's credential for one mechanism (default scram-sha-256); with none left, the user is gone. */
+  async deleteUserScramCredential(options: { user: string; mechanism?: ScramMechanismName }): Promise<void> {
+    return delete_user(this.requests, options);
+  }
+
+  /** The users named (absent: every user), with their mechanisms and iteration counts. */
+  async describeUserScramCredentials(users?: string[]): Promise<UserScramCredentials[]> {
+    return describe_users(this.requests, users);
   }
 
   // -------------------------------------------------------------------------------------------

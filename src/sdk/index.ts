@@ -119,6 +119,7 @@ export {
   type DeleteAclResponse,
   type DescribeAclResponse,
 } from './admin_acls.ts';
+export type { ScramMechanismName, UserScramCredentials } from './admin_users.ts';
 export * from './errors.ts';
 export * from './dedupe.ts';
 export { CompressionError } from '../protocol/compression.ts';

@@ -1,10 +1,11 @@
 // The single-node metadata store: topics (name, id, partition count, configs), the cluster id,
-// share-group configs, the producer-id allocator, AMQP routing definitions and ACL bindings, kept in one JSON
-// file in the data directory (broker-metadata.json) and replaced atomically. Records are replaced,
+// share-group configs, the producer-id allocator, AMQP routing definitions, ACL bindings and managed
+// users' SCRAM credentials, kept in one JSON file in the data directory (broker-metadata.json) and
+// replaced atomically. Records are replaced,
 // never changed in place, so a reader holding one sees it as it was.
 import path from 'node:path';
 import { type FileIO, read_whole_file, replace_file_atomically } from '../storage/index.ts';
-import { type MetadataStore, new_uuid } from '../core/metadata_store.ts';
+import { new_uuid, type MetadataStore, type StoredScram, type StoredScramUser } from '../core/metadata_store.ts';
 import type { GroupConfigs, RoutingDefinitions, TopicRecord } from '../core/types.ts';
 import { binding_key, type AclBinding } from '../core/acls.ts';
 
@@ -20,6 +21,8 @@ export interface MetadataState {
   routing?: Record<string, RoutingDefinitions>;
   /** ACL bindings (absent in files written before they existed). */
   acls?: AclBinding[];
+  /** SCRAM credentials of managed users (absent in files written before they existed). */
+  scram_users?: Record<string, StoredScramUser>;
 }
 
 const NO_ACLS: readonly AclBinding[] = [];
@@ -96,6 +99,25 @@ export class LocalMetadataStore implements MetadataStore {
 
   set_routing_definitions(vhost: string, definitions: RoutingDefinitions): Promise<void> {
     this.state.routing = { ...this.state.routing, [vhost]: definitions };
+    return this.save();
+  }
+
+  private scram_view: ReadonlyMap<string, StoredScramUser> | null = null;
+
+  scram_users(): ReadonlyMap<string, StoredScramUser> {
+    this.scram_view ??= new Map(Object.entries(this.state.scram_users ?? {}));
+    return this.scram_view;
+  }
+
+  set_scram(user: string, hash: 'sha256' | 'sha512', credential: StoredScram | null): Promise<void> {
+    const users = { ...this.state.scram_users };
+    const next: StoredScramUser = { ...users[user] };
+    if (credential) next[hash] = credential;
+    else delete next[hash];
+    if (Object.keys(next).length === 0) delete users[user];
+    else users[user] = next;
+    this.state.scram_users = users;
+    this.scram_view = null;
     return this.save();
   }
 

@@ -65,6 +65,21 @@ export async function scram_credential(
   return { salt, iterations, stored_key, server_key };
 }
 
+/**
+ * The credential of a password a client salted itself (AlterUserScramCredentials), or null when
+ * the salted password is not one of the hash's length.
+ */
+export function credential_of_salted(
+  salted: Buffer,
+  salt: Buffer,
+  iterations: number,
+  hash: ScramHash,
+): ScramCredential | null {
+  if (salted.length !== KEY_BYTES[hash]) return null;
+  const { stored_key, server_key } = keys(hash, salted);
+  return { salt, iterations, stored_key, server_key };
+}
+
 /** True when `password` derives `credential` (compared in constant time). */
 export async function password_matches(
   credential: ScramCredential,

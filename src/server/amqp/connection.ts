@@ -497,6 +497,11 @@ export class AmqpConnection implements ConnectionPort {
     };
   }
 
+  /** The user it logged in as was removed: tell the client, then close. */
+  user_removed(): void {
+    this.close_with(ReplyCode.CONNECTION_FORCED, `CONNECTION_FORCED - user ${this.username} was removed`);
+  }
+
   /** The broker is stopping: tell the client, then close. */
   shutdown(): void {
     this.close_with(ReplyCode.CONNECTION_FORCED, 'CONNECTION_FORCED - broker shutting down');

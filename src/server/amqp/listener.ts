@@ -29,6 +29,8 @@ export interface AmqpListenerOptions {
 }
 
 const SHUTDOWN_WAIT_MS = 1_000;
+/** How often connections are checked for users removed meanwhile (the bound on how long one lingers). */
+const USER_SWEEP_INTERVAL_MS = 1_000;
 
 export class AmqpListener {
   private readonly server: net.Server;
@@ -37,6 +39,7 @@ export class AmqpListener {
   private readonly limits: AmqpLimits;
   private readonly disk_alarm: DiskAlarm;
   private readonly stop_watching: () => void;
+  private sweep: NodeJS.Timeout | null = null;
   /** The vhosts served: the users file's, or `/`. */
   readonly vhosts: readonly string[];
 
@@ -70,8 +73,19 @@ export class AmqpListener {
     });
   }
 
+  /** A user removed while the broker runs loses its open connections within one sweep. */
+  private close_removed_users(credentials: Credentials): void {
+    for (const connection of this.registry.connections)
+      if (connection.username !== '' && !credentials.has(connection.username)) connection.user_removed();
+  }
+
   async listen(): Promise<{ host: string; port: number }> {
     await listen_on(this.server, this.options.port, this.options.host);
+    const credentials = this.options.credentials ?? null;
+    if (credentials) {
+      this.sweep = setInterval(() => this.close_removed_users(credentials), USER_SWEEP_INTERVAL_MS);
+      this.sweep.unref();
+    }
     this.registry.expiry.start();
     this.disk_alarm.start();
     return this.address;
@@ -93,6 +107,7 @@ export class AmqpListener {
 
   async close(): Promise<void> {
     this.stop_watching();
+    if (this.sweep) clearInterval(this.sweep);
     this.registry.expiry.stop();
     this.disk_alarm.stop();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));

@@ -64,6 +64,8 @@ export interface ConnectionPort {
   published(): void;
   /** The disk alarm was raised or cleared. */
   alarm_changed(): void;
+  /** The user it logged in as was removed: CONNECTION_FORCED, then closed. */
+  user_removed(): void;
   /** A connection exception (or a bug of ours, answered INTERNAL_ERROR). */
   fail(error: unknown, class_id?: number, method_id?: number): void;
   channel_failed(channel: ChannelPort, error: AmqpError): void;

@@ -299,6 +299,17 @@ export class KafkaConnection {
     for (const resolve of this.idle_waiters.splice(0)) resolve();
   }
 
+  /** The user this connection logged in as with SASL, or null (no SASL, or not yet). */
+  get sasl_user(): string | null {
+    const sasl = this.context.sasl;
+    return sasl.enabled && sasl.state === 'authenticated' ? sasl.principal : null;
+  }
+
+  /** Closes the connection now, saying why in the log. */
+  close(reason: string): void {
+    this.fail(reason);
+  }
+
   /** Stops reading new requests, answers those in flight, then closes. */
   async shutdown(): Promise<void> {
     if (this.state === 'closed') return;

@@ -61,6 +61,8 @@ const BROKER_CODES: Record<BrokerErrorKind, number> = {
   request_timed_out: ErrorCode.REQUEST_TIMED_OUT,
   invalid_replica_assignment: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
   no_reassignment_in_progress: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
+  resource_not_found: ErrorCode.RESOURCE_NOT_FOUND,
+  unacceptable_credential: ErrorCode.UNACCEPTABLE_CREDENTIAL,
   topic_authorization_failed: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
   group_authorization_failed: ErrorCode.GROUP_AUTHORIZATION_FAILED,
   cluster_authorization_failed: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,

@@ -15,6 +15,9 @@ import { ShareSessions } from './share_sessions.ts';
 import { listen_on } from '../listen.ts';
 import { listening_server, type TlsFiles } from '../tls_files.ts';
 
+/** How often connections are checked for users removed meanwhile (the bound on how long one lingers). */
+export const USER_SWEEP_INTERVAL_MS = 1_000;
+
 export interface KafkaListenerOptions {
   host: string;
   port: number;
@@ -38,6 +41,7 @@ export class KafkaListener {
   private readonly closing = new ShutdownSignal();
   private readonly share_sessions = new ShareSessions();
   private readonly stop_watching: () => void;
+  private sweep: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly core: Core,
@@ -49,6 +53,19 @@ export class KafkaListener {
     this.server = listening.server;
     this.stop_watching = listening.stop_watching;
     this.server.maxConnections = options.connections_max ?? 10_000;
+    const credentials = options.credentials ?? null;
+    if (credentials) {
+      this.sweep = setInterval(() => this.close_removed_users(credentials), USER_SWEEP_INTERVAL_MS);
+      this.sweep.unref();
+    }
+  }
+
+  /** A user removed while the broker runs loses its open connections within one sweep. */
+  private close_removed_users(credentials: Credentials): void {
+    for (const connection of this.connections) {
+      const user = connection.sasl_user;
+      if (user !== null && !credentials.has(user)) connection.close(`user ${user} was removed`);
+    }
   }
 
   private accept(accepted: net.Socket, client: string | null): void {
@@ -99,6 +116,7 @@ export class KafkaListener {
 
   async close(): Promise<void> {
     this.stop_watching();
+    if (this.sweep) clearInterval(this.sweep);
     this.closing.raise();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     await Promise.all([...this.connections].map((connection) => connection.shutdown()));
