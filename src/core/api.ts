@@ -382,6 +382,8 @@ export interface RoutingApi {
   delete_exchange(vhost: string, name: string, options: { if_unused: boolean }): Promise<void>;
   queue(vhost: string, name: string): QueueRecord | undefined;
   queues(vhost: string): QueueRecord[];
+  /** The topic a queue of that name holds (or would hold) its messages in. */
+  queue_topic(vhost: string, name: string): string;
   /** Creates the queue (and its topic) or checks an existing one against `spec`. */
   declare_queue(vhost: string, spec: QueueSpec): Promise<QueueRecord>;
   /** Deletes the queue, its bindings, and the topic when the queue made it. */

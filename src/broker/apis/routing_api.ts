@@ -145,6 +145,10 @@ class Routing implements RoutingCore {
     return [...this.state(vhost).table.queues.values()];
   }
 
+  queue_topic(vhost: string, name: string): string {
+    return this.queue(vhost, name)?.topic ?? queue_topic_name(vhost, name);
+  }
+
   declare_queue(vhost: string, spec: QueueSpec): Promise<QueueRecord> {
     return this.change(vhost, async (table) => {
       const existing = table.queues.get(spec.name);

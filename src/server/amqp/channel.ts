@@ -2,6 +2,7 @@
 // the publish behind it is routed), content frames are gathered into messages for the publisher,
 // and deliveries are numbered with delivery tags that ack, nack, reject and recover settle. A
 // channel exception sends channel.close and drops everything but close-ok until it comes.
+import { amqp_allowed, require_queue_read, type AmqpActor } from './amqp_authorize.ts';
 import { AckType, BrokerError, RoutingError, type AckTypeCode, type FetchedPartition } from '../../core/index.ts';
 import { AmqpError, ReplyCode } from '../../protocol/amqp/constants.ts';
 import type { DecodedMethod, MethodArgs, MethodInput, MethodName } from '../../protocol/amqp/methods.ts';
@@ -77,6 +78,7 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
     this.publisher = new Publisher({
       core: connection.core,
       vhost: connection.vhost,
+      may_write: (topic) => amqp_allowed(this.actor, 'write', 'topic', topic),
       send_return: (m, code, text) => this.send_return(m, code, text),
       send_confirm: (outcome, tag, multiple) =>
         this.send(outcome === 'ack' ? 'basic.ack' : 'basic.nack', { delivery_tag: tag, multiple }),
@@ -95,6 +97,10 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
 
   get client_host(): string {
     return this.connection.remote_address ?? '';
+  }
+
+  private get actor(): AmqpActor {
+    return { core: this.core, username: this.connection.username, client_host: this.client_host };
   }
 
   send<N extends MethodName>(name: N, args: MethodInput<N>): void {
@@ -324,6 +330,7 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
 
   private async consume(args: MethodArgs<'basic.consume'>): Promise<void> {
     const queue = this.declarations.queue_for(args.queue, 60, 20);
+    require_queue_read(this.actor, queue, 20);
     const tag = args.consumer_tag || `amq.ctag-${this.connection.registry.next_tag()}`;
     if (this.consumers.has(tag))
       throw new AmqpError(ReplyCode.NOT_ALLOWED, `NOT_ALLOWED - attempt to reuse consumer tag '${tag}'`, 60, 20);
@@ -409,6 +416,7 @@ export class AmqpChannel implements ConsumerHost, ChannelPort {
 
   private async get(args: MethodArgs<'basic.get'>): Promise<void> {
     const queue = this.declarations.queue_for(args.queue, 60, 70);
+    require_queue_read(this.actor, queue, 70);
     this.connection.registry.used(this.connection.vhost, queue);
     let member = this.getters.get(queue.name);
     if (!member) {

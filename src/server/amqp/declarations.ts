@@ -3,8 +3,9 @@
 // its connection: others get RESOURCE_LOCKED, and it goes when the connection closes); the
 // message and consumer counts declare-ok and delete-ok report.
 import { randomBytes } from 'node:crypto';
-import type { Core, ExchangeType, QueueRecord } from '../../core/index.ts';
+import type { AclOperation, Core, ExchangeType, QueueRecord } from '../../core/index.ts';
 import { AmqpError, ReplyCode } from '../../protocol/amqp/constants.ts';
+import { amqp_allowed, require_amqp, type AmqpActor } from './amqp_authorize.ts';
 import type { ConnectionPort } from './ports.ts';
 import type { DecodedMethod, MethodArgs, MethodInput, MethodName } from '../../protocol/amqp/methods.ts';
 import { routing_args } from './arguments.ts';
@@ -35,7 +36,46 @@ export class Declarations {
     return this.channel.connection.registry;
   }
 
+  private get actor(): AmqpActor {
+    const { connection } = this.channel;
+    return { core: this.core, username: connection.username, client_host: connection.remote_address ?? '' };
+  }
+
+  /** The ACL a declaration needs (amqp_authorize.ts); ACCESS_REFUSED on the method otherwise. */
+  private authorize(method: DecodedMethod): void {
+    const at = [method.class_id, method.method_id] as const;
+    const on_queue = (operation: AclOperation, queue: string) =>
+      require_amqp(this.actor, operation, 'topic', this.core.routing.queue_topic(this.vhost, queue), at);
+    switch (method.name) {
+      case 'exchange.declare':
+        if (!method.args.passive) require_amqp(this.actor, 'alter', 'cluster', '', at);
+        return;
+      case 'exchange.delete':
+      case 'exchange.bind':
+      case 'exchange.unbind':
+        return require_amqp(this.actor, 'alter', 'cluster', '', at);
+      case 'queue.declare': {
+        const { passive, queue } = method.args;
+        if (passive) return on_queue('describe', queue);
+        // A server-named queue (amq.gen-…) is new: CREATE on the cluster covers it.
+        if (
+          queue === '' ||
+          !amqp_allowed(this.actor, 'create', 'topic', this.core.routing.queue_topic(this.vhost, queue))
+        )
+          require_amqp(this.actor, 'create', 'cluster', '', at);
+        return;
+      }
+      case 'queue.bind':
+      case 'queue.unbind':
+        return on_queue('alter', method.args.queue);
+      case 'queue.purge':
+      case 'queue.delete':
+        return on_queue('delete', method.args.queue);
+    }
+  }
+
   dispatch(method: DecodedMethod): void | Promise<void> {
+    this.authorize(method);
     switch (method.name) {
       case 'exchange.declare':
         return this.declare_exchange(method.args);

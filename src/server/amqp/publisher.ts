@@ -34,6 +34,8 @@ interface PendingBatch {
 export interface PublishTarget {
   core: Core;
   vhost: string;
+  /** Whether the channel's user may write to the topic (the ACLs, under --authorization). */
+  may_write(topic: string): boolean;
   /** basic.return for an unroutable mandatory message. */
   send_return(message: PublishedMessage, code: number, text: string): void;
   send_confirm(outcome: 'ack' | 'nack', delivery_tag: number, multiple: boolean): void;
@@ -145,11 +147,24 @@ export class Publisher {
     const headers = by_headers ? routing_headers(message.properties.headers) : null;
     const queues = core.routing.route(vhost, message.exchange, message.routing_key, headers);
     const extra = sender_selected_keys(message);
-    if (extra.length === 0) return queues;
+    if (extra.length === 0) return this.writable(queues);
     const all = new Map(queues.map((q) => [q.name, q]));
     for (const key of extra)
       for (const queue of core.routing.route(vhost, message.exchange, key, headers)) all.set(queue.name, queue);
-    return [...all.values()];
+    return this.writable([...all.values()]);
+  }
+
+  /** The queues, each of which the user may write; else ACCESS_REFUSED, as RabbitMQ's write permission. */
+  private writable(queues: QueueRecord[]): QueueRecord[] {
+    const refused = queues.find((queue) => !this.target.may_write(queue.topic));
+    if (refused)
+      throw new AmqpError(
+        ReplyCode.ACCESS_REFUSED,
+        `ACCESS_REFUSED - no WRITE on topic ${refused.topic} of queue '${refused.name}'`,
+        60,
+        40,
+      );
+    return queues;
   }
 
   /** A priority queue's level for the message's priority; otherwise round robin over the topic's partitions. */
