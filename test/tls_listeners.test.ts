@@ -128,6 +128,19 @@ test('AMQP over TLS (amqps) with amqplib; a plaintext AMQP client is closed', { 
   await assert.rejects(amqp.connect(`amqp://guest:guest@${broker.amqp!}`), Error, 'plaintext AMQP is refused');
 });
 
+test('AMQP EXTERNAL: a client certificate logs in with no password', { skip: missing ?? false }, async () => {
+  const connection = await amqp.connect(`amqps://${broker.amqp!}`, {
+    ...presenting(alice),
+    credentials: amqp.credentials.external(),
+  });
+  const channel = await connection.createConfirmChannel();
+  await channel.assertQueue('external-queue', { durable: true });
+  channel.sendToQueue('external-queue', Buffer.from('by certificate'));
+  await channel.waitForConfirms();
+  await connection.close();
+  assert.match(broker.output(), /tls=mtls-required/, 'the broker asked for client certificates');
+});
+
 /** The status of GET `path` on the HTTP listener over HTTPS, or the error of a plaintext request. */
 function get(path: string, secure: boolean): Promise<number | string> {
   const [host, port] = broker.http!.split(':');

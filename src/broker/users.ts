@@ -93,10 +93,14 @@ export class Users implements Credentials, UsersApi {
     return credential ? password_matches(credential, password, hash) : false;
   }
 
+  admits_everyone(vhost: string): boolean {
+    return this.file ? this.file.admits_everyone(vhost) : vhost === '/';
+  }
+
   admits(username: string, vhost: string): boolean {
     if (this.file?.has(username)) return this.file.admits(username, vhost);
     if (!this.managed().has(username)) return false;
-    return this.file ? this.file.admits_everyone(vhost) : vhost === '/';
+    return this.admits_everyone(vhost);
   }
 
   // ---------------------------------------------------------------- UsersApi

@@ -27,6 +27,14 @@ export type AclOperation = (typeof ACL_OPERATIONS)[number];
 export const ACL_PERMISSIONS = ['allow', 'deny'] as const;
 export type AclPermission = (typeof ACL_PERMISSIONS)[number];
 
+/** The operations that mean something on each resource type (Kafka's own lists; `all` besides). */
+export const OPERATIONS_OF: Readonly<Record<AclResourceType, readonly AclOperation[]>> = {
+  topic: ['read', 'write', 'create', 'delete', 'alter', 'describe', 'describe_configs', 'alter_configs'],
+  group: ['read', 'describe', 'delete'],
+  cluster: ['create', 'cluster_action', 'describe_configs', 'alter_configs', 'idempotent_write', 'alter', 'describe'],
+  transactional_id: ['describe', 'write'],
+};
+
 /** The one cluster resource's name, as Kafka names it. */
 export const CLUSTER_RESOURCE = 'kafka-cluster';
 /** A literal name that matches every resource of its type. */

@@ -14,4 +14,6 @@ export interface Credentials {
   readonly vhosts: readonly string[];
   /** Whether the user may open the vhost (false for a vhost not served). */
   admits(username: string, vhost: string): boolean;
+  /** Whether the vhost admits every user (`*`), so also a client certificate's subject. */
+  admits_everyone(vhost: string): boolean;
 }

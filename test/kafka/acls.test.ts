@@ -19,6 +19,11 @@ import { promisify } from 'node:util';
 import { SLUICE_CLI } from '../support/cli.ts';
 import * as SdkAcl from '../../src/sdk/index.ts';
 import { Sluice } from '../../src/sdk/index.ts';
+import { sasl_connection } from '../support/sasl_connection.ts';
+import { METADATA } from '../../src/protocol/kafka/messages/03_metadata.ts';
+import { DESCRIBE_GROUPS } from '../../src/protocol/kafka/messages/15_describe_groups.ts';
+
+const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
 process.env.KAFKAJS_NO_PARTITIONER_WARNING = '1';
 const USERS = { admin: 'admin-secret', alice: 'alice-secret', bob: 'bob-secret' };
@@ -292,4 +297,36 @@ test('sluice acl add, list and remove; the SDK admin sees the same bindings', as
     run(['add', '--principal', 'User:bob', '--topic', 'a', '--operation', 'fly']),
     /unknown operation "fly"/,
   );
+});
+
+test('authorized operations in Metadata and DescribeGroups, when asked for', async () => {
+  const connection = await sasl_connection(broker.bootstrap, {
+    mechanism: 'scram-sha-256',
+    username: 'alice',
+    password: USERS.alice,
+  });
+  try {
+    const metadata = (await connection.call(METADATA, 10, {
+      topics: [{ topic_id: ZERO_UUID, name: 'a' }],
+      allow_auto_topic_creation: false,
+      include_cluster_authorized_operations: true,
+      include_topic_authorized_operations: true,
+    })) as { topics: Array<{ topic_authorized_operations: number }>; cluster_authorized_operations: number };
+    const bits = (...codes: number[]) => codes.reduce((sum, code) => sum | (1 << code), 0);
+    // READ on a, which implies DESCRIBE; nothing on the cluster.
+    assert.equal(
+      metadata.topics[0]!.topic_authorized_operations,
+      bits(AclOperationTypes.READ, AclOperationTypes.DESCRIBE),
+    );
+    assert.equal(metadata.cluster_authorized_operations, 0);
+    const groups = (await connection.call(DESCRIBE_GROUPS, 5, {
+      groups: ['g'],
+      include_authorized_operations: true,
+    })) as {
+      groups: Array<{ authorized_operations: number }>;
+    };
+    assert.equal(groups.groups[0]!.authorized_operations, bits(AclOperationTypes.READ, AclOperationTypes.DESCRIBE));
+  } finally {
+    connection.close();
+  }
 });

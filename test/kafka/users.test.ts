@@ -14,10 +14,7 @@ import { new_data_dir, start_broker_process, type BrokerProcess } from '../suppo
 import { SLUICE_CLI } from '../support/cli.ts';
 import { Sluice } from '../../src/sdk/index.ts';
 import { until } from '../support/until.ts';
-import { Connection } from '../../src/protocol/kafka/client_connection.ts';
-import { sasl_login } from '../../src/protocol/sasl/client_login.ts';
-import { SASL_HANDSHAKE } from '../../src/protocol/kafka/messages/17_sasl_handshake.ts';
-import { SASL_AUTHENTICATE } from '../../src/protocol/kafka/messages/36_sasl_authenticate.ts';
+import { sasl_connection } from '../support/sasl_connection.ts';
 
 const ADMIN = { admin: 'admin-secret' };
 const PASSWORD = 'carol-secret-pw';
@@ -131,16 +128,8 @@ test('a managed user survives a restart', async () => {
 });
 
 /** A connection logged in as carol with SCRAM, as any client's. */
-async function carol_connection(): Promise<Connection> {
-  const [host, port] = broker.bootstrap.split(':');
-  const connection = await Connection.connect(host!, Number(port));
-  const versions = new Map([
-    [SASL_HANDSHAKE.api_key, { min: 0, max: 1 }],
-    [SASL_AUTHENTICATE.api_key, { min: 0, max: 2 }],
-  ]);
-  await sasl_login(connection, versions, { mechanism: 'scram-sha-256', username: 'carol', password: PASSWORD });
-  return connection;
-}
+const carol_connection = () =>
+  sasl_connection(broker.bootstrap, { mechanism: 'scram-sha-256', username: 'carol', password: PASSWORD });
 
 test('sluice user remove: the next login fails and open connections close within a bounded time', async () => {
   const open = await carol_connection();

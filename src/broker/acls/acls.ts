@@ -4,6 +4,7 @@
 import net from 'node:net';
 import {
   CLUSTER_RESOURCE,
+  OPERATIONS_OF,
   WILDCARD,
   binding_key,
   type AclBinding,
@@ -16,33 +17,6 @@ import {
 import { BrokerError } from '../../core/errors.ts';
 import type { MetadataStore } from '../../core/metadata_store.ts';
 import { Authorizer, filter_matches } from './authorizer.ts';
-
-/** The operations that mean something on each resource type (Kafka's own lists). */
-const OPERATIONS_OF: Readonly<Record<AclResourceType, ReadonlySet<AclOperation>>> = {
-  topic: new Set([
-    'all',
-    'read',
-    'write',
-    'create',
-    'delete',
-    'alter',
-    'describe',
-    'describe_configs',
-    'alter_configs',
-  ]),
-  group: new Set(['all', 'read', 'describe', 'delete']),
-  cluster: new Set([
-    'all',
-    'create',
-    'cluster_action',
-    'describe_configs',
-    'alter_configs',
-    'idempotent_write',
-    'alter',
-    'describe',
-  ]),
-  transactional_id: new Set(['all', 'describe', 'write']),
-};
 
 /** Bindings the broker keeps at most: each is checked on every request for its resource type. */
 export const ACL_BINDINGS_MAX = 10_000;
@@ -63,7 +37,7 @@ export function binding_problem(binding: AclBinding): string | null {
   if (binding.resource_name === '') return 'the resource name is empty';
   if (binding.resource_type === 'cluster' && binding.resource_name !== CLUSTER_RESOURCE)
     return `the cluster resource is named ${CLUSTER_RESOURCE}`;
-  if (!OPERATIONS_OF[binding.resource_type].has(binding.operation))
+  if (binding.operation !== 'all' && !OPERATIONS_OF[binding.resource_type].includes(binding.operation))
     return `operation ${binding.operation} does not apply to a ${binding.resource_type}`;
   return null;
 }

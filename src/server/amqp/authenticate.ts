@@ -2,11 +2,17 @@
 // ignored) or AMQPLAIN (a field table without its length prefix, LOGIN and PASSWORD), checked
 // against the same users as Kafka SASL. Without a users file only guest/guest is let in, and by
 // default only from loopback, as RabbitMQ does (`amqp_guest`: loopback, anywhere or off). The users
-// file may name vhosts and who each admits; without one, only `/` is served.
+// file may name vhosts and who each admits; without one, only `/` is served. A client that
+// presented a certificate the CA signed (mTLS) may log in with EXTERNAL as its subject.
 import type { Credentials } from '../../core/index.ts';
 import { decode_table_body } from '../../protocol/amqp/field_table.ts';
 
 export const MECHANISMS = 'PLAIN AMQPLAIN';
+
+/** What connection.start offers: EXTERNAL first when the client presented a certificate the CA signed. */
+export function mechanisms_offered(certificate: string | null): string {
+  return certificate ? `EXTERNAL ${MECHANISMS}` : MECHANISMS;
+}
 /** Where guest/guest may log in from when there is no users file. */
 export type GuestAccess = 'loopback' | 'anywhere' | 'off';
 const GUEST = 'guest';
@@ -67,10 +73,19 @@ export function served_vhosts(credentials: Credentials | null): readonly string[
   return credentials?.vhosts ?? ['/'];
 }
 
-/** Null when the user may open the vhost; otherwise why not (for the NOT_ALLOWED reply). */
-export function vhost_refusal(credentials: Credentials | null, username: string, vhost: string): string | null {
+/**
+ * Null when the user may open the vhost; otherwise why not (for the NOT_ALLOWED reply). A client
+ * certificate's subject (`by_certificate`, EXTERNAL) is no user of the list: it opens the vhosts
+ * that admit every user.
+ */
+export function vhost_refusal(
+  credentials: Credentials | null,
+  username: string,
+  vhost: string,
+  by_certificate = false,
+): string | null {
   if (!served_vhosts(credentials).includes(vhost)) return `vhost '${vhost}' not found`;
-  if (credentials && !credentials.admits(username, vhost))
-    return `access to vhost '${vhost}' refused for user '${username}'`;
-  return null;
+  if (!credentials) return null;
+  const admitted = by_certificate ? credentials.admits_everyone(vhost) : credentials.admits(username, vhost);
+  return admitted ? null : `access to vhost '${vhost}' refused for user '${username}'`;
 }

@@ -24,7 +24,7 @@ import {
 } from '../../protocol/amqp/methods.ts';
 import { HEARTBEAT_FRAME, content_frames, method_frame } from '../../protocol/amqp/frame_writer.ts';
 import type { BasicProperties } from '../../protocol/amqp/properties.ts';
-import { type GuestAccess, MECHANISMS, check_login, login_of, vhost_refusal } from './authenticate.ts';
+import { type GuestAccess, check_login, login_of, mechanisms_offered, vhost_refusal } from './authenticate.ts';
 import { AmqpChannel } from './channel.ts';
 import type { AmqpConnectionInfo, AmqpLimits, ChannelPort, ConnectionPort, RegistryPort } from './ports.ts';
 import type { QueueConsumer } from './consumer.ts';
@@ -45,6 +45,8 @@ const OUTGOING_BYTES_MAX = 1024 * 1024;
 
 export interface AmqpConnectionDeps {
   core: Core;
+  /** The client certificate's subject when the TLS listener checked one: EXTERNAL is then offered. */
+  certificate: string | null;
   credentials: Credentials | null;
   guest: GuestAccess;
   logger: Logger;
@@ -73,6 +75,7 @@ export class AmqpConnection implements ConnectionPort {
   private outgoing_bytes = 0;
   private flush_scheduled = false;
   username = '';
+  password_login = false;
   vhost = '/';
   client_properties: Record<string, unknown> = {};
   readonly opened_ms: number;
@@ -321,23 +324,28 @@ export class AmqpConnection implements ConnectionPort {
           per_consumer_qos: true,
         },
       },
-      mechanisms: Buffer.from(MECHANISMS),
+      mechanisms: Buffer.from(mechanisms_offered(this.deps.certificate)),
       locales: Buffer.from('en_US'),
     });
   }
 
   private async on_start_ok(args: MethodArgs<'connection.start-ok'>): Promise<void> {
     this.client_properties = args.client_properties;
-    const login = login_of(args.mechanism, args.response);
-    const refusal = login
-      ? await check_login(login, this.deps.credentials, this.remote_address, this.deps.guest)
-      : `mechanism ${args.mechanism} refused or its response malformed (offered: ${MECHANISMS})`;
+    const certificate = args.mechanism === 'EXTERNAL' ? this.deps.certificate : null;
+    const login = certificate ? { username: certificate, password: '' } : login_of(args.mechanism, args.response);
+    const offered = mechanisms_offered(this.deps.certificate);
+    const refusal = certificate
+      ? null
+      : login
+        ? await check_login(login, this.deps.credentials, this.remote_address, this.deps.guest)
+        : `mechanism ${args.mechanism} refused or its response malformed (offered: ${offered})`;
     if (this.state !== 'start_ok') return;
     if (refusal !== null) {
       this.close_with(ReplyCode.ACCESS_REFUSED, `ACCESS_REFUSED - ${refusal}`, 10, 11);
       return;
     }
     this.username = login!.username;
+    this.password_login = certificate === null;
     this.state = 'tune_ok';
     this.send_method(0, 'connection.tune', {
       channel_max: this.deps.limits.channel_max,
@@ -365,7 +373,7 @@ export class AmqpConnection implements ConnectionPort {
   }
 
   private on_open(args: MethodArgs<'connection.open'>): void {
-    const refusal = vhost_refusal(this.deps.credentials, this.username, args.virtual_host);
+    const refusal = vhost_refusal(this.deps.credentials, this.username, args.virtual_host, !this.password_login);
     if (refusal) throw new AmqpError(ReplyCode.NOT_ALLOWED, `NOT_ALLOWED - ${refusal}`, 10, 40);
     this.vhost = args.virtual_host;
     this.state = 'running';

@@ -50,7 +50,9 @@ export class AmqpListener {
     this.vhosts = served_vhosts(options.credentials ?? null);
     this.registry = new ConnectionRegistry(core, this.vhosts);
     this.limits = { ...AMQP_LIMITS_DEFAULT, ...options.limits };
-    const listening = listening_server(options.tls ?? null, options.logger, (socket) => this.accept(socket));
+    const listening = listening_server(options.tls ?? null, options.logger, (socket, client) =>
+      this.accept(socket, client),
+    );
     this.server = listening.server;
     this.stop_watching = listening.stop_watching;
     this.server.maxConnections = options.connections_max ?? 10_000;
@@ -59,10 +61,12 @@ export class AmqpListener {
     });
   }
 
-  private accept(socket: net.Socket): void {
+  /** `certificate`: the client certificate's subject (mTLS), which may log in with EXTERNAL. */
+  private accept(socket: net.Socket, certificate: string | null): void {
     this.sockets.add(socket);
     socket.on('close', () => this.sockets.delete(socket));
     new AmqpConnection(socket, {
+      certificate,
       core: this.core,
       credentials: this.options.credentials ?? null,
       guest: this.options.guest ?? 'loopback',
@@ -76,7 +80,7 @@ export class AmqpListener {
   /** A user removed while the broker runs loses its open connections within one sweep. */
   private close_removed_users(credentials: Credentials): void {
     for (const connection of this.registry.connections)
-      if (connection.username !== '' && !credentials.has(connection.username)) connection.user_removed();
+      if (connection.password_login && !credentials.has(connection.username)) connection.user_removed();
   }
 
   async listen(): Promise<{ host: string; port: number }> {

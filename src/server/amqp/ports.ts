@@ -47,7 +47,10 @@ export interface ConnectionPort {
   readonly registry: RegistryPort;
   readonly socket: net.Socket;
   readonly vhost: string;
+  /** The user logged in as: a name of the users, or a client certificate's subject (EXTERNAL). */
   readonly username: string;
+  /** Whether it logged in with a password (PLAIN, AMQPLAIN), so as a user that can be removed. */
+  readonly password_login: boolean;
   readonly remote_address: string | undefined;
   send_method<N extends MethodName>(channel: number, name: N, args: MethodInput<N>): void;
   send_content<N extends MethodName>(

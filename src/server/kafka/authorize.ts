@@ -4,6 +4,7 @@
 import {
   BrokerError,
   CLUSTER_RESOURCE,
+  OPERATIONS_OF,
   type BrokerErrorKind,
   user_principal,
   type AclOperation,
@@ -11,6 +12,7 @@ import {
   type Requester,
 } from '../../core/index.ts';
 import { ErrorCode } from '../../protocol/kafka/error_codes.ts';
+import { ACL_OPERATION_CODES } from '../../protocol/kafka/acl_codes.ts';
 import type { RequestContext } from './handler.ts';
 
 export function requester(ctx: Pick<RequestContext, 'sasl' | 'client_host'>): Requester {
@@ -75,4 +77,16 @@ export function refusal(
 export function audit(ctx: RequestContext, change: string, detail: Record<string, unknown>): void {
   const { principal, host } = requester(ctx);
   ctx.core.logger.info({ audit: true, principal, client: host, change, ...detail }, 'admin change');
+}
+
+/**
+ * What Metadata, DescribeGroups and DescribeCluster answer when asked for authorized operations: a
+ * bit (1 << Kafka's operation code) for each operation of the resource type the client may do.
+ */
+export function authorized_operations(ctx: RequestContext, type: AclResourceType, name: string): number {
+  let bits = 0;
+  for (const operation of OPERATIONS_OF[type])
+    if (allowed(ctx, operation, type, type === 'cluster' ? CLUSTER_RESOURCE : name))
+      bits |= 1 << ACL_OPERATION_CODES[operation];
+  return bits;
 }

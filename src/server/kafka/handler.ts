@@ -62,7 +62,7 @@ export function kafka_handler<A extends ApiSpec>(
   return { api, min_version, max_version, notes: served.notes, handle } as KafkaHandler;
 }
 
-/** Kafka's "not asked for": authorized operations are not computed (no ACLs yet). */
+/** Kafka's "not asked for": authorized operations are computed only when a request asks for them. */
 export const NO_AUTHORIZED_OPERATIONS = -2147483648;
 
 /** Thrown by a handler to end the connection instead of answering (Kafka's behaviour for some errors). */

@@ -9,7 +9,7 @@ import type { ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
 import { is_internal_topic } from '../../../core/index.ts';
 import { NO_AUTHORIZED_OPERATIONS, kafka_handler, type RequestContext } from '../handler.ts';
 import { kafka_error_code } from '../error_map.ts';
-import { allowed, allowed_on_cluster, REFUSED } from '../authorize.ts';
+import { allowed, allowed_on_cluster, authorized_operations, REFUSED } from '../authorize.ts';
 
 type TopicResponse = Row<ResponseIn<typeof METADATA>['topics']>;
 
@@ -76,6 +76,10 @@ export const metadata_handler = kafka_handler(
     } else {
       for (const entry of requested) topics.push(await requested_topic(ctx, entry, allow_auto_create));
     }
+    if (request.include_topic_authorized_operations)
+      for (const topic of topics)
+        if (topic.error_code === 0 && topic.name)
+          topic.topic_authorized_operations = authorized_operations(ctx, 'topic', topic.name);
     const self = { host: ctx.listener.advertised_host, port: ctx.listener.advertised_port };
     return {
       throttle_time_ms: 0,
@@ -83,7 +87,9 @@ export const metadata_handler = kafka_handler(
       cluster_id: ctx.core.cluster_id,
       controller_id: ctx.core.cluster.controller_id(),
       topics,
-      cluster_authorized_operations: NO_AUTHORIZED_OPERATIONS,
+      cluster_authorized_operations: request.include_cluster_authorized_operations
+        ? authorized_operations(ctx, 'cluster', '')
+        : NO_AUTHORIZED_OPERATIONS,
     };
   },
 );

@@ -3,7 +3,7 @@
 import { DESCRIBE_GROUPS } from '../../../protocol/kafka/messages/15_describe_groups.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { NO_AUTHORIZED_OPERATIONS, kafka_handler } from '../handler.ts';
-import { allowed, REFUSED } from '../authorize.ts';
+import { allowed, authorized_operations, REFUSED } from '../authorize.ts';
 import { GROUP_STATE_NAMES } from './group_states.ts';
 
 export const describe_groups_handler = kafka_handler(
@@ -30,7 +30,9 @@ export const describe_groups_handler = kafka_handler(
           member_metadata: m.metadata,
           member_assignment: m.assignment,
         })),
-        authorized_operations: NO_AUTHORIZED_OPERATIONS,
+        authorized_operations: request.include_authorized_operations
+          ? authorized_operations(ctx, 'group', group_id)
+          : NO_AUTHORIZED_OPERATIONS,
       };
     }),
   }),
