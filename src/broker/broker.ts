@@ -6,6 +6,7 @@
 // (compose/) opens storage, the metadata store and the placement and hands them in.
 import { Acls } from './acls/acls.ts';
 import { Users } from './users.ts';
+import { Quotas } from './quotas/quotas.ts';
 import type { CredentialStore } from './credentials.ts';
 import type { Core } from '../core/api.ts';
 import type { Clock, Logger } from '../core/clock.ts';
@@ -110,6 +111,7 @@ export class Broker implements Core, CoreInternals {
   readonly routing: RoutingCore;
   readonly acls: Acls;
   readonly users: Users;
+  readonly quotas: Quotas;
 
   private readonly local_readers = new WeakMap<PartitionLog, PartitionReader>();
   private next_producer_id = 0;
@@ -127,6 +129,7 @@ export class Broker implements Core, CoreInternals {
     this.settings = parts.settings;
     this.acls = new Acls(parts.metadata, parts.settings.acls);
     this.users = new Users(parts.users_file ?? null, parts.metadata);
+    this.quotas = new Quotas(parts.metadata, parts.settings.quota_exempt_users, () => parts.monotonic_clock.now_ms());
     this.topic_index = new TopicManager(parts.storage, parts.placement, parts.clock);
     this.stats = new BrokerStats(
       (topic, partition) => partition < (this.topic_index.get(topic)?.partitions ?? 0),

@@ -14,4 +14,6 @@ export interface BrokerSettings {
   transactions: TxnSettings;
   /** Whether requests are checked against the ACLs, and who may do anything. */
   acls: AclSettings;
+  /** Users no quota applies to: the brokers themselves (replication, forwarding, markers). */
+  quota_exempt_users: readonly string[];
 }

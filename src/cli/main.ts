@@ -20,6 +20,7 @@ const transfer = lazy(() => import('./transfer_commands.ts'));
 const cluster_commands = lazy(() => import('./cluster_commands.ts'));
 const acl = lazy(() => import('./acl_commands.ts'));
 const user = lazy(() => import('./user_commands.ts'));
+const quota = lazy(() => import('./quota_commands.ts'));
 const run_start = async (flags: import('./start.ts').StartFlags) => (await import('./start.ts')).run_start(flags);
 
 const BOOTSTRAP_DEFAULT = '127.0.0.1:9092';
@@ -284,6 +285,28 @@ function add_user(program: Command): void {
   );
 }
 
+function add_quota(program: Command): void {
+  const group = program.command('quota').description('client quotas: byte rates and request time (docs/security.md)');
+  const with_flags = (command: Command) =>
+    bootstrap(command)
+      .option('--user <name>', 'a user (the SASL login or certificate subject)')
+      .option('--default-user', 'every user without a quota of its own, each on its own')
+      .option('--client-id <id>', 'a client id')
+      .option('--default-client-id', 'every client id without a quota of its own, each on its own')
+      .option('--producer-byte-rate <bytes>', 'bytes per second produced')
+      .option('--consumer-byte-rate <bytes>', 'bytes per second fetched')
+      .option('--request-percentage <percent>', 'share of one event loop spent on its requests');
+  with_flags(group.command('set').description('set quotas of a user, a client id or both')).action((options) =>
+    quota.quota_set(options),
+  );
+  with_flags(group.command('remove').description('remove the quotas flagged (all when none is)')).action((options) =>
+    quota.quota_remove(options),
+  );
+  with_flags(group.command('list').description('quotas of the entities matching the flags')).action((options) =>
+    quota.quota_list(options),
+  );
+}
+
 export function build_program(): Command {
   const program = new Command('sluice')
     .description('Sluice: a durable message broker speaking the Kafka and AMQP 0-9-1 protocols')
@@ -295,6 +318,7 @@ export function build_program(): Command {
   add_amqp(program);
   add_acl(program);
   add_user(program);
+  add_quota(program);
   add_bench(program);
   return program;
 }

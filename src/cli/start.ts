@@ -70,6 +70,8 @@ export interface ResolvedSettings {
   authorization: boolean;
   sasl: boolean;
   superUsers?: string;
+  connectionsPerIpMax: string;
+  connectionsPerUserMax: string;
   shareGroups?: unknown;
   delayed?: unknown;
   cluster?: unknown;
@@ -370,6 +372,10 @@ export async function run_start(flags: StartFlags): Promise<void> {
     tls,
     acls: { enabled: settings.authorization, super_users: principals_of(settings.superUsers ?? '') },
     sasl: settings.sasl,
+    client_limits: {
+      per_ip_max: Number(settings.connectionsPerIpMax),
+      per_user_max: Number(settings.connectionsPerUserMax),
+    },
     share_groups,
     delayed,
     cluster,

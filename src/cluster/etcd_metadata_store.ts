@@ -4,9 +4,11 @@
 import type { MetadataStore, StoredScram, StoredScramUser } from '../core/metadata_store.ts';
 import type { GroupConfigs, RoutingDefinitions } from '../core/types.ts';
 import { binding_key, type AclBinding } from '../core/acls.ts';
+import { quota_entity_key, type ClientQuota, type QuotaEntity, type QuotaValues } from '../core/quotas.ts';
 
 const NO_ACLS: readonly AclBinding[] = [];
 const NO_USERS: ReadonlyMap<string, StoredScramUser> = new Map();
+const NO_QUOTAS: readonly ClientQuota[] = [];
 import type { ClusterNode } from './cluster_node.ts';
 import type { EtcdStore } from './etcd_store.ts';
 
@@ -73,6 +75,22 @@ export class EtcdMetadataStore implements MetadataStore {
       const now = new Set(view.acls.map(binding_key));
       return [...wanted].every((key) => now.has(key)) && ![...gone].some((key) => now.has(key) && !wanted.has(key));
     }, 'ACL bindings');
+  }
+
+  client_quotas(): readonly ClientQuota[] {
+    return this.node()?.view.client_quotas ?? NO_QUOTAS;
+  }
+
+  async set_client_quota(entity: QuotaEntity, values: QuotaValues | null): Promise<void> {
+    await this.etcd.set_client_quota(entity, values);
+    const key = quota_entity_key(entity);
+    const wanted = JSON.stringify(values);
+    await this.node()?.wait_for_view(
+      (view) =>
+        JSON.stringify(view.client_quotas.find((quota) => quota_entity_key(quota.entity) === key)?.values ?? null) ===
+        wanted,
+      `the quotas of ${key}`,
+    );
   }
 
   allocate_producer_ids(count: number): Promise<number> {

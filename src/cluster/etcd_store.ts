@@ -12,6 +12,8 @@
 //                               URI-encoded): salt, iterations and keys, never a password
 //   acls/<sha-256>              one ACL binding, keyed by the hash of its fields (so adding one
 //                               twice keeps one, and no change reads what another writes)
+//   quotas/<sha-256>            the client quotas of one entity (user, client id or both), keyed
+//                               by the hash of the entity
 // Every change is a transaction comparing a revision (or the controller epoch), so a writer acting
 // on a stale view fails instead of overwriting a newer decision.
 import { Etcd3, type Namespace, noop_policy } from './etcd_client.ts';
@@ -25,6 +27,7 @@ import {
 } from './model.ts';
 import type { RoutingDefinitions } from '../core/types.ts';
 import { binding_key, type AclBinding } from '../core/acls.ts';
+import { quota_entity_key, type ClientQuota, type QuotaEntity, type QuotaValues } from '../core/quotas.ts';
 import type { StoredScram } from '../core/metadata_store.ts';
 import crypto from 'node:crypto';
 
@@ -108,6 +111,8 @@ export class EtcdStore {
         view.routing.set(decodeURIComponent(key.slice('routing/'.length)), JSON.parse(text) as RoutingDefinitions);
       } else if (key.startsWith('acls/')) {
         view.acls.push(JSON.parse(text) as AclBinding);
+      } else if (key.startsWith('quotas/')) {
+        view.client_quotas.push(JSON.parse(text) as ClientQuota);
       } else if (key.startsWith('users/')) {
         const [user, hash] = key.slice('users/'.length).split('/') as [string, 'sha256' | 'sha512'];
         const name = decodeURIComponent(user);
@@ -243,6 +248,12 @@ export class EtcdStore {
   async set_scram(user: string, hash: 'sha256' | 'sha512', credential: StoredScram | null): Promise<void> {
     const key = `users/${encodeURIComponent(user)}/${hash}`;
     if (credential) await this.ns.put(key).value(JSON.stringify(credential));
+    else await this.ns.delete().key(key);
+  }
+
+  async set_client_quota(entity: QuotaEntity, values: QuotaValues | null): Promise<void> {
+    const key = `quotas/${crypto.createHash('sha256').update(quota_entity_key(entity)).digest('hex')}`;
+    if (values) await this.ns.put(key).value(JSON.stringify({ entity, values } satisfies ClientQuota));
     else await this.ns.delete().key(key);
   }
 

@@ -2,6 +2,7 @@
 // replica assignments, and each partition's leader, leader epoch and in-sync replica set. Every
 // broker holds a ClusterView read from etcd and acts on it; only etcd's copy is authoritative.
 import type { AclBinding } from '../core/acls.ts';
+import type { ClientQuota } from '../core/quotas.ts';
 import type { StoredScramUser } from '../core/metadata_store.ts';
 import type { RoutingDefinitions, TopicRecord } from '../core/types.ts';
 
@@ -62,6 +63,8 @@ export interface ClusterView {
   acls: AclBinding[];
   /** Managed users' SCRAM credentials. */
   scram_users: Map<string, StoredScramUser>;
+  /** Client quotas, one entry per entity. */
+  client_quotas: ClientQuota[];
   producer_id_block_end: Versioned<number> | null;
 }
 
@@ -81,6 +84,7 @@ export function empty_view(): ClusterView {
     routing: new Map(),
     acls: [],
     scram_users: new Map(),
+    client_quotas: [],
     producer_id_block_end: null,
   };
 }

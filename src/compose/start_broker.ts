@@ -18,6 +18,7 @@ import type { Credentials } from '../core/credentials.ts';
 import type { CredentialStore } from '../broker/credentials.ts';
 import type { TopicRecord } from '../core/types.ts';
 import { default_boolean, default_number, default_text, host_port_of } from '../core/settings.ts';
+import { ClientConnectionLimits, type ClientConnectionLimitSettings } from '../server/client_connection_limits.ts';
 import { type ConsoleHandler, HttpListener } from '../server/http/server.ts';
 import { AmqpListener } from '../server/amqp/listener.ts';
 import type { GuestAccess } from '../server/amqp/authenticate.ts';
@@ -58,6 +59,8 @@ export interface CoreOptions {
   sasl?: boolean;
   /** Check requests against the ACLs (`enabled`), and the principals allowed anything. */
   acls?: Partial<AclSettings>;
+  /** Users no quota applies to (the brokers' own certificate subject); the inter-broker user is one. */
+  quota_exempt_users?: readonly string[];
   /** Run as a member of a cluster whose metadata is in etcd (the listener's start joins it). */
   cluster?: ClusterOptions;
   logger?: Logger;
@@ -73,6 +76,8 @@ export interface StartOptions extends CoreOptions {
   kafka?: { host: string; port: number };
   advertise?: { host: string; port: number };
   limits?: Partial<ConnectionLimits>;
+  /** Connections one client address, or one user, may hold open on the Kafka and AMQP listeners together. */
+  client_limits?: Partial<ClientConnectionLimitSettings>;
   /**
    * TLS (1.2+) on every listener (Kafka, AMQP, HTTP) and between brokers with this certificate and
    * key, client certificates as `client_auth` says; plaintext when absent.
@@ -125,6 +130,10 @@ function broker_settings(options: CoreOptions): BrokerSettings {
       ...options.transactions,
     },
     acls: acl_settings(options),
+    quota_exempt_users: [
+      ...(options.quota_exempt_users ?? []),
+      ...(options.cluster?.inter_broker_sasl ? [options.cluster.inter_broker_sasl.username] : []),
+    ],
   };
 }
 
@@ -187,10 +196,15 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
   const acls = certified
     ? { ...options.acls, super_users: [...(options.acls?.super_users ?? []), user_principal(certified)] }
     : options.acls;
-  const broker = await open_core({ ...options, cluster, acls });
+  const quota_exempt_users = certified ? [certified] : [];
+  const broker = await open_core({ ...options, cluster, acls, quota_exempt_users });
   // Logins (Kafka SASL, AMQP, HTTP Basic) check the users file's users and the managed ones.
   const credentials: Credentials | null = options.credentials || options.sasl ? broker.users : null;
   const bind = options.kafka ?? host_port_of(default_text('kafka'))!;
+  const connection_limits = new ClientConnectionLimits({
+    per_ip_max: options.client_limits?.per_ip_max ?? default_number('connections_per_ip_max'),
+    per_user_max: options.client_limits?.per_user_max ?? default_number('connections_per_user_max'),
+  });
   const kafka = new KafkaListener(broker, {
     host: bind.host,
     port: bind.port,
@@ -199,10 +213,13 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     limits: options.limits,
     credentials,
     tls,
+    connection_limits,
     logger,
   });
   let http: HttpListener | null = null;
-  const amqp = options.amqp ? new AmqpListener(broker, { ...options.amqp, credentials, tls, logger }) : null;
+  const amqp = options.amqp
+    ? new AmqpListener(broker, { ...options.amqp, credentials, tls, connection_limits, logger })
+    : null;
   try {
     await kafka.listen();
     // A cluster member registers the address it is reachable at, so it joins once listening.

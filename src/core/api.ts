@@ -5,6 +5,7 @@
 // Where a partition lives is not a front end's concern: on a single node or in a cluster the same
 // calls work, and answer not_leader_or_follower / not_coordinator where clients must go elsewhere.
 import type { AclsApi } from './acls.ts';
+import type { QuotasApi } from './quotas.ts';
 import type { Clock, Logger } from './clock.ts';
 import type { ConsumerSource, PartitionReader } from './partition_reader.ts';
 import type {
@@ -73,6 +74,7 @@ export interface Core {
   readonly routing: RoutingApi;
   readonly acls: AclsApi;
   readonly users: UsersApi;
+  readonly quotas: QuotasApi;
 }
 
 /** A user and its SCRAM mechanisms; `mechanisms` null: no such user. */

@@ -5,6 +5,7 @@ export type * from './api.ts';
 export * from './types.ts';
 export * from './errors.ts';
 export * from './acls.ts';
+export * from './quotas.ts';
 export { ManualClock, SILENT_LOGGER, SYSTEM_CLOCK, type Clock, type Logger } from './clock.ts';
 export { is_invariant_failure, stop_on_invariant_failure } from './invariants.ts';
 export type {

@@ -1,12 +1,13 @@
 // What the broker core keeps in the cluster's metadata besides topics: the cluster id, share-group
 // configs, the producer-id allocator, the AMQP routing definitions per virtual host, the ACL
-// bindings and the SCRAM credentials of managed users. On a single
+// bindings, the SCRAM credentials of managed users and the client quotas. On a single
 // node a JSON file in the data directory (single_node/local_metadata_store.ts), in a cluster etcd
 // (cluster/etcd_metadata_store.ts). Topic
 // records belong to the placement (placement.ts), which creates a topic's partitions with them.
 import crypto from 'node:crypto';
 import type { GroupConfigs, RoutingDefinitions } from './types.ts';
 import type { AclBinding } from './acls.ts';
+import type { ClientQuota, QuotaEntity, QuotaValues } from './quotas.ts';
 
 /** One SCRAM credential as stored (base64): never a password or a salted password. */
 export interface StoredScram {
@@ -40,6 +41,10 @@ export interface MetadataStore {
   acls(): readonly AclBinding[];
   /** Resolves once acls() holds `added` (each once) and none of `removed`. */
   change_acls(added: readonly AclBinding[], removed: readonly AclBinding[]): Promise<void>;
+  /** The client quotas, one entry per entity; the same array until they change. */
+  client_quotas(): readonly ClientQuota[];
+  /** Resolves once client_quotas() gives the entity `values` (null: no entry). */
+  set_client_quota(entity: QuotaEntity, values: QuotaValues | null): Promise<void>;
 }
 
 /** 16 random bytes (never all zero), base64url: topic ids and cluster ids as Kafka prints them. */

@@ -1,6 +1,6 @@
 // The security settings of `sluice start`: TLS on the listeners and between brokers, the SASL
 // users and authorization. A part of the settings table (settings.ts), kept apart to keep each file small.
-import { CLI, choice, text, type SettingSpec } from './setting_spec.ts';
+import { CLI, choice, integer, text, type SettingSpec } from './setting_spec.ts';
 import type { TextFormat } from './setting_values.ts';
 
 /** Principals, comma-separated: `User:alice,User:CN=ops,O=Acme` is two (a comma inside a name follows `=`). */
@@ -112,5 +112,24 @@ export const SECURITY_SETTINGS: SettingSpec[] = [
     option: 'acls.super_users',
     description:
       'principals allowed everything, comma-separated: User:admin,User:CN=ops (the inter-broker user is one)',
+  },
+  {
+    key: 'connections_per_ip_max',
+    type: integer(0, 1_000_000),
+    default: 0,
+    on: CLI,
+    placeholder: '<n>',
+    option: 'client_limits.per_ip_max',
+    description: 'Kafka and AMQP connections one client address may hold open at once (0: no limit)',
+  },
+  {
+    key: 'connections_per_user_max',
+    type: integer(0, 1_000_000),
+    default: 0,
+    on: CLI,
+    placeholder: '<n>',
+    option: 'client_limits.per_user_max',
+    description:
+      'Kafka and AMQP connections one user may hold open at once; one more is refused at login (0: no limit)',
   },
 ];

@@ -214,6 +214,8 @@ test('defaults are the ones the broker has always had, and the code takes them f
     sasl: false,
     authorization: false,
     super_users: null,
+    connections_per_ip_max: 0,
+    connections_per_user_max: 0,
     sasl_users: null,
     'share_groups.record_lock_duration_ms': 30_000,
     'share_groups.delivery_count_limit': 5,

@@ -15,6 +15,7 @@
 //   admin_configs.ts     topic and broker configs
 //   admin_acls.ts        ACLs
 //   admin_users.ts       SCRAM users
+//   admin_quotas.ts      client quotas
 //   admin_groups.ts      consumer groups: list, describe, delete
 //   admin_cluster.ts     brokers, controller and cluster id
 //   dead_letters.ts      dead-letter topics of share groups, redrive, reading a whole topic
@@ -68,6 +69,13 @@ import {
   type DeleteAclResponse,
   type DescribeAclResponse,
 } from './admin_acls.ts';
+import {
+  alter_client_quotas,
+  describe_client_quotas,
+  type ClientQuotaAlteration,
+  type ClientQuotaEntry,
+  type ClientQuotaFilterComponent,
+} from './admin_quotas.ts';
 import { delete_groups, describe_groups, list_groups } from './admin_groups.ts';
 import { describe_cluster } from './admin_cluster.ts';
 import {
@@ -241,6 +249,22 @@ export class Admin {
   /** The users named (absent: every user), with their mechanisms and iteration counts. */
   async describeUserScramCredentials(users?: string[]): Promise<UserScramCredentials[]> {
     return describe_users(this.requests, users);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Client quotas
+
+  /** Sets and removes byte-rate and request-time quotas (AlterClientQuotas); needs ALTER_CONFIGS on the cluster. */
+  async alterClientQuotas(alterations: ClientQuotaAlteration[], options?: { validateOnly?: boolean }): Promise<void> {
+    return alter_client_quotas(this.requests, alterations, options);
+  }
+
+  /** The quotas the filter matches (DescribeClientQuotas); needs DESCRIBE_CONFIGS on the cluster. */
+  async describeClientQuotas(filter?: {
+    components?: ClientQuotaFilterComponent[];
+    strict?: boolean;
+  }): Promise<ClientQuotaEntry[]> {
+    return describe_client_quotas(this.requests, filter);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -120,6 +120,13 @@ export {
   type DescribeAclResponse,
 } from './admin_acls.ts';
 export type { ScramMechanismName, UserScramCredentials } from './admin_users.ts';
+export type {
+  ClientQuotaAlteration,
+  ClientQuotaEntity,
+  ClientQuotaEntry,
+  ClientQuotaFilterComponent,
+  ClientQuotaKey,
+} from './admin_quotas.ts';
 export * from './errors.ts';
 export * from './dedupe.ts';
 export { CompressionError } from '../protocol/compression.ts';

@@ -1,6 +1,6 @@
 // The single-node metadata store: topics (name, id, partition count, configs), the cluster id,
 // share-group configs, the producer-id allocator, AMQP routing definitions, ACL bindings and managed
-// users' SCRAM credentials, kept in one JSON file in the data directory (broker-metadata.json) and
+// users' SCRAM credentials and client quotas, kept in one JSON file in the data directory (broker-metadata.json) and
 // replaced atomically. Records are replaced,
 // never changed in place, so a reader holding one sees it as it was.
 import path from 'node:path';
@@ -8,6 +8,7 @@ import { type FileIO, read_whole_file, replace_file_atomically } from '../storag
 import { new_uuid, type MetadataStore, type StoredScram, type StoredScramUser } from '../core/metadata_store.ts';
 import type { GroupConfigs, RoutingDefinitions, TopicRecord } from '../core/types.ts';
 import { binding_key, type AclBinding } from '../core/acls.ts';
+import { quota_entity_key, type ClientQuota, type QuotaEntity, type QuotaValues } from '../core/quotas.ts';
 
 export interface MetadataState {
   version: 1;
@@ -23,9 +24,12 @@ export interface MetadataState {
   acls?: AclBinding[];
   /** SCRAM credentials of managed users (absent in files written before they existed). */
   scram_users?: Record<string, StoredScramUser>;
+  /** Client quotas, one entry per entity (absent in files written before they existed). */
+  client_quotas?: ClientQuota[];
 }
 
 const NO_ACLS: readonly AclBinding[] = [];
+const NO_QUOTAS: readonly ClientQuota[] = [];
 
 const FILE_NAME = 'broker-metadata.json';
 
@@ -131,6 +135,17 @@ export class LocalMetadataStore implements MetadataStore {
     const known = new Set(kept.map(binding_key));
     const fresh = added.filter((binding) => !known.has(binding_key(binding)) && known.add(binding_key(binding)));
     this.state.acls = [...kept, ...fresh];
+    return this.save();
+  }
+
+  client_quotas(): readonly ClientQuota[] {
+    return this.state.client_quotas ?? NO_QUOTAS;
+  }
+
+  set_client_quota(entity: QuotaEntity, values: QuotaValues | null): Promise<void> {
+    const key = quota_entity_key(entity);
+    const others = this.client_quotas().filter((quota) => quota_entity_key(quota.entity) !== key);
+    this.state.client_quotas = values ? [...others, { entity, values }] : others;
     return this.save();
   }
 

@@ -10,9 +10,9 @@ const VERSIONS = new Map([
   [SASL_AUTHENTICATE.api_key, { min: 0, max: 2 }],
 ]);
 
-export async function sasl_connection(bootstrap: string, login: SaslOptions): Promise<Connection> {
+export async function sasl_connection(bootstrap: string, login: SaslOptions, client_id?: string): Promise<Connection> {
   const [host, port] = bootstrap.split(':');
-  const connection = await Connection.connect(host!, Number(port));
+  const connection = await Connection.connect(host!, Number(port), { client_id });
   try {
     await sasl_login(connection, VERSIONS, login);
   } catch (error) {

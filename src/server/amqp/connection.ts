@@ -2,6 +2,7 @@
 // channel 0's methods, and the channels. A connection exception sends connection.close and ends
 // the socket once the client answers (or after CLOSE_OK_WAIT_MS); a channel exception closes only
 // its channel (channel.ts). A turn's frames are gathered and leave in one socket write.
+import type { ClientConnectionLimits } from '../client_connection_limits.ts';
 import type net from 'node:net';
 import type { Core, Credentials, Logger } from '../../core/index.ts';
 import {
@@ -54,6 +55,8 @@ export interface AmqpConnectionDeps {
   registry: RegistryPort;
   /** Raised (a reason) while the data directory's file system is nearly full. */
   disk_alarm: { readonly reason: string | null };
+  /** Connections per user, shared with the broker's other listeners. */
+  client_limits: ClientConnectionLimits | null;
 }
 
 type State = 'header' | 'start_ok' | 'tune_ok' | 'open' | 'running' | 'closing' | 'closed';
@@ -126,6 +129,8 @@ export class AmqpConnection implements ConnectionPort {
   private readonly holds = new Set<string>();
   private has_published = false;
   private blocked = false;
+  /** Set while reading is held for a producer byte-rate quota. */
+  private quota_hold: NodeJS.Timeout | null = null;
 
   hold_reading(why: string, on: boolean): void {
     const before = this.holds.size;
@@ -164,6 +169,26 @@ export class AmqpConnection implements ConnectionPort {
     this.blocked = true;
     if (this.takes_blocked) this.send_method(0, 'connection.blocked', { reason: this.deps.disk_alarm.reason ?? '' });
     this.hold_reading('alarm', true);
+  }
+
+  /**
+   * A publisher over its byte rate (the quota of its user and connection name, as a Kafka client's
+   * of its user and client id) is not read until it is back within it, as RabbitMQ's flow control
+   * holds a fast publisher; it sees its publishes slow down, not an error.
+   */
+  private count_published(bytes: number): void {
+    const client_id =
+      typeof this.client_properties['connection_name'] === 'string' ? this.client_properties['connection_name'] : '';
+    const throttle_ms = this.deps.core.quotas.record({ user: this.username, client_id }, 'producer_byte_rate', bytes);
+    if (throttle_ms <= 0) return;
+    // The throttle is the whole debt: frames already read add to it, so the newest says how long to wait.
+    if (this.quota_hold !== null) clearTimeout(this.quota_hold);
+    else this.hold_reading('quota', true);
+    this.quota_hold = setTimeout(() => {
+      this.quota_hold = null;
+      this.hold_reading('quota', false);
+    }, throttle_ms);
+    this.quota_hold.unref();
   }
 
   /** Whether the client announced the connection.blocked capability. */
@@ -257,6 +282,7 @@ export class AmqpConnection implements ConnectionPort {
       channel.on_header(frame.payload);
     } else if (frame.type === FRAME_BODY) {
       channel.on_body(frame.payload);
+      if (this.deps.core.quotas.active) this.count_published(frame.payload.length);
     } else {
       throw new AmqpError(ReplyCode.UNEXPECTED_FRAME, `frame type ${frame.type} on channel ${frame.channel}`);
     }
@@ -340,8 +366,9 @@ export class AmqpConnection implements ConnectionPort {
         ? await check_login(login, this.deps.credentials, this.remote_address, this.deps.guest)
         : `mechanism ${args.mechanism} refused or its response malformed (offered: ${offered})`;
     if (this.state !== 'start_ok') return;
-    if (refusal !== null) {
-      this.close_with(ReplyCode.ACCESS_REFUSED, `ACCESS_REFUSED - ${refusal}`, 10, 11);
+    const limited = refusal ?? this.deps.client_limits?.admit_user(this.socket, login!.username) ?? null;
+    if (limited !== null) {
+      this.close_with(ReplyCode.ACCESS_REFUSED, `ACCESS_REFUSED - ${limited}`, 10, 11);
       return;
     }
     this.username = login!.username;

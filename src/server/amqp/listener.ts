@@ -1,6 +1,7 @@
 // The AMQP 0-9-1 listener: accepts connections and hands each to an AmqpConnection over the same
 // core as the Kafka listener. close() tells every client the broker is going (CONNECTION_FORCED),
 // then closes what is left.
+import type { ClientConnectionLimits } from '../client_connection_limits.ts';
 import net from 'node:net';
 import type { Core, Credentials, Logger } from '../../core/index.ts';
 import { AMQP_LIMITS_DEFAULT, AmqpConnection } from './connection.ts';
@@ -17,6 +18,8 @@ export interface AmqpListenerOptions {
   limits?: Partial<AmqpLimits>;
   /** Connections accepted at once; more are refused until some close. */
   connections_max?: number;
+  /** Connections per address and per user, shared with the broker's other listeners. */
+  connection_limits?: ClientConnectionLimits | null;
   /** Users allowed in (PLAIN, AMQPLAIN); null: guest/guest, from where `guest` says. */
   credentials?: Credentials | null;
   /** Where guest may log in from without a users file (default loopback). */
@@ -63,6 +66,12 @@ export class AmqpListener {
 
   /** `certificate`: the client certificate's subject (mTLS), which may log in with EXTERNAL. */
   private accept(socket: net.Socket, certificate: string | null): void {
+    const refusal = this.options.connection_limits?.admit_address(socket) ?? null;
+    if (refusal !== null) {
+      this.options.logger.warn({ client: socket.remoteAddress, reason: refusal }, 'refused an AMQP connection');
+      socket.destroy();
+      return;
+    }
     this.sockets.add(socket);
     socket.on('close', () => this.sockets.delete(socket));
     new AmqpConnection(socket, {
@@ -74,6 +83,7 @@ export class AmqpListener {
       limits: this.limits,
       registry: this.registry,
       disk_alarm: this.disk_alarm,
+      client_limits: this.options.connection_limits ?? null,
     });
   }
 

@@ -2,7 +2,9 @@
 // handlers concurrently and writes responses strictly in request order. Bounded everywhere: frame
 // size, requests in flight, request bytes in flight, and response bytes waiting for a slow reader
 // (the socket stops being read until they drain). A malformed frame closes only this connection.
+// A client over its quota is throttled here too: no request is read until its throttle has passed.
 import type net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { Reader, Writer, ProtocolDecodeError } from '../../protocol/kafka/wire.ts';
 import type { FrameReader } from '../../protocol/kafka/frame_reader.ts';
 import { message_codec } from '../../protocol/kafka/codec.ts';
@@ -19,6 +21,7 @@ import { ErrorCode } from '../../protocol/kafka/error_codes.ts';
 import { stop_on_invariant_failure, type Logger } from '../../core/index.ts';
 import { CloseConnection, type KafkaHandler, type RequestContext } from './handler.ts';
 import { sasl_step } from './sasl_exchange.ts';
+import { type RequestCost, request_cost } from './throttle.ts';
 
 export interface ConnectionLimits {
   /** Largest request frame accepted; a larger size prefix closes the connection. */
@@ -45,6 +48,15 @@ const SASL_CLOSE_GRACE_MS = 1000;
 /** Largest bare SASL token accepted after a v0 handshake. */
 const SASL_TOKEN_BYTES_MAX = 64 * 1024;
 
+type ResponseSpec = KafkaHandler['api']['response'];
+
+/** The name quotas know an unauthenticated client by, as Kafka does. */
+const ANONYMOUS_USER = 'ANONYMOUS';
+
+function header_flexible(header: RequestHeader, spec: ResponseSpec): boolean {
+  return response_header_flexible(header.api_key, in_range(spec.flexible_versions, header.api_version));
+}
+
 interface Pending {
   done: boolean;
   response: Buffer[] | null;
@@ -60,6 +72,9 @@ export class KafkaConnection {
   private readonly pending: Pending[] = [];
   private inflight_bytes = 0;
   private paused = false;
+  /** Set while the client serves a quota throttle. */
+  private throttled: NodeJS.Timeout | null = null;
+  private throttled_until_ms = 0;
   private idle_waiters: Array<() => void> = [];
 
   constructor(
@@ -128,6 +143,7 @@ export class KafkaConnection {
 
   private saturated(): boolean {
     return (
+      this.throttled !== null ||
       this.pending.length >= this.limits.inflight_requests_max ||
       this.inflight_bytes >= this.limits.inflight_bytes_max ||
       this.socket.writableLength >= this.limits.unsent_bytes_max
@@ -161,6 +177,7 @@ export class KafkaConnection {
       return;
     }
     const spec = handler.api;
+    const cost = request_cost(this.context.core.quotas, () => this.quota_client(header), header.api_key, frame.length);
     let body;
     try {
       const request_codec = message_codec(spec.request, header.api_version);
@@ -173,11 +190,61 @@ export class KafkaConnection {
       );
       return;
     }
+    cost?.lap();
     const ctx: RequestContext = { ...this.context, header, version: header.api_version, client_host: this.client_host };
     const work = Promise.resolve()
-      .then(() => handler.handle(body, ctx))
-      .then((response) => (response === null ? null : this.encode(header, spec.response, response)));
+      .then(() => (cost ? cost.timed(() => handler.handle(body, ctx)) : handler.handle(body, ctx)))
+      .then((response) =>
+        cost
+          ? this.respond_throttled(header, spec.response, response, cost)
+          : this.encode_or_none(header, spec.response, response),
+      );
     this.enqueue(frame.length, work);
+  }
+
+  private encode_or_none(
+    header: RequestHeader,
+    spec: ResponseSpec,
+    body: Record<string, unknown> | null,
+  ): Buffer[] | null {
+    return body === null ? null : this.encode(header, spec, body);
+  }
+
+  /** Encodes the response with the throttle its cost earns, and holds the connection that long. */
+  private respond_throttled(
+    header: RequestHeader,
+    spec: ResponseSpec,
+    body: Record<string, unknown> | null,
+    cost: RequestCost,
+  ): Buffer[] | null {
+    const quotas = this.context.core.quotas;
+    let throttle_ms = cost.throttle_before_encoding(quotas);
+    let response: Buffer[] | null = null;
+    if (body !== null) {
+      const told = throttle_ms > 0 ? { ...body, throttle_time_ms: throttle_ms } : body;
+      response = cost.timed(() => this.encode(header, spec, told));
+      throttle_ms = cost.throttle_after_encoding(quotas, response, header_flexible(header, spec), throttle_ms);
+    }
+    if (throttle_ms > 0) this.throttle(throttle_ms);
+    return response;
+  }
+
+  /** Holds the connection for `throttle_ms` from now, unless it is held longer already. */
+  private throttle(throttle_ms: number): void {
+    const until_ms = performance.now() + throttle_ms;
+    if (this.throttled !== null && until_ms <= this.throttled_until_ms) return;
+    this.throttled_until_ms = until_ms;
+    if (this.throttled !== null) clearTimeout(this.throttled);
+    this.throttled = setTimeout(() => {
+      this.throttled = null;
+      this.process();
+    }, throttle_ms);
+    this.throttled.unref();
+    this.update_flow();
+  }
+
+  private quota_client(header: RequestHeader): { user: string; client_id: string } {
+    return { user: this.context.sasl.principal ?? ANONYMOUS_USER, client_id: header.client_id ?? '' };
   }
 
   /** A token of a pre-1.0 (SaslHandshake v0) exchange: answered as a bare size-prefixed token. */
@@ -207,19 +274,11 @@ export class KafkaConnection {
     return writer.finish();
   }
 
-  private encode(
-    header: RequestHeader,
-    spec: KafkaHandler['api']['response'],
-    body: Record<string, unknown>,
-  ): Buffer[] {
+  private encode(header: RequestHeader, spec: ResponseSpec, body: Record<string, unknown>): Buffer[] {
     const codec = message_codec(spec, header.api_version);
     const writer = new Writer();
     const set_size = writer.reserve_int32();
-    write_response_header(
-      writer,
-      header.correlation_id,
-      response_header_flexible(header.api_key, in_range(spec.flexible_versions, header.api_version)),
-    );
+    write_response_header(writer, header.correlation_id, header_flexible(header, spec));
     codec.encode(writer, body);
     set_size(writer.length - 4);
     return writer.finish();

@@ -14,6 +14,7 @@ import { SaslSession } from './sasl_session.ts';
 import { ShareSessions } from './share_sessions.ts';
 import { listen_on } from '../listen.ts';
 import { listening_server, type TlsFiles } from '../tls_files.ts';
+import type { ClientConnectionLimits } from '../client_connection_limits.ts';
 
 /** How often connections are checked for users removed meanwhile (the bound on how long one lingers). */
 export const USER_SWEEP_INTERVAL_MS = 1_000;
@@ -30,6 +31,8 @@ export interface KafkaListenerOptions {
   credentials?: Credentials | null;
   /** When set, connections are TLS with this certificate and key (reloaded when the files change). */
   tls?: TlsFiles | null;
+  /** Connections per address and per user, shared with the broker's other listeners. */
+  connection_limits?: ClientConnectionLimits | null;
   logger: Logger;
 }
 
@@ -73,6 +76,16 @@ export class KafkaListener {
     // A TLS socket's reads come decrypted through its 'data' events.
     const socket =
       accepted instanceof tls.TLSSocket ? data_socket(accepted, reader) : reading_socket(accepted, this.server, reader);
+    // Counted on the socket in use: the accepted one may have been let go for it (reading_socket).
+    const limits = this.options.connection_limits ?? null;
+    const refusal = limits && (limits.admit_address(socket) ?? (client ? limits.admit_user(socket, client) : null));
+    if (refusal) {
+      this.options.logger.warn({ client: socket.remoteAddress, reason: refusal }, 'refused a Kafka connection');
+      socket.destroy();
+      return;
+    }
+    const sasl = new SaslSession(this.options.credentials ?? null, client);
+    if (limits) sasl.admit_user = (user) => limits.admit_user(socket, user);
     const connection = new KafkaConnection(
       socket,
       reader,
@@ -81,7 +94,7 @@ export class KafkaListener {
         core: this.core,
         listener: this.info,
         closing: this.closing,
-        sasl: new SaslSession(this.options.credentials ?? null, client),
+        sasl,
         share_sessions: this.share_sessions,
       },
       { ...CONNECTION_LIMITS_DEFAULT, ...this.options.limits },

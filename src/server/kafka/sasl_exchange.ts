@@ -34,6 +34,9 @@ function failed(peer: Peer, error_code: number, error_message: string, user?: st
 }
 
 function succeeded(peer: Peer, user: string, auth_bytes: Buffer): SaslAnswer {
+  const refusal = peer.sasl.admit_user(user);
+  if (refusal !== null)
+    return failed(peer, ErrorCode.SASL_AUTHENTICATION_FAILED, `Connection refused: ${refusal}`, user);
   peer.sasl.state = 'authenticated';
   peer.sasl.principal = user;
   return { error_code: ErrorCode.NONE, error_message: null, auth_bytes };

@@ -21,6 +21,8 @@ export class SaslSession {
   principal: string | null;
   /** Set by a handler whose response must be the connection's last. */
   close_after_response = false;
+  /** Counts the connection against a user who logs in: why not, when the user is at its limit. */
+  admit_user: (user: string) => string | null = () => null;
 
   /** `credentials` null: this listener does not use SASL. `certificate`: the client's subject (mTLS). */
   constructor(
