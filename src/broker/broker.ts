@@ -205,8 +205,12 @@ export class Broker implements Core, CoreInternals {
   }
 
   /** Joins the cluster at the address clients reach this broker (nothing to do on a single node). */
-  async join(address: { host: string; port: number }): Promise<void> {
-    await this.placement.join(address);
+  /** `address`: where other brokers reach this one; `listeners`: each Kafka listener's advertised address. */
+  async join(
+    address: { host: string; port: number },
+    listeners: Readonly<Record<string, { host: string; port: number }>> = {},
+  ): Promise<void> {
+    await this.placement.join(address, listeners);
     // Queues and exchanges that do not outlive a restart of the broker that declared them go now.
     await this.routing.forget_transient().catch((error: unknown) => {
       this.logger.warn({ error: String(error) }, 'non-durable AMQP declarations not removed');

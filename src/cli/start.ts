@@ -2,6 +2,7 @@
 // file (in that order of precedence), then a broker until SIGTERM or SIGINT. Which settings there
 // are, their name on each of those surfaces, their defaults and checks: the settings table
 // (core/settings.ts); this file only merges the surfaces and hands the values to the broker.
+import { parse_listeners, type KafkaListenerSpec } from '../compose/kafka_listeners.ts';
 import type { ClusterOptions } from '../cluster/cluster_node.ts';
 import type { SaslOptions } from '../protocol/sasl/client_login.ts';
 import fs from 'node:fs';
@@ -52,6 +53,8 @@ export interface ResolvedSettings {
   nodeId: string;
   etcd?: string;
   advertise?: string;
+  listeners?: string;
+  advertisedListeners?: string;
   config?: string;
   durability: string;
   partitions: string;
@@ -292,14 +295,26 @@ export function parse_durability(text: string): DurabilityPolicy {
   throw new Error(`--durability: expected fsync, interval:MS or none, got ${JSON.stringify(text)}`);
 }
 
+/** `--listeners` and `--advertised-listeners`, which take the place of `--kafka` and `--advertise`. */
+function listeners_of(settings: ResolvedSettings): KafkaListenerSpec[] | undefined {
+  if (!settings.listeners) {
+    if (settings.advertisedListeners) throw new Error('--advertised-listeners goes with --listeners');
+    return undefined;
+  }
+  if (settings.advertise) throw new Error('--advertise goes with --kafka; with --listeners use --advertised-listeners');
+  return parse_listeners(settings.listeners, settings.advertisedListeners ?? null);
+}
+
 function ready_line(settings: ResolvedSettings, running: RunningBroker, extra: string): string {
   const address = running.kafka_address;
+  const listeners = running.kafka_listeners.map((l) => `${l.name}://${l.address.host}:${l.address.port}`);
   const http = running.http_address ? `${running.http_address.host}:${running.http_address.port}` : 'off';
   const amqp = running.amqp_address ? `${running.amqp_address.host}:${running.amqp_address.port}` : 'off';
   const node = `node=${Number(settings.nodeId)} durability=${settings.durability}`;
   return (
     `sluice ready kafka=${address.host}:${address.port} http=${http} amqp=${amqp} ` +
-    `data=${path.resolve(settings.data)} ${node}${extra}\n`
+    `data=${path.resolve(settings.data)} ${node}${extra}` +
+    (listeners.length > 1 ? ` listeners=${listeners.join(',')}\n` : '\n')
   );
 }
 
@@ -351,7 +366,11 @@ export async function run_start(flags: StartFlags): Promise<void> {
   }
   const kafka = parse_host_port(settings.kafka, '--kafka');
   const advertise = settings.advertise ? parse_host_port(settings.advertise, '--advertise') : undefined;
-  const tls = tls_files(settings, [kafka.host, ...(advertise ? [advertise.host] : [])]);
+  const kafka_listeners = listeners_of(settings);
+  const hosts = kafka_listeners
+    ? kafka_listeners.flatMap((spec) => [spec.host, ...(spec.advertised ? [spec.advertised.host] : [])])
+    : [kafka.host, ...(advertise ? [advertise.host] : [])];
+  const tls = tls_files(settings, hosts);
   start_heap_growth();
   stop_on_uncaught_errors(logger);
   const running = await start_broker({
@@ -360,6 +379,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
     durability,
     kafka,
     advertise,
+    kafka_listeners,
     default_partitions: Number(settings.partitions),
     auto_create_topics: settings.autoCreate,
     transactions: {

@@ -60,12 +60,16 @@ export class ClusterPlacement implements Placement {
    * Registers this broker (at the address clients and replicas reach it) and starts following the
    * cluster. Refuses when the node id is registered by a live broker.
    */
-  async join(address: { host: string; port: number }): Promise<void> {
+  async join(
+    address: { host: string; port: number },
+    listeners: Readonly<Record<string, { host: string; port: number }>>,
+  ): Promise<void> {
     const { parts } = this;
     const registration = {
       node_id: parts.node_id,
       host: address.host,
       port: address.port,
+      listeners: { ...listeners },
       started_ms: parts.clock.now_ms(),
       dir_id: await this.directory_id(),
     };
@@ -170,9 +174,14 @@ export class ClusterPlacement implements Placement {
 
   // ---------------------------------------------------------------- where partitions are
 
-  brokers(self: { host: string; port: number }): BrokerAddress[] {
+  brokers(self: { host: string; port: number }, listener: string): BrokerAddress[] {
     if (!this.node) return [{ node_id: this.parts.node_id, ...self }];
-    return [...this.node.view.brokers.values()].map((b) => ({ node_id: b.node_id, host: b.host, port: b.port }));
+    const found: BrokerAddress[] = [];
+    for (const broker of this.node.view.brokers.values()) {
+      const address = broker.listeners ? broker.listeners[listener] : broker;
+      if (address) found.push({ node_id: broker.node_id, host: address.host, port: address.port });
+    }
+    return found;
   }
 
   controller_id(): number {

@@ -11,6 +11,8 @@ export interface BrokerRegistration {
   host: string;
   port: number;
   started_ms: number;
+  /** Each Kafka listener's advertised address, by name (absent when registered before there were several). */
+  listeners?: Record<string, { host: string; port: number }>;
   /** Id of the broker's data directory: a restart of the same broker carries the same one. */
   dir_id: string;
 }

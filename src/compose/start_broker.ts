@@ -18,6 +18,13 @@ import type { Credentials } from '../core/credentials.ts';
 import type { CredentialStore } from '../broker/credentials.ts';
 import type { TopicRecord } from '../core/types.ts';
 import { default_boolean, default_number, default_text, host_port_of } from '../core/settings.ts';
+import {
+  listener_sasl,
+  listener_tls,
+  listeners_problem,
+  protocol_of,
+  type KafkaListenerSpec,
+} from './kafka_listeners.ts';
 import { ClientConnectionLimits, type ClientConnectionLimitSettings } from '../server/client_connection_limits.ts';
 import { type ConsoleHandler, HttpListener } from '../server/http/server.ts';
 import { AmqpListener } from '../server/amqp/listener.ts';
@@ -75,6 +82,8 @@ export interface CoreOptions {
 export interface StartOptions extends CoreOptions {
   kafka?: { host: string; port: number };
   advertise?: { host: string; port: number };
+  /** Several Kafka listeners, in place of `kafka` and `advertise`; brokers use the first. */
+  kafka_listeners?: KafkaListenerSpec[];
   limits?: Partial<ConnectionLimits>;
   /** Connections one client address, or one user, may hold open on the Kafka and AMQP listeners together. */
   client_limits?: Partial<ClientConnectionLimitSettings>;
@@ -97,8 +106,11 @@ export interface StartOptions extends CoreOptions {
 
 export interface RunningBroker {
   broker: Broker;
+  /** The first Kafka listener: the one brokers use for one another. */
   kafka: KafkaListener;
-  /** Host and port of the Kafka listener as clients should use them. */
+  /** Every Kafka listener, the first first. */
+  kafka_listeners: KafkaListener[];
+  /** Host and port of the first Kafka listener as clients should use them. */
   kafka_address: { host: string; port: number };
   http: HttpListener | null;
   /** Host and port of the HTTP listener, null when it is off. */
@@ -185,13 +197,55 @@ export async function open_core(options: CoreOptions): Promise<Broker> {
   return open_cluster_member(options.cluster, common, () => open_storage(options, io, clock, logger, []));
 }
 
+/** The Kafka listeners to open: those of `kafka_listeners`, else one at `kafka`, secured as TLS and logins are. */
+function kafka_listener_specs(options: StartOptions): KafkaListenerSpec[] {
+  const tls = (options.tls ?? null) !== null;
+  const sasl = Boolean(options.credentials || options.sasl);
+  const bind = options.kafka ?? host_port_of(default_text('kafka'))!;
+  const specs = options.kafka_listeners ?? [{ name: protocol_of(tls, sasl), ...bind, advertised: options.advertise }];
+  const problem = listeners_problem(specs, tls, sasl);
+  if (problem) throw new Error(problem);
+  if (options.cluster?.inter_broker_sasl && !listener_sasl(specs[0]!.name))
+    throw new Error(
+      `brokers log in to one another on the first listener, which is ${specs[0]!.name}: make it a SASL one`,
+    );
+  return specs;
+}
+
+/** What the HTTP listener shows of the Kafka listeners: the first's address, the connections of all. */
+function kafka_summary(listeners: readonly KafkaListener[]) {
+  return {
+    address: listeners[0]!.address,
+    name: listeners[0]!.name,
+    get connection_count() {
+      return listeners.reduce((sum, listener) => sum + listener.connection_count, 0);
+    },
+  };
+}
+
+/** A Kafka listener's address, and its TLS and logins as its protocol says. */
+function listener_options(spec: KafkaListenerSpec, credentials: Credentials | null, tls: TlsFiles | null) {
+  return {
+    name: spec.name,
+    host: spec.host,
+    port: spec.port,
+    advertised_host: spec.advertised?.host,
+    advertised_port: spec.advertised?.port,
+    credentials: listener_sasl(spec.name) ? credentials : null,
+    tls: listener_tls(spec.name) ? tls : null,
+  };
+}
+
 /** The broker core plus its listeners, started and stopped together. */
 export async function start_broker(options: StartOptions): Promise<RunningBroker> {
   const logger = options.logger ?? SILENT_LOGGER;
   const tls = options.tls ?? null;
-  // Brokers reach one another on their Kafka listeners, so they dial TLS when those take it.
+  const specs = kafka_listener_specs(options);
+  // Brokers reach one another on the first Kafka listener, so they dial TLS when it takes it.
   const cluster =
-    options.cluster && tls ? { ...options.cluster, inter_broker_tls: () => tls_peer_options(tls) } : options.cluster;
+    options.cluster && listener_tls(specs[0]!.name)
+      ? { ...options.cluster, inter_broker_tls: () => tls_peer_options(tls!) }
+      : options.cluster;
   const certified = tls ? own_principal(tls) : null;
   const acls = certified
     ? { ...options.acls, super_users: [...(options.acls?.super_users ?? []), user_principal(certified)] }
@@ -200,68 +254,86 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
   const broker = await open_core({ ...options, cluster, acls, quota_exempt_users });
   // Logins (Kafka SASL, AMQP, HTTP Basic) check the users file's users and the managed ones.
   const credentials: Credentials | null = options.credentials || options.sasl ? broker.users : null;
-  const bind = options.kafka ?? host_port_of(default_text('kafka'))!;
   const connection_limits = new ClientConnectionLimits({
     per_ip_max: options.client_limits?.per_ip_max ?? default_number('connections_per_ip_max'),
     per_user_max: options.client_limits?.per_user_max ?? default_number('connections_per_user_max'),
   });
-  const kafka = new KafkaListener(broker, {
-    host: bind.host,
-    port: bind.port,
-    advertised_host: options.advertise?.host,
-    advertised_port: options.advertise?.port,
-    limits: options.limits,
-    credentials,
-    tls,
-    connection_limits,
-    logger,
-  });
+  const kafka_listeners = specs.map(
+    (spec) =>
+      new KafkaListener(broker, {
+        ...listener_options(spec, credentials, tls),
+        limits: options.limits,
+        connection_limits,
+        logger,
+      }),
+  );
+  const kafka = kafka_listeners[0]!;
   let http: HttpListener | null = null;
   const amqp = options.amqp
     ? new AmqpListener(broker, { ...options.amqp, credentials, tls, connection_limits, logger })
     : null;
   try {
-    await kafka.listen();
-    // A cluster member registers the address it is reachable at, so it joins once listening.
-    await broker.join(kafka.address);
+    for (const listener of kafka_listeners) await listener.listen();
+    // A cluster member registers the addresses it is reachable at, so it joins once listening.
+    await broker.join(kafka.address, Object.fromEntries(kafka_listeners.map((l) => [l.name, l.address])));
     await amqp?.listen();
     const console_handler = options.console_handler ?? null;
     http = options.http
-      ? new HttpListener({ ...options.http, core: broker, kafka, amqp, logger, console_handler, tls, credentials })
+      ? new HttpListener({
+          ...options.http,
+          core: broker,
+          kafka: kafka_summary(kafka_listeners),
+          amqp,
+          logger,
+          console_handler,
+          tls,
+          credentials,
+        })
       : null;
     await http?.listen();
   } catch (error) {
     await amqp?.close();
-    await kafka.close();
+    for (const listener of kafka_listeners) await listener.close();
     await broker.close();
     throw error;
   }
-  let closing: Promise<void> | null = null;
-  const close = () => {
-    closing ??= (async () => {
-      // /readyz turns 503 first; the HTTP listener goes last so probes see the whole shutdown.
-      http?.begin_shutdown();
-      try {
-        broker.begin_shutdown();
-        await amqp?.close();
-        await kafka.close();
-        await broker.close();
-      } finally {
-        await http?.close();
-      }
-    })();
-    return closing;
-  };
+  const close = closer(broker, kafka_listeners, amqp, http);
   const amqp_address = amqp?.address ?? null;
   return {
     broker,
     kafka,
+    kafka_listeners,
     kafka_address: kafka.address,
     http,
     http_address: http?.address ?? null,
     amqp,
     amqp_address,
     close,
+  };
+}
+
+/** Stops the broker once, however often called: HTTP last, so probes see the whole shutdown. */
+function closer(
+  broker: Broker,
+  kafka_listeners: readonly KafkaListener[],
+  amqp: AmqpListener | null,
+  http: HttpListener | null,
+): () => Promise<void> {
+  let closing: Promise<void> | null = null;
+  return () => {
+    closing ??= (async () => {
+      // /readyz turns 503 first.
+      http?.begin_shutdown();
+      try {
+        broker.begin_shutdown();
+        await amqp?.close();
+        await Promise.all(kafka_listeners.map((listener) => listener.close()));
+        await broker.close();
+      } finally {
+        await http?.close();
+      }
+    })();
+    return closing;
   };
 }
 

@@ -191,8 +191,11 @@ export interface RecordsRead {
 export interface ClusterApi {
   /** Said in descriptions only: whether this broker is a member of a cluster of several. */
   readonly clustered: boolean;
-  /** Brokers clients may connect to; `self` is this broker's advertised address. */
-  brokers(self: { host: string; port: number }): BrokerAddress[];
+  /**
+   * Brokers clients may connect to, at their addresses on the listener named `listener` (a broker
+   * without one is left out); `self` is this broker's address on it.
+   */
+  brokers(self: { host: string; port: number }, listener: string): BrokerAddress[];
   /** -1 while there is none. */
   controller_id(): number;
   partition_info(topic: string, partition: number): PartitionInfo;

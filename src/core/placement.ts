@@ -72,7 +72,10 @@ export interface Placement {
    */
   attach(host: PlacementHost, internal_topics: readonly InternalTopic[]): Promise<void>;
   /** Joins at the address clients and replicas reach this broker (a single node has nothing to join). */
-  join(address: { host: string; port: number }): Promise<void>;
+  join(
+    address: { host: string; port: number },
+    listeners: Readonly<Record<string, { host: string; port: number }>>,
+  ): Promise<void>;
   /** Stops leading and following; the core closes storage afterwards. */
   close(): Promise<void>;
 
@@ -84,8 +87,8 @@ export interface Placement {
   update_topic(name: string, change: (record: TopicRecord) => TopicRecord): Promise<void>;
 
   // ---------------------------------------------------------------- where partitions are
-  /** Brokers clients may connect to; `self` is this broker's advertised address. */
-  brokers(self: { host: string; port: number }): BrokerAddress[];
+  /** Brokers clients may connect to on the listener named `listener`; `self` is this broker's address on it. */
+  brokers(self: { host: string; port: number }, listener: string): BrokerAddress[];
   /** -1 while there is none. */
   controller_id(): number;
   partition_info(topic: string, partition: number): PartitionInfo;

@@ -197,6 +197,8 @@ test('defaults are the ones the broker has always had, and the code takes them f
     node_id: 1,
     etcd: null,
     advertise: null,
+    listeners: null,
+    advertised_listeners: null,
     config: null,
     durability: 'fsync',
     partitions: 1,

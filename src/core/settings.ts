@@ -195,6 +195,29 @@ const TOP_LEVEL: SettingSpec[] = [
     description: 'the address Metadata gives clients and other brokers',
   },
   {
+    key: 'listeners',
+    type: text(),
+    default: null,
+    none: 'one listener at kafka, secured as tls_cert and sasl_users say',
+    on: CLI,
+    placeholder: '<listeners>',
+    option: 'kafka_listeners',
+    description:
+      'several Kafka listeners in place of kafka, comma-separated PROTOCOL://HOST:PORT (PLAINTEXT, SSL, ' +
+      'SASL_PLAINTEXT, SASL_SSL), e.g. PLAINTEXT://127.0.0.1:9092,SASL_SSL://0.0.0.0:9093; brokers use the first',
+  },
+  {
+    key: 'advertised_listeners',
+    type: text(),
+    default: null,
+    none: 'where each listener listens',
+    on: CLI,
+    placeholder: '<listeners>',
+    option: 'kafka_listeners[].advertised',
+    description:
+      'the address each of the listeners is advertised at (Metadata, FindCoordinator), as PROTOCOL://HOST:PORT',
+  },
+  {
     key: 'config',
     type: text(),
     default: null,

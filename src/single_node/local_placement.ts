@@ -101,7 +101,7 @@ export class LocalPlacement implements Placement {
 
   // ---------------------------------------------------------------- where partitions are
 
-  brokers(self: { host: string; port: number }): BrokerAddress[] {
+  brokers(self: { host: string; port: number }, _listener: string): BrokerAddress[] {
     return [{ node_id: this.node_id, ...self }];
   }
 

@@ -11,7 +11,7 @@ export function cluster_api(broker: CoreInternals): ClusterApi {
   const { topic_index: topics, placement } = broker;
   return {
     clustered: placement.clustered,
-    brokers: (self) => placement.brokers(self),
+    brokers: (self, listener) => placement.brokers(self, listener),
     controller_id: () => placement.controller_id(),
     partition_info: (topic, partition) => placement.partition_info(topic, partition),
     partition_reassignment: (topic, partition) => placement.partition_reassignment(topic, partition),

@@ -13,7 +13,7 @@ const LATENESS_SAMPLES_USED = 1_000;
 export function add_cluster_routes(router: Router): void {
   router.add('GET', '/api/v1/cluster', (_request, ctx) => {
     const { core } = ctx;
-    const brokers = core.cluster.brokers(ctx.kafka_address());
+    const brokers = core.cluster.brokers(ctx.kafka_address(), ctx.kafka_listener_name());
     const controller = core.cluster.controller_id();
     return {
       status: 200,

@@ -14,6 +14,8 @@ export interface ApiContext {
   core: Core;
   /** The Kafka listener's address as clients use it. */
   kafka_address(): { host: string; port: number };
+  /** The Kafka listener whose addresses the API shows (the first). */
+  kafka_listener_name(): string;
   /** Kafka client connections open now. */
   connections(): number;
 }

@@ -42,7 +42,8 @@ export interface HttpListenerOptions {
   port: number;
   core: Core;
   /** The Kafka listener's address and connection count, for the cluster view and metrics. */
-  kafka: { readonly address: { host: string; port: number }; readonly connection_count: number };
+  /** The first Kafka listener's address and name, and the Kafka connections open on all of them. */
+  kafka: { readonly address: { host: string; port: number }; readonly name: string; readonly connection_count: number };
   /** The AMQP listener's connections, when it runs. */
   amqp?: AmqpSource | null;
   logger: Logger;
@@ -75,7 +76,12 @@ export class HttpListener {
 
   constructor(private readonly options: HttpListenerOptions) {
     const { core, kafka } = options;
-    this.ctx = { core, kafka_address: () => kafka.address, connections: () => kafka.connection_count };
+    this.ctx = {
+      core,
+      kafka_address: () => kafka.address,
+      kafka_listener_name: () => kafka.name,
+      connections: () => kafka.connection_count,
+    };
     const amqp = options.amqp ?? null;
     this.metrics = new BrokerMetrics({ core, connections: () => kafka.connection_count, amqp });
     this.router = api_router(amqp);

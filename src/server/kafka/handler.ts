@@ -9,6 +9,8 @@ import type { SaslSession } from './sasl_session.ts';
 import type { ShareSessions } from './share_sessions.ts';
 
 export interface ListenerInfo {
+  /** The listener's name (its security protocol): clients are told other brokers' addresses on it. */
+  name: string;
   /** Host and port that Metadata and FindCoordinator tell clients to connect to. */
   advertised_host: string;
   advertised_port: number;

@@ -20,6 +20,8 @@ import type { ClientConnectionLimits } from '../client_connection_limits.ts';
 export const USER_SWEEP_INTERVAL_MS = 1_000;
 
 export interface KafkaListenerOptions {
+  /** Its name, shared by the same listener of every broker of a cluster (default PLAINTEXT). */
+  name?: string;
   host: string;
   port: number;
   advertised_host?: string;
@@ -40,7 +42,7 @@ export class KafkaListener {
   private readonly server: net.Server;
   private readonly connections = new Set<KafkaConnection>();
   private readonly handlers: ReadonlyMap<number, KafkaHandler> = instrument_handlers(handler_table());
-  private readonly info: ListenerInfo = { advertised_host: '127.0.0.1', advertised_port: 0 };
+  private readonly info: ListenerInfo;
   private readonly closing = new ShutdownSignal();
   private readonly share_sessions = new ShareSessions();
   private readonly stop_watching: () => void;
@@ -50,6 +52,7 @@ export class KafkaListener {
     private readonly core: Core,
     private readonly options: KafkaListenerOptions,
   ) {
+    this.info = { name: options.name ?? 'PLAINTEXT', advertised_host: '127.0.0.1', advertised_port: 0 };
     // Plain TCP is paused on connect so nothing is read before reading_socket hands the reads to a FrameReader.
     const accept = (socket: net.Socket, client: string | null) => this.accept(socket, client);
     const listening = listening_server(options.tls ?? null, options.logger, accept, { pauseOnConnect: true });
@@ -116,6 +119,10 @@ export class KafkaListener {
   get bound_address(): { host: string; port: number } {
     const address = this.server.address() as net.AddressInfo;
     return { host: address.address, port: address.port };
+  }
+
+  get name(): string {
+    return this.info.name;
   }
 
   /** Client connections open now. */

@@ -83,7 +83,7 @@ export const metadata_handler = kafka_handler(
     const self = { host: ctx.listener.advertised_host, port: ctx.listener.advertised_port };
     return {
       throttle_time_ms: 0,
-      brokers: ctx.core.cluster.brokers(self).map((b) => ({ ...b, rack: null })),
+      brokers: ctx.core.cluster.brokers(self, ctx.listener.name).map((b) => ({ ...b, rack: null })),
       cluster_id: ctx.core.cluster_id,
       controller_id: ctx.core.cluster.controller_id(),
       topics,

@@ -22,7 +22,7 @@ export const find_coordinator_handler = kafka_handler(
     const self = { host: ctx.listener.advertised_host, port: ctx.listener.advertised_port };
     const kind = KINDS[request.key_type as keyof typeof KINDS] as (typeof KINDS)[keyof typeof KINDS] | undefined;
     const node_id = kind ? ctx.core.cluster.coordinator_node(kind) : -1;
-    const found = ctx.core.cluster.brokers(self).find((b) => b.node_id === node_id);
+    const found = ctx.core.cluster.brokers(self, ctx.listener.name).find((b) => b.node_id === node_id);
     const node = found ? { node_id, host: found.host, port: found.port } : { node_id: -1, host: '', port: -1 };
     // COORDINATOR_NOT_AVAILABLE while no broker leads the coordinator's partition (retriable).
     const error_code = !kind ? ErrorCode.INVALID_REQUEST : found ? 0 : ErrorCode.COORDINATOR_NOT_AVAILABLE;

@@ -17,7 +17,7 @@ export const describe_cluster_handler = kafka_handler(
     cluster_id: ctx.core.cluster_id,
     controller_id: ctx.core.cluster.controller_id(),
     brokers: ctx.core.cluster
-      .brokers({ host: ctx.listener.advertised_host, port: ctx.listener.advertised_port })
+      .brokers({ host: ctx.listener.advertised_host, port: ctx.listener.advertised_port }, ctx.listener.name)
       .map((b) => ({ broker_id: b.node_id, host: b.host, port: b.port, rack: null })),
     cluster_authorized_operations: request.include_cluster_authorized_operations
       ? authorized_operations(ctx, 'cluster', '')
