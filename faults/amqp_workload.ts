@@ -31,7 +31,14 @@ const CONNECT_TIMEOUT_MS = 2_000;
 const CALL_TIMEOUT_MS = 5_000;
 const RECONNECT_MS = 300;
 
-const url_of = (host: string) => `amqp://guest:guest@${host}:${AMQP_PORT}?heartbeat=2&frameMax=131072`;
+/** A broker's AMQP listener: amqps when the lab's brokers take TLS (`ca`: the authority to trust). */
+export interface AmqpTarget {
+  host: string;
+  ca: Buffer | null;
+}
+
+const url_of = ({ host, ca }: AmqpTarget) =>
+  `${ca ? 'amqps' : 'amqp'}://guest:guest@${host}:${AMQP_PORT}?heartbeat=2&frameMax=131072`;
 
 /** `call`, or a rejection once `ms` passed (a broker cut off mid-handshake never answers). */
 async function bounded<T>(call: Promise<T>, ms = CALL_TIMEOUT_MS): Promise<T> {
@@ -46,8 +53,9 @@ async function bounded<T>(call: Promise<T>, ms = CALL_TIMEOUT_MS): Promise<T> {
   }
 }
 
-async function connect(host: string): Promise<amqp.ChannelModel> {
-  const connecting = amqp.connect(url_of(host), { timeout: CONNECT_TIMEOUT_MS });
+async function connect(target: AmqpTarget): Promise<amqp.ChannelModel> {
+  const tls = target.ca ? { ca: [target.ca] } : {};
+  const connecting = amqp.connect(url_of(target), { timeout: CONNECT_TIMEOUT_MS, ...tls });
   // One that connects after the bound is closed at once.
   connecting.then((c) => c.on('error', () => undefined)).catch(() => undefined);
   return await bounded(connecting, CONNECT_TIMEOUT_MS + CALL_TIMEOUT_MS);
@@ -74,7 +82,7 @@ function closed(connection: amqp.ChannelModel): Promise<void> {
 /** Publishes windows of confirmed messages until `until()` is false, moving between brokers. */
 async function publisher(
   name: string,
-  hosts: string[],
+  hosts: AmqpTarget[],
   started_ms: number,
   until: () => boolean,
   history: HistoryOp[],
@@ -141,7 +149,7 @@ function named_broker(error: unknown): number | null {
 /** Consumes with manual acks until `stopped()`, moving to the broker that coordinates share groups. */
 async function consumer(
   name: string,
-  hosts: string[],
+  hosts: AmqpTarget[],
   started_ms: number,
   stopped: () => boolean,
   history: HistoryOp[],
@@ -197,7 +205,12 @@ async function consumer(
 }
 
 /** The queue, declared over AMQP on the topic made for it, and its publishers and consumers. */
-export async function amqp_workload(hosts: string[], started_ms: number, until: () => boolean, history: HistoryOp[]) {
+export async function amqp_workload(
+  hosts: AmqpTarget[],
+  started_ms: number,
+  until: () => boolean,
+  history: HistoryOp[],
+) {
   const declaring = await connect(hosts[0]!);
   await (await declaring.createChannel()).assertQueue(AMQP_QUEUE, { durable: true });
   await declaring.close();

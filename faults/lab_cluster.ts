@@ -6,12 +6,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { NetworkLab } from './net.ts';
-import { AMQP_PORT } from './amqp_workload.ts';
+import { AMQP_PORT, type AmqpTarget } from './amqp_workload.ts';
+import { PLAIN_PORT, SECURE_PORT, lab_security, type LabSecurity } from './lab_security.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SLUICE_BIN = path.join(ROOT, 'bin', 'sluice.js');
 const ETCD_BINARY = ['/usr/bin/etcd', '/usr/local/bin/etcd'].find((file) => fs.existsSync(file)) ?? null;
-const KAFKA_PORT = 9092;
 const ETCD_PORT = 2379;
 const READY_TIMEOUT_MS = 30_000;
 /** The brokers' lease: a pause longer than this costs the paused broker its leaderships. */
@@ -88,6 +88,8 @@ export class LabCluster {
   private etcd: ChildProcess | null = null;
   /** Flags every broker starts with beside its own (none when every setting is at its default). */
   private broker_flags: string[] = [];
+  /** TLS, users and ACLs (lab_security.ts); none when every setting is at its default. */
+  security: LabSecurity | null = null;
 
   private constructor(
     readonly lab: NetworkLab,
@@ -96,20 +98,25 @@ export class LabCluster {
 
   /**
    * Starts etcd and `count` brokers in a new lab numbered `lab_number`; results go to `dir`. The
-   * brokers run with the suite's short lease and frequent leader handback, or with every setting
-   * at its default (`defaults`), as a failover measurement needs.
+   * brokers run with the suite's short lease, frequent leader handback and security on, or with
+   * every setting at its default (`defaults`), as a failover measurement needs.
    */
   static async start(lab_number: number, count: number, dir: string, defaults = false): Promise<LabCluster> {
     const names = ['etcd', ...Array.from({ length: count }, (_, i) => `b${i + 1}`)];
     const lab = await NetworkLab.create(lab_number, names);
     const cluster = new LabCluster(lab, dir);
-    if (!defaults) cluster.broker_flags = ['--transaction-checks-max', String(TRANSACTION_CHECKS_MAX)];
+    if (!defaults) {
+      cluster.broker_flags = ['--transaction-checks-max', String(TRANSACTION_CHECKS_MAX)];
+      const addresses = names.slice(1).map((name) => lab.host(name).address);
+      cluster.security = lab_security(path.join(dir, 'security'), addresses);
+    }
     const settings = defaults
       ? { replicationFactor: Math.min(3, count) }
       : {
           leaseTtlMs: LEASE_TTL_MS,
           replicationFactor: Math.min(3, count),
           leaderRebalanceIntervalMs: REBALANCE_INTERVAL_MS,
+          ...cluster.security!.cluster_settings,
         };
     try {
       fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ cluster: settings }));
@@ -138,14 +145,19 @@ export class LabCluster {
     return cluster;
   }
 
-  /** The address of every broker in node-id order, for the harness's AMQP clients. */
-  get hosts(): string[] {
-    return [...this.brokers.values()].map((b) => b.address);
+  /** Every broker's AMQP listener in node-id order, for the harness's AMQP clients. */
+  get amqp_targets(): AmqpTarget[] {
+    return [...this.brokers.values()].map((b) => ({ host: b.address, ca: this.security?.ca ?? null }));
   }
 
-  /** HOST:PORT of every broker, for clients in the harness. */
+  /** HOST:PORT of every broker's PLAINTEXT listener, for clients in the harness. */
   get bootstrap(): string[] {
-    return [...this.brokers.values()].map((b) => `${b.address}:${KAFKA_PORT}`);
+    return [...this.brokers.values()].map((b) => `${b.address}:${PLAIN_PORT}`);
+  }
+
+  /** HOST:PORT of every broker's SASL_SSL listener (security on). */
+  get secure_bootstrap(): string[] {
+    return [...this.brokers.values()].map((b) => `${b.address}:${SECURE_PORT}`);
   }
 
   private log(name: string): fs.WriteStream {
@@ -169,7 +181,9 @@ export class LabCluster {
     if (broker.child && broker.child.exitCode === null) return; // two faults healed: already back
     const etcd = `http://${this.lab.host('etcd').address}:${ETCD_PORT}`;
     const args = [SLUICE_BIN, 'start', '--data', broker.data_dir];
-    args.push('--kafka', `${broker.address}:${KAFKA_PORT}`, '--http', 'off', '--log-level', 'info');
+    if (this.security) args.push(...this.security.flags(broker.address));
+    else args.push('--kafka', `${broker.address}:${PLAIN_PORT}`);
+    args.push('--http', 'off', '--log-level', 'info');
     // The harness's AMQP clients are not on loopback: guest is let in from anywhere here.
     args.push('--amqp', `${broker.address}:${AMQP_PORT}`, '--amqp-guest', 'anywhere');
     args.push('--etcd', etcd, '--node-id', String(node_id), '--config', path.join(this.dir, 'config.json'));

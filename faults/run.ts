@@ -22,6 +22,7 @@ import { kcat_missing, kcat_producer } from './kcat_workload.ts';
 import { DELAYED_TOPIC, delayed_workload } from './delayed_workload.ts';
 import { TXN_INPUT_TOPIC, TXN_OUTPUT_TOPIC, txn_workload } from './txn_workload.ts';
 import { HALF_TOPIC, half_workload } from './half_workload.ts';
+import { QUOTA_TOPIC, SECRET_TOPIC, security_workload } from './security_workload.ts';
 import {
   TOPIC,
   create_topic,
@@ -33,6 +34,7 @@ import {
   wait_for_full_isr,
 } from './workload.ts';
 import { random_from } from '../bench/seeded_random.ts';
+import type { Kafka } from 'kafkajs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const LAB = 100;
@@ -193,25 +195,18 @@ async function main(): Promise<number> {
     await create_topic(kafka, TXN_INPUT_TOPIC);
     await create_topic(kafka, TXN_OUTPUT_TOPIC);
     await create_topic(kafka, HALF_TOPIC);
+    await create_topic(kafka, SECRET_TOPIC, 1);
+    await create_topic(kafka, QUOTA_TOPIC);
+    await put_secret(kafka);
     const end_ms = Date.now() + minutes * 60_000;
     const until = () => Date.now() < end_ms;
-    const writing = Array.from({ length: PRODUCERS }, (_, i) =>
-      produce_loop(kafka, `p${i}`, started_ms, until, history),
-    );
-    writing.push(kcat_producer(cluster.bootstrap, started_ms, until, history, path.join(dir, 'kcat.log')));
-    const queue = queue_members(cluster.bootstrap, started_ms, history);
-    const amqp = await amqp_workload(cluster.hosts, started_ms, until, history);
-    writing.push(amqp.publishing);
-    const sdk = new Sluice({ brokers: cluster.bootstrap, clientId: 'faults-group' });
-    const lifetimes = random_from(seed + 1);
-    const consuming = Array.from({ length: GROUP_MEMBERS }, (_, i) =>
-      group_member(sdk, `member-${i}`, started_ms, until, lifetimes, history),
-    );
-    const delayed = delayed_workload(sdk, started_ms, until, random_from(seed + 2), history, log);
-    const txns = txn_workload(kafka, sdk, started_ms, until, history);
-    writing.push(txns.writing);
-    const half = half_workload(cluster.bootstrap, started_ms, until, seed, history, log);
-    writing.push(half.writing);
+    const { writing, consuming, drains } = await start_workloads(cluster, kafka, seed, {
+      started_ms,
+      until,
+      history,
+      dir,
+      log,
+    });
     const next = random_from(seed);
     const in_sync = () => isr_whole_within(kafka, BROKERS, DISK_DAMAGE_WAIT_MS);
     while (Date.now() < end_ms) {
@@ -223,7 +218,7 @@ async function main(): Promise<number> {
     log('restoring the cluster, reading the topic back');
     await cluster.restore();
     await wait_for_full_isr(kafka, BROKERS);
-    await drain_workloads({ queue, amqp, delayed, txns, half }, dir, log);
+    await drain_workloads(drains, dir, log);
     for (const op of await read_all(kafka, 'final-reader', started_ms)) history.push(op); // too many to spread
     const ends = await high_watermarks(kafka);
     await sleep(1000); // followers learn the last high watermark on their next fetch
@@ -243,13 +238,45 @@ async function main(): Promise<number> {
   return result.valid ? 0 : 1;
 }
 
+interface RunContext {
+  started_ms: number;
+  until: () => boolean;
+  history: HistoryOp[];
+  dir: string;
+  log: (line: string) => void;
+}
+
+/** Every workload started: what writes and consumes until the end, and what drains after it. */
+async function start_workloads(cluster: LabCluster, kafka: Kafka, seed: number, run: RunContext) {
+  const { started_ms, until, history, dir, log } = run;
+  const writing = Array.from({ length: PRODUCERS }, (_, i) => produce_loop(kafka, `p${i}`, started_ms, until, history));
+  writing.push(kcat_producer(cluster.bootstrap, started_ms, until, history, path.join(dir, 'kcat.log')));
+  const queue = queue_members(cluster.bootstrap, started_ms, history);
+  const amqp = await amqp_workload(cluster.amqp_targets, started_ms, until, history);
+  writing.push(amqp.publishing);
+  const sdk = new Sluice({ brokers: cluster.bootstrap, clientId: 'faults-group' });
+  const lifetimes = random_from(seed + 1);
+  const consuming = Array.from({ length: GROUP_MEMBERS }, (_, i) =>
+    group_member(sdk, `member-${i}`, started_ms, until, lifetimes, history),
+  );
+  const delayed = delayed_workload(sdk, started_ms, until, random_from(seed + 2), history, log);
+  const txns = txn_workload(kafka, sdk, started_ms, until, history);
+  writing.push(txns.writing);
+  const half = half_workload(cluster.bootstrap, started_ms, until, seed, history, log);
+  writing.push(half.writing);
+  const secure = { plain: cluster.bootstrap, secure: cluster.secure_bootstrap, ca: cluster.security!.ca };
+  const security = await security_workload(secure, started_ms, until, history);
+  writing.push(security.running);
+  return { writing, consuming, drains: { queue, amqp, delayed, txns, half, security } };
+}
+
 /** Lets each workload finish what it still owes (the faults healed), saying what never came. */
 async function drain_workloads(
-  workloads: Record<'queue' | 'amqp' | 'delayed' | 'txns' | 'half', { drain(): Promise<number> }>,
+  workloads: Record<'queue' | 'amqp' | 'delayed' | 'txns' | 'half' | 'security', { drain(): Promise<number> }>,
   dir: string,
   log: (line: string) => void,
 ): Promise<void> {
-  const { queue, amqp, delayed, txns, half } = workloads;
+  const { queue, amqp, delayed, txns, half, security } = workloads;
   log('draining: the queue');
   const unaccepted = await queue.drain();
   if (unaccepted > 0) log(`queue: ${unaccepted} acknowledged writes never accepted`);
@@ -268,6 +295,17 @@ async function drain_workloads(
   log('draining: half messages');
   const unsettled = await half.drain();
   if (unsettled > 0) log(`half messages: ${unsettled} acknowledged never settled (the final reads decide)`);
+  log('draining: users on every broker');
+  const diverged = await security.drain();
+  if (diverged > 0) log(`users: ${diverged} logins went against the user's last acknowledged change`);
+}
+
+/** A record in the topic the security workload's reader may not see: something to leak. */
+async function put_secret(kafka: Kafka): Promise<void> {
+  const producer = kafka.producer();
+  await producer.connect();
+  await producer.send({ topic: SECRET_TOPIC, acks: -1, messages: [{ value: 'not for the reader' }] });
+  await producer.disconnect();
 }
 
 /**

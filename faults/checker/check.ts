@@ -26,6 +26,7 @@ import {
 import { amqp_delivery, commits_backwards, delayed_delivery, queue_delivery } from './delivery_properties.ts';
 import { exactly_once } from './txn_properties.ts';
 import { half_messages } from './half_properties.ts';
+import { acl_leaks, quota_exceeded, users_diverge } from './security_properties.ts';
 
 export interface CheckResult {
   valid: boolean;
@@ -67,6 +68,9 @@ export function check_history(ops: readonly HistoryOp[], bounds: CheckBounds = D
     ...amqp_delivery(of_kind(ops, 'amqp_publish'), of_kind(ops, 'amqp_ack'), bounds),
     ...exactly_once(of_kind(ops, 'txn_input'), of_kind(ops, 'txn_output')),
     ...half.failures,
+    ...acl_leaks(of_kind(ops, 'acl_probe')),
+    ...users_diverge(of_kind(ops, 'user_login')),
+    ...quota_exceeded(of_kind(ops, 'quota_use')),
   ];
   const counts: Record<string, number> = { ...half.counts };
   for (const op of ops) counts[op.kind] = (counts[op.kind] ?? 0) + 1;

@@ -207,7 +207,45 @@ export interface ClockFaultOp {
   error_ms: number;
 }
 
+/** A user looking, through its own login, at a topic no ACL lets it describe or read: what it saw. */
+export interface AclProbeOp {
+  kind: 'acl_probe';
+  broker: string;
+  /** Metadata of every topic listed it (it must not). */
+  listed: boolean;
+  /** Records a fetch of it returned (there must be none). */
+  records: number;
+  /** The fetch's error code (TOPIC_AUTHORIZATION_FAILED), null when the probe failed before it. */
+  error_code: number | null;
+  at_ms: number;
+}
+
+/**
+ * After the faults: whether a user the admin last added (`present`) or removed (`absent`), with
+ * the change acknowledged, logs in on a broker.
+ */
+export interface UserLoginOp {
+  kind: 'user_login';
+  user: string;
+  expected: 'present' | 'absent';
+  broker: string;
+  logged_in: boolean;
+  at_ms: number;
+}
+
+/** What a producer over a byte-rate quota had acknowledged, over how long, and its quota per broker. */
+export interface QuotaUseOp {
+  kind: 'quota_use';
+  bytes: number;
+  seconds: number;
+  bytes_per_s: number;
+  brokers: number;
+}
+
 export type HistoryOp =
+  | AclProbeOp
+  | UserLoginOp
+  | QuotaUseOp
   | WriteOp
   | ReadOp
   | CommitOp
