@@ -177,7 +177,10 @@ export class KafkaConnection {
       return;
     }
     const spec = handler.api;
-    const cost = request_cost(this.context.core.quotas, () => this.quota_client(header), header.api_key, frame.length);
+    // Nothing is measured while no quota is set.
+    const cost = this.context.core.quotas.active
+      ? request_cost(this.quota_client(header), header.api_key, frame.length)
+      : null;
     let body;
     try {
       const request_codec = message_codec(spec.request, header.api_version);

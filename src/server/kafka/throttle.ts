@@ -69,13 +69,7 @@ export class RequestCost {
   }
 }
 
-/** The cost to measure for a request, or null when no quota can apply to it. */
-export function request_cost(
-  quotas: QuotasApi,
-  client: () => QuotaClient,
-  api_key: number,
-  request_bytes: number,
-): RequestCost | null {
-  if (!quotas.active || EXEMPT_APIS.has(api_key)) return null;
-  return new RequestCost(client(), api_key, request_bytes);
+/** The cost to measure for a request, or null when no quota applies to its API. */
+export function request_cost(client: QuotaClient, api_key: number, request_bytes: number): RequestCost | null {
+  return EXEMPT_APIS.has(api_key) ? null : new RequestCost(client, api_key, request_bytes);
 }
