@@ -128,3 +128,45 @@ test("the console logs in with the browser's Basic login and shows topics", { sk
     await anonymous.close();
   }
 });
+
+test('ACLs, users and quotas through the API: a super user changes them, the read-only user reads', async () => {
+  const binding = {
+    principal: 'User:alice',
+    resource_type: 'topic',
+    resource_name: 'http-acl',
+    operations: ['read', 'describe'],
+  };
+  const created = await call('POST', '/api/v1/acls', 'admin', undefined, binding);
+  assert.equal(created.status, 201);
+  assert.equal((await call('POST', '/api/v1/acls', 'viewer', undefined, binding)).status, 403);
+  const listed = (await (await call('GET', '/api/v1/acls?principal=User:alice', 'viewer')).json()) as {
+    enabled: boolean;
+    acls: Array<{ operation: string; pattern_type: string; host: string; permission: string }>;
+  };
+  assert.equal(listed.enabled, true);
+  assert.deepEqual(listed.acls.map((acl) => acl.operation).sort(), ['describe', 'read']);
+  assert.deepEqual(
+    [listed.acls[0]!.pattern_type, listed.acls[0]!.host, listed.acls[0]!.permission],
+    ['literal', '*', 'allow'],
+  );
+  const bad = await call('POST', '/api/v1/acls', 'admin', undefined, { ...binding, operations: ['fly'] });
+  assert.equal(bad.status, 400);
+  assert.equal((await call('DELETE', '/api/v1/acls', 'admin')).status, 400, 'an empty filter is refused');
+  const removed = await call('DELETE', '/api/v1/acls?principal=User:alice&operation=read', 'admin');
+  assert.equal(((await removed.json()) as { removed: unknown[] }).removed.length, 1);
+
+  const users = (await (await call('GET', '/api/v1/users', 'viewer')).json()) as { users: Array<{ name: string }> };
+  assert.deepEqual(users.users.map((u) => u.name).sort(), ['admin', 'alice', 'viewer']);
+  assert.doesNotMatch(JSON.stringify(users), /secret/);
+
+  const quota = { entity: { 'client-id': 'http-client' }, set: { producer_byte_rate: 1024 } };
+  assert.equal((await call('PUT', '/api/v1/quotas', 'viewer', undefined, quota)).status, 403);
+  assert.equal((await call('PUT', '/api/v1/quotas', 'admin', undefined, quota)).status, 200);
+  const negative = { entity: { user: 'alice' }, set: { consumer_byte_rate: -1 } };
+  assert.equal((await call('PUT', '/api/v1/quotas', 'admin', undefined, negative)).status, 400);
+  // The read-only role (DESCRIBE) does not read quotas: they are configs (DESCRIBE_CONFIGS).
+  assert.equal((await call('GET', '/api/v1/quotas', 'viewer')).status, 403);
+  const quotas = (await (await call('GET', '/api/v1/quotas', 'admin')).json()) as { quotas: unknown[] };
+  assert.deepEqual(quotas.quotas, [{ entity: { 'client-id': 'http-client' }, values: { producer_byte_rate: 1024 } }]);
+  assert.ok(audits.some((line) => line.path === '/api/v1/quotas' && line.principal === 'User:admin'));
+});

@@ -102,6 +102,20 @@ export function batch_records_count(buffer: Buffer, position: number): number {
   return buffer.readInt32BE(position + OFFSET_RECORDS_COUNT);
 }
 
+/**
+ * The fewest bytes a record takes: its length, attributes, timestamp and offset deltas, key and
+ * value lengths and header count are one byte each at least.
+ */
+export const RECORD_BYTES_MIN = 7;
+
+/**
+ * Whether the batch's recordsCount could be records in `records_bytes` bytes (the uncompressed
+ * records section). A count no bytes back is corrupt, and readers size their work by it.
+ */
+export function records_count_fits(buffer: Buffer, position: number, records_bytes: number): boolean {
+  return batch_records_count(buffer, position) <= records_bytes / RECORD_BYTES_MIN;
+}
+
 /** Records in the batches laid back to back in `batches`, read from each header (lastOffsetDelta + 1). */
 export function records_in_batches(batches: Buffer): number {
   let count = 0;

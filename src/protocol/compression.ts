@@ -24,7 +24,9 @@ import {
   OFFSET_CRC,
   OFFSET_PRODUCER_EPOCH,
   OFFSET_PRODUCER_ID,
+  batch_records_count,
   batch_size_at,
+  records_count_fits,
   write_int64,
 } from '../format/batch_layout.ts';
 
@@ -64,18 +66,30 @@ export function compression_name(type: CompressionType | undefined | null): Comp
   throw new CompressionError(`unknown compression ${JSON.stringify(type)} (expected one of ${NAMES.join(', ')})`);
 }
 
+/**
+ * The most a batch's records may decompress to. zstd makes 128 KiB of 4 bytes and gzip 1 MiB of
+ * 1 KiB, so without a bound a batch of a few kilobytes could make the broker allocate gigabytes;
+ * producers' batches stay far below this.
+ */
+export const DECOMPRESSED_BYTES_MAX = 64 * 1024 * 1024;
+
 interface Codec {
   compress(data: Buffer): Promise<Buffer>;
-  decompress(data: Buffer): Promise<Buffer>;
+  /** Fails once the output passes `bytes_max` bytes: before making more, where the codec can stop. */
+  decompress(data: Buffer, bytes_max: number): Promise<Buffer>;
 }
 
 const gzip = promisify(zlib.gzip);
-const gunzip = promisify(zlib.gunzip);
+const gunzip = promisify(zlib.gunzip) as (data: Buffer, options: zlib.ZlibOptions) => Promise<Buffer>;
 
 const GZIP: Codec = {
   compress: (data) => gzip(data),
-  decompress: (data) => gunzip(data),
+  decompress: (data, bytes_max) => gunzip(data, { maxOutputLength: bytes_max }),
 };
+
+function too_large(bytes_max: number): CompressionError {
+  return new CompressionError(`the records decompress to more than ${bytes_max} bytes`);
+}
 
 /** Imports an optional codec package, with an error that says what to install. */
 async function load<T>(name: string, loader: () => Promise<T>): Promise<T> {
@@ -96,9 +110,22 @@ const XERIAL_HEADER_BYTES = 16;
 /** SnappyOutputStream's default block size. */
 const XERIAL_BLOCK_BYTES = 32 * 1024;
 
+/** The uncompressed length a raw snappy block starts with (a varint), or -1 if it is malformed. */
+function snappy_length(block: Buffer): number {
+  let length = 0;
+  for (let i = 0; i < 5 && i < block.length; i++) {
+    length += (block[i]! & 0x7f) * 2 ** (7 * i);
+    if ((block[i]! & 0x80) === 0) return length;
+  }
+  return -1;
+}
+
 function make_snappy(snappy: typeof import('snappy')): Codec {
-  const raw_decompress = async (block: Buffer): Promise<Buffer> =>
-    (await snappy.uncompress(block, { asBuffer: true })) as Buffer;
+  // The native decoder allocates the length the block states before reading it: checked first.
+  const raw_decompress = async (block: Buffer, bytes_max: number): Promise<Buffer> => {
+    if (snappy_length(block) > bytes_max) throw too_large(bytes_max);
+    return (await snappy.uncompress(block, { asBuffer: true })) as Buffer;
+  };
   return {
     async compress(data) {
       const header = Buffer.alloc(XERIAL_HEADER_BYTES);
@@ -116,17 +143,20 @@ function make_snappy(snappy: typeof import('snappy')): Codec {
       } while (at < data.length);
       return Buffer.concat(parts);
     },
-    async decompress(data) {
+    async decompress(data, bytes_max) {
       if (data.length < XERIAL_HEADER_BYTES || !data.subarray(0, XERIAL_MAGIC.length).equals(XERIAL_MAGIC))
-        return raw_decompress(data);
+        return raw_decompress(data, bytes_max);
       const blocks: Buffer[] = [];
+      let total = 0;
       let at = XERIAL_HEADER_BYTES;
       while (at < data.length) {
         if (at + 4 > data.length) throw new CompressionError('truncated xerial snappy block length');
         const length = data.readInt32BE(at);
         at += 4;
         if (length < 0 || at + length > data.length) throw new CompressionError('truncated xerial snappy block');
-        blocks.push(await raw_decompress(data.subarray(at, at + length)));
+        const block = await raw_decompress(data.subarray(at, at + length), bytes_max - total);
+        blocks.push(block);
+        total += block.length;
         at += length;
       }
       return Buffer.concat(blocks);
@@ -139,6 +169,7 @@ function make_snappy(snappy: typeof import('snappy')): Codec {
 function make_lz4(lz4: typeof import('lz4-napi')): Codec {
   return {
     compress: (data) => lz4.compressFrame(data),
+    // No bound to give the decoder; LZ4 makes at most about 255 bytes of one, and decompress checks after.
     decompress: (data) => lz4.decompressFrame(data),
   };
 }
@@ -158,11 +189,11 @@ async function make_zstd(): Promise<Codec> {
   };
   if (typeof builtin.zstdCompress === 'function' && typeof builtin.zstdDecompress === 'function') {
     const compress = promisify(builtin.zstdCompress) as (data: Buffer, options: object) => Promise<Buffer>;
-    const decompress = promisify(builtin.zstdDecompress) as (data: Buffer) => Promise<Buffer>;
+    const decompress = promisify(builtin.zstdDecompress) as (data: Buffer, options: object) => Promise<Buffer>;
     const level_param = builtin.constants.ZSTD_c_compressionLevel ?? 100;
     return {
       compress: (data) => compress(data, { params: { [level_param]: ZSTD_LEVEL } }),
-      decompress: (data) => decompress(data),
+      decompress: (data, bytes_max) => decompress(data, { maxOutputLength: bytes_max }),
     };
   }
   const zstd = await import('@bokuweb/zstd-wasm');
@@ -170,13 +201,13 @@ async function make_zstd(): Promise<Codec> {
   const to_buffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return {
     compress: async (data) => to_buffer(zstd.compress(data, ZSTD_LEVEL)),
-    async decompress(data) {
+    async decompress(data, bytes_max) {
       // The frame header usually gives the size; when it does not, grow the output buffer.
       for (let heap = 1024 * 1024; ; heap *= 2) {
         try {
           return to_buffer(zstd.decompress(data, { defaultHeapSize: heap }));
         } catch (error) {
-          if (heap >= ZSTD_UNKNOWN_SIZE_MAX) throw error;
+          if (heap >= Math.min(ZSTD_UNKNOWN_SIZE_MAX, bytes_max)) throw error;
         }
       }
     },
@@ -205,11 +236,29 @@ export async function compress(type: CompressionType, data: Buffer): Promise<Buf
   return (await codec(name)).compress(data);
 }
 
-/** Decompresses `data` written with the codec `type` (a name or Kafka codec id). */
-export async function decompress(type: CompressionType, data: Buffer): Promise<Buffer> {
+/**
+ * Decompresses `data` written with the codec `type` (a name or Kafka codec id). Data the codec
+ * cannot read, or that would decompress to more than `bytes_max` bytes, fails with CompressionError.
+ */
+export async function decompress(
+  type: CompressionType,
+  data: Buffer,
+  bytes_max = DECOMPRESSED_BYTES_MAX,
+): Promise<Buffer> {
   const name = compression_name(type);
   if (name === 'none') return data;
-  return (await codec(name)).decompress(data);
+  const loaded = await codec(name);
+  let out: Buffer;
+  try {
+    out = await loaded.decompress(data, bytes_max);
+  } catch (error) {
+    if (error instanceof CompressionError) throw error;
+    // zlib's output bound; the codecs' own errors (corrupt data) are plain Errors with a code.
+    if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw too_large(bytes_max);
+    throw new CompressionError(`${name} data cannot be decompressed: ${String(error)}`, { cause: error });
+  }
+  if (out.length > bytes_max) throw too_large(bytes_max);
+  return out;
 }
 
 /**
@@ -235,13 +284,23 @@ export async function compress_record_batch(batch: Buffer, type: CompressionType
   return out;
 }
 
-/** The uncompressed form of a v2 batch (returned as is when it is not compressed). */
-export async function decompress_record_batch(batch: Buffer): Promise<Buffer> {
+/**
+ * The uncompressed form of a v2 batch (returned as is when it is not compressed). Records that
+ * cannot be decompressed, decompress to more than `bytes_max` bytes, or are too few bytes for the
+ * records count the header states fail with CompressionError.
+ */
+export async function decompress_record_batch(batch: Buffer, bytes_max = DECOMPRESSED_BYTES_MAX): Promise<Buffer> {
   const attributes = batch.readInt16BE(OFFSET_ATTRIBUTES);
   const id = attributes & ATTRIBUTE_COMPRESSION_MASK;
   if (id === 0) return batch;
   const size = batch_size_at(batch, 0);
-  const records = await decompress(compression_name(id as CompressionType), batch.subarray(BATCH_HEADER_BYTES, size));
+  const data = batch.subarray(BATCH_HEADER_BYTES, size);
+  const records = await decompress(compression_name(id as CompressionType), data, bytes_max);
+  // Readers size their work by the count (one entry per record): a count no bytes back is refused.
+  if (!records_count_fits(batch, 0, records.length))
+    throw new CompressionError(
+      `recordsCount ${batch_records_count(batch, 0)} does not fit the ${records.length} bytes of records`,
+    );
   const out = Buffer.allocUnsafe(BATCH_HEADER_BYTES + records.length);
   batch.copy(out, 0, 0, BATCH_HEADER_BYTES);
   records.copy(out, BATCH_HEADER_BYTES);

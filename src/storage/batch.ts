@@ -20,9 +20,11 @@ import {
   OFFSET_RECORDS_COUNT,
   batch_attributes,
   batch_base_offset,
+  batch_compression,
   batch_last_offset_delta,
   batch_size_at,
   read_int64,
+  records_count_fits,
   write_int64,
 } from '../format/batch_layout.ts';
 import { InvalidArgumentError, InvalidBatchError, MessageTooLargeError, assert } from './errors.ts';
@@ -72,6 +74,14 @@ export function check_batch(buffer: Buffer, position: number, limits: BatchCheck
   const last_offset_delta = batch_last_offset_delta(buffer, position);
   if (last_offset_delta < 0 || last_offset_delta > RELATIVE_OFFSET_MAX / 2) {
     throw new InvalidBatchError('offset_delta', `lastOffsetDelta ${last_offset_delta} is out of range`);
+  }
+  // Readers of the records size their work by the count; a compressed batch is checked once decompressed.
+  if (batch_compression(buffer, position) === 0 && !records_count_fits(buffer, position, size - BATCH_HEADER_BYTES)) {
+    throw new InvalidBatchError(
+      'record_count',
+      `recordsCount ${buffer.readInt32BE(position + OFFSET_RECORDS_COUNT)} does not fit ${size - BATCH_HEADER_BYTES} ` +
+        'bytes of records',
+    );
   }
   if (limits.client_batch) {
     const records_count = buffer.readInt32BE(position + OFFSET_RECORDS_COUNT);

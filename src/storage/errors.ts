@@ -35,7 +35,7 @@ export type InvalidBatchReason =
   | 'length' // batchLength inconsistent with the bytes given
   | 'magic' // not a v2 batch
   | 'crc' // CRC32C over attributes..end does not match
-  | 'record_count' // recordsCount != lastOffsetDelta + 1, or no records
+  | 'record_count' // recordsCount != lastOffsetDelta + 1, no records, or more than the bytes can hold
   | 'offset_delta' // negative lastOffsetDelta or an offset span the segment cannot index
   | 'control' // a control batch where only data batches are allowed
   | 'sequence'; // producer id set without a base sequence

@@ -6,7 +6,7 @@ import { DLQ_HEADERS, dead_letter_origin_of, is_dead_letter_topic_name } from '.
 import { header_text, type DecodedRecord } from '../../protocol/record_batch.ts';
 import { HttpError, invalid_body, not_found } from './http_errors.ts';
 import { MESSAGES_LIMIT_DEFAULT, MESSAGES_LIMIT_MAX, message_view, read_message_page } from './messages.ts';
-import { body_object, compare_text, page_of, paging_of, query_int } from './request_params.ts';
+import { body_object, compare_text, json_excerpt, page_of, paging_of, query_int } from './request_params.ts';
 import type { Router } from './router.ts';
 import { topic_of } from './api_topics.ts';
 
@@ -57,7 +57,7 @@ function dead_letter_view(record: DecodedRecord) {
 }
 
 /** {offsets: [N | {partition, offset}, ...]} or {all: true}; a bare N is in partition 0. */
-function redrive_selection(body: Record<string, unknown>): Array<{ partition: number; offset: number }> | null {
+export function redrive_selection(body: Record<string, unknown>): Array<{ partition: number; offset: number }> | null {
   const all = body.all;
   const offsets = body.offsets;
   if (all !== undefined && all !== false && all !== true) throw invalid_body('all', 'all must be true or false');
@@ -82,7 +82,7 @@ function redrive_selection(body: Record<string, unknown>): Array<{ partition: nu
     }
     throw invalid_body(
       'offsets',
-      `offsets items must be offsets (partition 0) or {"partition": P, "offset": N}, got ${JSON.stringify(item)}`,
+      `offsets items must be offsets (partition 0) or {"partition": P, "offset": N}, got ${json_excerpt(item)}`,
     );
   });
 }

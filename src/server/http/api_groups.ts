@@ -75,7 +75,7 @@ async function group_detail(core: Core, group_id: string) {
 
 type ResetTarget = 'earliest' | 'latest' | { offset: number } | { timestamp_ms: number };
 
-function reset_target(value: unknown): ResetTarget {
+export function reset_target(value: unknown): ResetTarget {
   if (value === 'earliest' || value === 'latest') return value;
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     const target = value as JsonObject;

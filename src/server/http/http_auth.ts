@@ -1,6 +1,7 @@
 // Who may use the HTTP listener. With users (`--sasl-users`) every request but the health checks
 // logs in with HTTP Basic (the same users and passwords as Kafka and AMQP; over TLS, so the password
-// is never in the clear on a network); a failed login is 401 with a challenge, so a browser asks.
+// is never in the clear on a network); a failed login is 401 with a challenge, so a browser asks,
+// and an address failing too many is told to wait (429; basic_logins.ts).
 // With `--authorization` each API route also needs what the ACLs grant, as the Kafka API it
 // mirrors would (ROUTE_NEEDS), and every change is written to the log as an audit line.
 import type { IncomingMessage } from 'node:http';
@@ -11,30 +12,29 @@ import {
   type AclOperation,
   type AclResourceType,
   type Core,
-  type Credentials,
   type Logger,
   type Requester,
 } from '../../core/index.ts';
 import { HttpError } from './http_errors.ts';
+import type { BasicLogins } from './basic_logins.ts';
 
 /** Paths any client may read: load balancers and orchestrators probe them without a login. */
 export const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 const REALM = 'Basic realm="sluice", charset="UTF-8"';
 
 /** The principal of a request: its Basic login, checked; ANONYMOUS when the listener has no users. */
-export async function http_requester(request: IncomingMessage, credentials: Credentials | null): Promise<Requester> {
+export async function http_requester(request: IncomingMessage, logins: BasicLogins | null): Promise<Requester> {
   const host = request.socket.remoteAddress ?? '';
-  if (!credentials) return { principal: ANONYMOUS, host };
-  const header = request.headers.authorization ?? '';
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-  const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
-  const colon = decoded.indexOf(':');
-  const user = colon > 0 ? decoded.slice(0, colon) : '';
-  if (!user || !(await credentials.verify_password(user, decoded.slice(colon + 1))))
-    throw new HttpError(401, 'unauthorized', 'log in with HTTP Basic as a user of the broker', null, {
-      'www-authenticate': REALM,
+  if (!logins) return { principal: ANONYMOUS, host };
+  const login = await logins.check(request.headers.authorization ?? '', host);
+  if ('user' in login) return { principal: user_principal(login.user), host };
+  if (login.refused === 'wait')
+    throw new HttpError(429, 'too_many_logins', 'too many failed logins from this address: wait', null, {
+      'retry-after': String(login.retry_after_s),
     });
-  return { principal: user_principal(user), host };
+  throw new HttpError(401, 'unauthorized', 'log in with HTTP Basic as a user of the broker', null, {
+    'www-authenticate': REALM,
+  });
 }
 
 interface Need {
@@ -76,6 +76,12 @@ export const ROUTE_NEEDS: Readonly<Record<string, Need>> = {
   'GET /api/v1/amqp/queues/:name': on_cluster('describe'),
   'GET /api/v1/amqp/bindings': on_cluster('describe'),
   'GET /api/v1/amqp/connections': on_cluster('describe'),
+  'GET /api/v1/acls': on_cluster('describe'),
+  'POST /api/v1/acls': on_cluster('alter'),
+  'DELETE /api/v1/acls': on_cluster('alter'),
+  'GET /api/v1/users': on_cluster('describe'),
+  'GET /api/v1/quotas': on_cluster('describe_configs'),
+  'PUT /api/v1/quotas': on_cluster('alter_configs'),
 };
 
 /** Throws 403 unless the ACLs let `who` call the route (`route`: "METHOD pattern"). */

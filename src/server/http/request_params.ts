@@ -1,12 +1,24 @@
 // Query and body checks shared by the API handlers, each naming the field that is wrong, and
 // paging: listings take offset and limit (capped), and build their items in slices with a yield
 // to the event loop between slices so a large page never stalls produce and fetch.
-import { invalid_body, invalid_query } from './http_errors.ts';
+import { HttpError, invalid_body, invalid_query } from './http_errors.ts';
 
 export const LIST_LIMIT_DEFAULT = 100;
 export const LIST_LIMIT_MAX = 1000;
 /** Items built between two yields to the event loop. */
 export const ITEMS_PER_YIELD = 200;
+
+/**
+ * The URL of a request target. Node's parser passes on targets no URL parser takes (`//[`, a bad
+ * host after `//`): those are the client's error, answered 400, not a TypeError of ours.
+ */
+export function request_url(target: string): URL {
+  try {
+    return new URL(target, 'http://localhost');
+  } catch {
+    throw new HttpError(400, 'invalid_url', `the request target ${JSON.stringify(target.slice(0, 200))} is not a URL`);
+  }
+}
 
 export function query_int(
   query: URLSearchParams,
@@ -81,6 +93,23 @@ export function compare_text(a: string, b: string): number {
 // ------------------------------------------------------------------ bodies
 
 export type JsonObject = Record<string, unknown>;
+
+/** Longest excerpt of a request value an error message quotes. */
+const EXCERPT_CHARS_MAX = 100;
+
+/**
+ * A value of the request as JSON for an error message: cut short, and never itself an error
+ * (JSON.stringify overflows the stack on a value nested some thousands deep, which a body may be).
+ */
+export function json_excerpt(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    return '(a value nested too deeply to show)';
+  }
+  return text.length > EXCERPT_CHARS_MAX ? `${text.slice(0, EXCERPT_CHARS_MAX)}...` : text;
+}
 
 export function body_object(body: unknown): JsonObject {
   if (typeof body !== 'object' || body === null || Array.isArray(body))

@@ -18,7 +18,10 @@ import { HttpError, error_body, http_error_of } from './http_errors.ts';
 import { type ApiContext, Router } from './router.ts';
 import { BrokerMetrics } from './metrics.ts';
 import { readiness } from './health.ts';
+import { request_url } from './request_params.ts';
 import { add_cluster_routes } from './api_cluster.ts';
+import { add_security_routes } from './api_security.ts';
+import { BasicLogins } from './basic_logins.ts';
 import { add_topic_routes } from './api_topics.ts';
 import { add_group_routes } from './api_groups.ts';
 import { add_queue_routes } from './api_queues.ts';
@@ -63,6 +66,7 @@ export function api_router(amqp: AmqpSource | null): Router {
   add_queue_routes(router);
   add_dead_letter_routes(router);
   add_amqp_routes(router, amqp);
+  add_security_routes(router);
   return router;
 }
 
@@ -71,10 +75,13 @@ export class HttpListener {
   private readonly router: Router;
   private readonly metrics: BrokerMetrics;
   private readonly ctx: ApiContext;
+  /** HTTP Basic logins, checked against the listener's users (none: no login asked). */
+  private readonly logins: BasicLogins | null;
   private shutting_down = false;
   private stop_watching = () => {};
 
   constructor(private readonly options: HttpListenerOptions) {
+    this.logins = options.credentials ? new BasicLogins(options.credentials) : null;
     const { core, kafka } = options;
     this.ctx = {
       core,
@@ -133,10 +140,10 @@ export class HttpListener {
 
   private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     try {
-      const url = new URL(request.url ?? '/', 'http://localhost');
+      const url = request_url(request.url ?? '/');
       const method = request.method ?? 'GET';
       const path = url.pathname;
-      const who = OPEN_PATHS.has(path) ? null : await http_requester(request, this.options.credentials ?? null);
+      const who = OPEN_PATHS.has(path) ? null : await http_requester(request, this.logins);
       if (path === '/metrics') return await this.only_get(method, () => this.send_metrics(response));
       if (path === '/healthz') return await this.only_get(method, () => send_json(response, 200, { status: 'ok' }));
       if (path === '/readyz') return await this.only_get(method, () => this.send_readiness(response));
