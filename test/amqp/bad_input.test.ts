@@ -1,9 +1,11 @@
 // Bad input over AMQP against a broker process: each gets the protocol's channel or connection
-// exception with a reply text, the broker stays up, another connection publishing with confirms
+// exception with a reply text (a Kafka record whose AMQP properties are unusable is delivered
+// without them), the broker stays up, another connection publishing with confirms
 // meanwhile is unaffected, and what it had confirmed is all there at the end.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import amqp from 'amqplib';
+import { Kafka, logLevel } from 'kafkajs';
 import { start_broker_process, type BrokerProcess } from '../support/broker_process.ts';
 import { RawAmqp } from '../support/amqp_raw.ts';
 import { method_frame, content_frames, frame } from '../../src/protocol/amqp/frame_writer.ts';
@@ -170,6 +172,44 @@ test('a publish with confirms written one byte at a time is confirmed', async ()
   const got = await raw.expect('basic.get-ok');
   assert.equal(got.args.routing_key, 'bytewise');
   raw.close();
+});
+
+test('kafka_record_with_unusable_amqp_properties: delivered over AMQP without them, and the next one too', async () => {
+  const kafka = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING });
+  const producer = kafka.producer();
+  await producer.connect();
+  // A Kafka producer forging the headers an AMQP publish is stored with, and one with headers
+  // larger than the frame_max the client takes.
+  const forged = { 'amqp.exchange': '', 'amqp.properties': Buffer.from([0xff, 0xfc, 0x01]) };
+  const huge = { big: 'x'.repeat(200_000) };
+  await producer.send({
+    topic: 'forged-props',
+    messages: [
+      { key: 'a', value: 'forged', headers: forged },
+      { key: 'b', value: 'huge', headers: huge },
+      { key: 'c', value: 'plain' },
+    ],
+  });
+  await producer.disconnect();
+  const connection = await amqp.connect(url);
+  const channel = await connection.createChannel();
+  await channel.assertQueue('forged-props', { durable: true });
+  const got: amqp.ConsumeMessage[] = [];
+  await new Promise<void>((resolve) => {
+    void channel.consume('forged-props', (m) => {
+      got.push(m!);
+      channel.ack(m!);
+      if (got.length === 3) resolve();
+    });
+  });
+  await connection.close();
+  assert.deepEqual(
+    got.map((m) => m.content.toString()),
+    ['forged', 'huge', 'plain'],
+  );
+  assert.equal(typeof got[0]!.properties.headers?.['amqp.properties'], 'string', 'kept as a Kafka header');
+  assert.match(String(got[1]!.properties.headers?.['x-sluice-properties-dropped']), /frame_max/);
+  await bystander_publishes();
 });
 
 test('the bystander connection lost nothing it had confirmed', async () => {

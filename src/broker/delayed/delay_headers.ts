@@ -100,7 +100,8 @@ const is = (buffer: Buffer, from: number, length: number, name: Buffer) =>
  */
 function scan_dues(batch: Buffer, received_ms: number, delay_max_ms: number): number[] | null {
   const count = batch_records_count(batch, 0);
-  const due_ms: number[] = new Array(count);
+  // Grown as records are read, never sized by the count the batch claims.
+  const due_ms: number[] = [];
   let delayed = false;
   const reader = new RecordReader(batch, BATCH_HEADER_BYTES, batch.length);
   for (let i = 0; i < count; i++) {
@@ -113,7 +114,7 @@ function scan_dues(batch: Buffer, received_ms: number, delay_max_ms: number): nu
       throw error;
     }
     if (due !== null) delayed = true;
-    due_ms[i] = Math.max(due ?? received_ms, received_ms);
+    due_ms.push(Math.max(due ?? received_ms, received_ms));
   }
   return delayed ? due_ms : null;
 }

@@ -460,8 +460,18 @@ export class AmqpConnection implements ConnectionPort {
     properties: Buffer | BasicProperties,
     body: Buffer,
   ): void {
+    let frames: Buffer[];
+    try {
+      frames = content_frames(channel, 60, body, properties, this.frame_max_bytes);
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      // Properties too large for the frame_max this client took (a Kafka record's many headers):
+      // the message goes without them rather than never.
+      const note = { headers: { 'x-sluice-properties-dropped': error.message } };
+      frames = content_frames(channel, 60, body, note, this.frame_max_bytes);
+    }
     this.write(method_frame(channel, name, args));
-    for (const frame of content_frames(channel, 60, body, properties, this.frame_max_bytes)) this.write(frame);
+    for (const frame of frames) this.write(frame);
   }
 
   private write(bytes: Buffer): void {

@@ -111,13 +111,26 @@ function stored_message(record: DecodedRecord): DeliverableMessage {
   }
   const routing_key = record.key?.toString('utf8') ?? '';
   const body = record.value ?? Buffer.alloc(0);
-  if (exchange !== null) return { exchange, routing_key, properties: raw ?? encode_properties({}), body };
+  // Properties another Kafka producer could have written are checked before a client gets them: ones
+  // that do not decode would break its connection on every delivery. Such a record goes as a
+  // Kafka producer's, its headers (that one too) as the headers table.
+  if (exchange !== null && (raw === null || properties_decode(raw)))
+    return { exchange, routing_key, properties: raw ?? encode_properties({}), body };
   // Written by a Kafka producer: its headers become the headers table.
   const headers: FieldTable = {};
   for (const h of record.headers ?? []) headers[h.key] = h.value?.toString('utf8') ?? null;
   const properties: BasicProperties = { timestamp: Math.floor(record.timestamp_ms / 1000) };
   if (Object.keys(headers).length > 0) properties.headers = headers;
   return { exchange: '', routing_key, properties, body };
+}
+
+function properties_decode(raw: Buffer): boolean {
+  try {
+    decode_properties(raw);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
