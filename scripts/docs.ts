@@ -1,6 +1,7 @@
 // Writes the generated parts of the docs from the code they describe (`npm run docs`), so the two
-// cannot drift: the Kafka API table of docs/kafka-compatibility.md from the handler table, and the
-// settings of docs/settings.md from the settings table (src/core/settings.ts). Each
+// cannot drift: the Kafka API table and the topic configs of docs/kafka-compatibility.md from the
+// handler table and the topic config table, and the settings of docs/settings.md from the settings
+// table (src/core/settings.ts). Each
 // part sits between `<!-- generated: NAME -->` and `<!-- end generated -->`; test/docs.test.ts
 // fails when a part is not what this would write.
 import fs from 'node:fs';
@@ -16,6 +17,7 @@ import {
   settings_of,
 } from '../src/core/settings.ts';
 import { text_of, type_text } from '../src/core/setting_values.ts';
+import { topic_config_entries } from '../src/broker/topic_config.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -47,6 +49,15 @@ export function kafka_api_table(): string {
       return `| ${h.api.api_key} | ${h.api.name} | ${versions} | ${flexible} |${notes}|`;
     });
   return ['| key | API | versions served | flexible from | notes |', '|---:|---|---|---|---|', ...rows].join('\n');
+}
+
+/** Every topic config: its type, default and what it does (or why it has no effect). */
+export function topic_config_table(): string {
+  const rows = topic_config_entries({}).map((entry) => {
+    const meaning = cell(entry.documentation ?? '', true);
+    return `| ${cell(entry.name)} | ${entry.type} | ${cell(entry.default ?? '')} | ${meaning} |`;
+  });
+  return ['| config | type | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
 /** Text for a table cell: pipes escaped, in a code span unless `plain` (then no HTML either). */
@@ -121,6 +132,7 @@ export function settings_tables(): string {
 
 export const GENERATED_PARTS: readonly GeneratedPart[] = [
   { file: 'docs/kafka-compatibility.md', name: 'kafka-apis', render: kafka_api_table },
+  { file: 'docs/kafka-compatibility.md', name: 'topic-configs', render: topic_config_table },
   { file: 'docs/settings.md', name: 'settings', render: settings_tables },
 ];
 

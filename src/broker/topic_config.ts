@@ -1,94 +1,140 @@
-// Topic configuration: the Kafka-named settings a topic accepts, their defaults, validation, and
-// how they map onto the storage layer's LogConfig.
+// Topic configuration: the Kafka-named settings a topic accepts, their defaults, types,
+// validation, and how they map onto the storage layer's LogConfig; beside them Kafka's standard
+// configs that have no effect here (standard_topic_configs.ts), accepted and described all the same.
 import { LOG_CONFIG_DEFAULT, type LogConfig } from '../storage/index.ts';
 import { BrokerError } from '../core/errors.ts';
-import type { TopicConfigs } from '../core/types.ts';
+import type { ConfigEntry, TopicConfigs } from '../core/types.ts';
+import { IGNORED_TOPIC_CONFIGS, boolean, whole, type ConfigSpec } from './standard_topic_configs.ts';
 
-interface ConfigEntry {
-  default: string;
-  validate(value: string): string | null; // an error message, or null when valid
+interface AppliedSpec extends ConfigSpec {
   apply?(config: LogConfig, value: string): void;
 }
 
-function integer(min: number) {
-  return (value: string) => (/^-?\d+$/.test(value) && Number(value) >= min ? null : `must be an integer >= ${min}`);
-}
-
-const ENTRIES: Record<string, ConfigEntry> = {
+const APPLIED: Record<string, AppliedSpec> = {
   'retention.ms': {
     default: String(LOG_CONFIG_DEFAULT.retention_ms),
-    validate: integer(-1),
+    type: 'long',
+    doc: 'how long records are kept before their segment may be deleted (-1: forever)',
+    validate: whole(-1),
     apply: (c, v) => (c.retention_ms = Number(v)),
   },
   'retention.bytes': {
     default: String(LOG_CONFIG_DEFAULT.retention_bytes),
-    validate: integer(-1),
+    type: 'long',
+    doc: "the most bytes a partition's log keeps before its oldest segments go (-1: no limit)",
+    validate: whole(-1),
     apply: (c, v) => (c.retention_bytes = Number(v)),
   },
   'segment.bytes': {
     default: String(LOG_CONFIG_DEFAULT.segment_bytes),
-    validate: integer(14),
+    type: 'int',
+    doc: 'the size at which a new segment file is started',
+    validate: whole(14),
     apply: (c, v) => (c.segment_bytes = Number(v)),
   },
   'segment.ms': {
     default: String(LOG_CONFIG_DEFAULT.segment_ms),
-    validate: integer(1),
+    type: 'long',
+    doc: 'the age at which a new segment file is started',
+    validate: whole(1),
     apply: (c, v) => (c.segment_ms = Number(v)),
   },
   'index.interval.bytes': {
     default: String(LOG_CONFIG_DEFAULT.index_interval_bytes),
-    validate: integer(0),
+    type: 'int',
+    doc: 'bytes written between two entries of the offset index',
+    validate: whole(0),
     apply: (c, v) => (c.index_interval_bytes = Number(v)),
   },
   'max.message.bytes': {
     default: String(LOG_CONFIG_DEFAULT.message_bytes_max),
-    validate: integer(0),
+    type: 'int',
+    doc: 'the largest record batch accepted',
+    validate: whole(0),
     apply: (c, v) => (c.message_bytes_max = Number(v)),
   },
   'message.timestamp.type': {
     default: 'CreateTime',
+    type: 'string',
+    doc: "whose time a record carries: the producer's (CreateTime) or the broker's on append (LogAppendTime)",
     validate: (v) => (v === 'CreateTime' || v === 'LogAppendTime' ? null : 'must be CreateTime or LogAppendTime'),
     apply: (c, v) => (c.timestamp_type = v === 'LogAppendTime' ? 'log_append' : 'create'),
   },
   'cleanup.policy': {
     default: 'delete',
+    type: 'list',
+    doc: 'what retention does with old segments: delete them (compact is not implemented yet)',
     validate: (v) => (v === 'delete' ? null : 'only "delete" is supported; log compaction is not implemented'),
   },
   'compression.type': {
     default: 'producer',
+    type: 'string',
+    doc: 'how batches are stored: as the producer compressed them',
     validate: (v) =>
       v === 'producer' ? null : 'only "producer" is supported: batches are stored as the producer compressed them',
   },
   // acks=all is refused (NOT_ENOUGH_REPLICAS) while the in-sync replica set is smaller than this.
-  'min.insync.replicas': { default: '1', validate: integer(1) },
+  'min.insync.replicas': {
+    default: '1',
+    type: 'int',
+    doc: 'the in-sync replicas an acks=all write needs',
+    validate: whole(1),
+  },
   // Elect a replica outside the ISR when no ISR member is alive: available, but loses data.
   'unclean.leader.election.enable': {
     default: 'false',
-    validate: (v) => (v === 'true' || v === 'false' ? null : 'must be true or false'),
+    type: 'boolean',
+    doc: 'whether a replica outside the ISR may become leader when no ISR member is alive (losing data)',
+    validate: boolean,
   },
   // Sluice's own: how long a message may wait in a share group before it expires (-1: forever;
   // a message's `sluice-ttl-ms` header overrides it), and what happens to it then.
-  'sluice.message.ttl.ms': { default: '-1', validate: integer(-1) },
+  'sluice.message.ttl.ms': {
+    default: '-1',
+    type: 'long',
+    doc: 'how long a message may wait in a share group before it expires (-1: forever)',
+    validate: whole(-1),
+  },
   // A full queue: caps on a partition's unconsumed messages and on its log's bytes (-1: none), and
   // what a produce past them gets (see overflow.ts).
-  'sluice.max.messages': { default: '-1', validate: integer(-1) },
-  'sluice.max.bytes': { default: '-1', validate: integer(-1) },
+  'sluice.max.messages': {
+    default: '-1',
+    type: 'long',
+    doc: 'the most unconsumed messages a partition holds (-1: no limit)',
+    validate: whole(-1),
+  },
+  'sluice.max.bytes': {
+    default: '-1',
+    type: 'long',
+    doc: "the most bytes a partition's log holds (-1: no limit)",
+    validate: whole(-1),
+  },
   'sluice.overflow.policy': {
     default: 'reject',
+    type: 'string',
+    doc: 'what a produce past sluice.max.messages or sluice.max.bytes gets: reject, or archive-oldest',
     validate: (v) => (v === 'reject' || v === 'archive-oldest' ? null : 'must be reject or archive-oldest'),
   },
   'sluice.ttl.expired.action': {
     default: 'dead-letter',
+    type: 'string',
+    doc: 'what becomes of an expired message: dead-letter, or drop',
     validate: (v) => (v === 'dead-letter' || v === 'drop' ? null : 'must be dead-letter or drop'),
   },
 };
 
-export function config_names(): string[] {
-  return Object.keys(ENTRIES);
-}
+const ENTRIES: Readonly<Record<string, AppliedSpec>> = { ...APPLIED, ...IGNORED_TOPIC_CONFIGS };
 
-export function config_default(name: string): string | undefined {
-  return ENTRIES[name]?.default;
+/** A topic's every config: the value in force, whether it was set, its type and what it does. */
+export function topic_config_entries(configs: TopicConfigs): ConfigEntry[] {
+  return Object.entries(ENTRIES).map(([name, spec]) => ({
+    name,
+    value: configs[name] ?? spec.default,
+    is_set: configs[name] !== undefined,
+    default: spec.default,
+    type: spec.type,
+    documentation: spec.ignored ? `${spec.doc}. Accepted; no effect in Sluice: ${spec.ignored}.` : `${spec.doc}.`,
+  }));
 }
 
 /** Throws invalid_config naming the first unknown or invalid setting. */

@@ -22,6 +22,23 @@ export interface CreateOptions {
   assignment?: number[][];
 }
 
+/**
+ * A manual assignment names every partition once, each with the same number of distinct replicas;
+ * whether those brokers exist is the placement's to say.
+ */
+function check_assignment(assignment: readonly number[][], partitions: number): void {
+  const problem = (message: string) => new BrokerError('invalid_replica_assignment', message);
+  if (assignment.length !== partitions)
+    throw problem(`${assignment.length} partitions assigned where ${partitions} are made`);
+  const replicas = assignment[0]!.length;
+  assignment.forEach((ids, partition) => {
+    if (ids.length === 0) throw problem(`partition ${partition} has no replicas`);
+    if (ids.length !== replicas)
+      throw problem(`partition ${partition} has ${ids.length} replicas, partition 0 has ${replicas}`);
+    if (new Set(ids).size !== ids.length) throw problem(`partition ${partition} names a broker twice: ${ids}`);
+  });
+}
+
 export class TopicManager {
   private readonly by_name = new Map<string, TopicRecord>();
   private readonly by_id = new Map<string, TopicRecord>();
@@ -144,6 +161,7 @@ export class TopicManager {
   ): Promise<TopicRecord> {
     TopicManager.validate_name(name);
     TopicManager.validate_partition_count(partitions);
+    if (options.assignment) check_assignment(options.assignment, partitions);
     validate_configs(configs);
     return this.serial(async () => {
       if (this.by_name.has(name)) throw new BrokerError('topic_already_exists', `topic ${name} already exists`);
@@ -155,7 +173,9 @@ export class TopicManager {
         created_ms: this.clock.now_ms(),
       };
       if (options.validate_only) return record;
-      const placement: TopicPlacement = { replication_factor: options.replication_factor ?? -1 };
+      const placement: TopicPlacement = {
+        replication_factor: options.assignment?.[0]?.length ?? options.replication_factor ?? -1,
+      };
       if (options.assignment) placement.assignment = options.assignment;
       await this.placement.create_topic(record, placement);
       return this.by_name.get(name) ?? record;
@@ -184,7 +204,11 @@ export class TopicManager {
     });
   }
 
-  async add_partitions(name: string, total: number, options: { validate_only?: boolean } = {}): Promise<void> {
+  async add_partitions(
+    name: string,
+    total: number,
+    options: { validate_only?: boolean; assignment?: number[][] } = {},
+  ): Promise<void> {
     return this.serial(async () => {
       const record = this.by_name.get(name);
       if (!record) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${name}`);
@@ -195,8 +219,9 @@ export class TopicManager {
           `topic ${name} has ${record.partitions} partitions; the new count must be larger`,
         );
       }
+      if (options.assignment) check_assignment(options.assignment, total - record.partitions);
       if (options.validate_only) return;
-      await this.placement.update_topic(name, (stored) => ({ ...stored, partitions: total }));
+      await this.placement.update_topic(name, (stored) => ({ ...stored, partitions: total }), options.assignment);
     });
   }
 

@@ -241,17 +241,8 @@ export class ClusterNode {
     record: ClusterTopic | Omit<ClusterTopic, 'assignment'>,
     replication_factor: number,
   ): Promise<ClusterTopic> {
-    const live = this.live_brokers();
-    const by_default = Math.min(this.options.replication_factor_default, live.length);
-    const rf = replication_factor > 0 ? replication_factor : by_default;
-    if (rf > live.length) {
-      const message = `replication factor ${rf} is larger than the ${live.length} live brokers`;
-      throw new BrokerError('invalid_replication_factor', message);
-    }
     const assignment =
-      'assignment' in record
-        ? record.assignment
-        : assign_replicas(live, record.partitions, rf, hash_start(record.name, live.length));
+      'assignment' in record ? this.registered_only(record.assignment) : this.assigned(record, replication_factor);
     const topic: ClusterTopic = { ...record, assignment };
     const states = assignment.map(new_partition_state);
     if (!(await this.store.create_topic(topic, states))) {
@@ -261,26 +252,60 @@ export class ClusterNode {
     return topic;
   }
 
+  /** Replicas for partitions added to `topic`: `given` (checked), else spread over the live brokers. */
+  private more_replicas(topic: ClusterTopic, count: number, given: number[][] | undefined): number[][] {
+    const rf = topic.assignment[0]?.length ?? 1;
+    if (given) {
+      if (given[0]!.length !== rf)
+        throw new BrokerError('invalid_replica_assignment', `the topic's partitions have ${rf} replicas each`);
+      return this.registered_only(given);
+    }
+    const live = this.live_brokers();
+    if (rf > live.length) {
+      const message = `replication factor ${rf} needs ${rf} live brokers; ${live.length} are live`;
+      throw new BrokerError('invalid_replication_factor', message);
+    }
+    return assign_replicas(live, count, rf, topic.partitions);
+  }
+
+  /** Replicas for each partition of a new topic, spread over the live brokers. */
+  private assigned(record: { name: string; partitions: number }, replication_factor: number): number[][] {
+    const live = this.live_brokers();
+    const by_default = Math.min(this.options.replication_factor_default, live.length);
+    const rf = replication_factor > 0 ? replication_factor : by_default;
+    if (rf > live.length) {
+      const message = `replication factor ${rf} is larger than the ${live.length} live brokers`;
+      throw new BrokerError('invalid_replication_factor', message);
+    }
+    return assign_replicas(live, record.partitions, rf, hash_start(record.name, live.length));
+  }
+
+  /** A manual assignment, when every broker it names is registered. */
+  private registered_only(assignment: number[][]): number[][] {
+    const unknown = [...new Set(assignment.flat())].filter((id) => !this.view.brokers.has(id));
+    if (unknown.length > 0)
+      throw new BrokerError('invalid_replica_assignment', `brokers ${unknown.join(',')} are not registered`);
+    return assignment;
+  }
+
   async delete_topic(name: string): Promise<void> {
     await this.store.delete_topic(name);
     await this.wait_for_view((view) => !view.topics.has(name), `deletion of topic ${name}`);
   }
 
   /** Writes a changed topic record (configs, more partitions); new partitions get replicas too. */
-  async update_topic(name: string, change: (topic: ClusterTopic) => ClusterTopic): Promise<void> {
+  async update_topic(
+    name: string,
+    change: (topic: ClusterTopic) => ClusterTopic,
+    new_replicas?: number[][],
+  ): Promise<void> {
     for (;;) {
       const current = this.view.topics.get(name);
       if (!current) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${name}`);
       const next = change(structuredClone(current.value));
       const added: Array<[number, PartitionState]> = [];
       if (next.partitions > current.value.partitions) {
-        const rf = current.value.assignment[0]?.length ?? 1;
-        const live = this.live_brokers();
-        if (rf > live.length) {
-          const message = `replication factor ${rf} needs ${rf} live brokers; ${live.length} are live`;
-          throw new BrokerError('invalid_replication_factor', message);
-        }
-        const more = assign_replicas(live, next.partitions - current.value.partitions, rf, current.value.partitions);
+        const more = this.more_replicas(current.value, next.partitions - current.value.partitions, new_replicas);
         next.assignment = [...current.value.assignment, ...more];
         more.forEach((replicas, i) => added.push([current.value.partitions + i, new_partition_state(replicas)]));
       }

@@ -22,7 +22,7 @@ import type {
 import { type FileIO, type PartitionLog, read_whole_file, replace_file_atomically } from '../storage/index.ts';
 import { CLUSTER_DEFAULTS, ClusterNode, type ClusterHost, type ClusterOptions } from './cluster_node.ts';
 import type { EtcdStore } from './etcd_store.ts';
-import { type ClusterView, assign_replicas, partition_key } from './model.ts';
+import { type ClusterTopic, type ClusterView, assign_replicas, partition_key } from './model.ts';
 
 const DIRECTORY_ID_FILE = 'directory-id';
 /**
@@ -168,8 +168,9 @@ export class ClusterPlacement implements Placement {
     return this.joined().delete_topic(name);
   }
 
-  update_topic(name: string, change: (record: TopicRecord) => TopicRecord): Promise<void> {
-    return this.joined().update_topic(name, (topic) => ({ ...topic, ...change(topic), assignment: topic.assignment }));
+  update_topic(name: string, change: (record: TopicRecord) => TopicRecord, new_replicas?: number[][]): Promise<void> {
+    const changed = (topic: ClusterTopic) => ({ ...topic, ...change(topic), assignment: topic.assignment });
+    return this.joined().update_topic(name, changed, new_replicas);
   }
 
   // ---------------------------------------------------------------- where partitions are

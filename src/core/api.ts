@@ -99,6 +99,11 @@ export interface CreateTopicOptions {
   validate_only?: boolean;
   /** -1: the cluster's default. */
   replication_factor?: number;
+  /**
+   * Replica node ids per partition, the preferred leader first (CreateTopics' manual assignment):
+   * the partition count and replication factor follow from it.
+   */
+  assignment?: number[][];
 }
 
 export interface SetConfigsOptions {
@@ -120,7 +125,12 @@ export interface TopicsApi {
   create(name: string, partitions: number, configs?: TopicConfigs, options?: CreateTopicOptions): Promise<TopicRecord>;
   /** Deletes the topic, its partitions and the offsets groups committed for it. */
   delete(name: string): Promise<void>;
-  add_partitions(name: string, total: number, options?: { validate_only?: boolean }): Promise<void>;
+  /** Raises the partition count to `total`; `assignment`: the new partitions' replicas (CreatePartitions). */
+  add_partitions(
+    name: string,
+    total: number,
+    options?: { validate_only?: boolean; assignment?: number[][] },
+  ): Promise<void>;
   set_configs(name: string, configs: TopicConfigs, options?: SetConfigsOptions): Promise<void>;
   /** Every topic config with the value in force. */
   config_entries(topic: TopicRecord): ConfigEntry[];

@@ -84,7 +84,11 @@ export interface Placement {
   create_topic(record: TopicRecord, placement: TopicPlacement): Promise<void>;
   delete_topic(name: string): Promise<void>;
   /** Applies `change` to the stored record (configs, a larger partition count). */
-  update_topic(name: string, change: (record: TopicRecord) => TopicRecord): Promise<void>;
+  /**
+   * Writes a changed topic record; partitions it adds get `new_replicas` (one list each, checked
+   * like a new topic's manual assignment) or are spread over the brokers.
+   */
+  update_topic(name: string, change: (record: TopicRecord) => TopicRecord, new_replicas?: number[][]): Promise<void>;
 
   // ---------------------------------------------------------------- where partitions are
   /** Brokers clients may connect to on the listener named `listener`; `self` is this broker's address on it. */

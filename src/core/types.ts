@@ -19,10 +19,18 @@ export interface TopicRecord {
 }
 
 /** A topic or group config with the value in force and whether it was set or is the default. */
+/** A config value's type, as Kafka's DescribeConfigs names them. */
+export type ConfigValueType = 'boolean' | 'string' | 'int' | 'long' | 'double' | 'list';
+
 export interface ConfigEntry {
   name: string;
   value: string;
   is_set: boolean;
+  /** The value when not set. */
+  default?: string;
+  type?: ConfigValueType;
+  /** What it does (and, for one accepted without effect, why it has none). */
+  documentation?: string;
 }
 
 /** A topic the broker creates for itself at the first start (in a cluster, by the controller). */

@@ -157,6 +157,8 @@ async function reports_topic_errors(): Promise<void> {
     'UNKNOWN_TOPIC_OR_PARTITION',
   );
 
+  await manual_assignment_on_one_node();
+
   // Bad arguments are refused before anything is sent.
   await assert.rejects(
     admin.createTopics({ topics: [{ topic: 'dup' }, { topic: 'dup' }] }),
@@ -165,6 +167,29 @@ async function reports_topic_errors(): Promise<void> {
   await assert.rejects(
     admin.setOffsets({ groupId: 'g', topic: 'err-ok', partitions: [{ partition: 0, offset: 'abc' }] }),
     /not an offset/,
+  );
+}
+
+/** Manual assignments on one node: to this broker only. */
+async function manual_assignment_on_one_node(): Promise<void> {
+  const self = broker.broker.node_id;
+  await admin.createTopics({
+    topics: [{ topic: 'err-placed', replicaAssignment: [0, 1].map((partition) => ({ partition, replicas: [self] })) }],
+  });
+  assert.equal((await admin.fetchTopicMetadata({ topics: ['err-placed'] })).topics[0]!.partitions.length, 2);
+  await admin.createPartitions({ topicPartitions: [{ topic: 'err-placed', count: 3, assignments: [[self]] }] });
+  const elsewhere = [{ partition: 0, replicas: [self + 1] }];
+  await rejects_with(
+    admin.createTopics({ topics: [{ topic: 'err-elsewhere', replicaAssignment: elsewhere }] }),
+    'INVALID_REPLICA_ASSIGNMENT',
+  );
+  await rejects_with(
+    admin.createPartitions({ topicPartitions: [{ topic: 'err-placed', count: 4, assignments: [[self + 1]] }] }),
+    'INVALID_REPLICA_ASSIGNMENT',
+  );
+  await rejects_with(
+    admin.createTopics({ topics: [{ topic: 'err-both', numPartitions: 2, replicaAssignment: elsewhere }] }),
+    'INVALID_REQUEST',
   );
 }
 

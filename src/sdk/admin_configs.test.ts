@@ -50,7 +50,19 @@ async function check_described(): Promise<void> {
   });
   assert.equal(configs.get('max.message.bytes')!.isDefault, true);
   assert.equal(configs.get('max.message.bytes')!.configSource, ConfigSource.DEFAULT_CONFIG);
-  assert.ok((await entries()).size >= 8, 'every topic config without configNames');
+  assert.ok((await entries()).size >= 36, 'every topic config without configNames');
+  // With synonyms: the value set, then the default.
+  const { resources } = await admin.describeConfigs({
+    resources: [{ type: ConfigResourceTypes.TOPIC, name: 'cfg', configNames: ['retention.ms'] }],
+    includeSynonyms: true,
+  });
+  assert.deepEqual(
+    resources[0]!.configEntries[0]!.configSynonyms.map((s) => [s.configValue, s.configSource]),
+    [
+      ['3600000', ConfigSource.TOPIC_CONFIG],
+      ['604800000', ConfigSource.DEFAULT_CONFIG],
+    ],
+  );
 }
 
 async function check_altered(): Promise<void> {
@@ -102,6 +114,23 @@ async function check_altered(): Promise<void> {
   configs = await entries();
   assert.equal(configs.get('retention.ms')!.configValue, '60000');
   assert.equal(configs.get('max.message.bytes')!.isDefault, true);
+  await appends_and_subtracts();
+}
+
+/** APPEND and SUBTRACT change a list config item by item; on another config they are refused. */
+async function appends_and_subtracts(): Promise<void> {
+  const change = (operation: 'APPEND' | 'SUBTRACT', name: string, value: string) =>
+    admin.incrementalAlterConfigs({
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: 'cfg', configEntries: [{ name, value, operation }] }],
+    });
+  const throttled = 'follower.replication.throttled.replicas';
+  await change('APPEND', throttled, '0:1');
+  await change('APPEND', throttled, '0:1,0:2');
+  assert.equal((await entries([throttled])).get(throttled)!.configValue, '0:1,0:2');
+  await change('SUBTRACT', throttled, '0:1');
+  assert.equal((await entries([throttled])).get(throttled)!.configValue, '0:2');
+  await rejects_with(change('APPEND', 'retention.ms', '5'), 'INVALID_CONFIG');
+  await rejects_with(change('APPEND', 'cleanup.policy', 'compact'), 'INVALID_CONFIG');
 }
 
 async function check_broker_resources_and_errors(): Promise<void> {

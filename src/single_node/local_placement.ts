@@ -66,7 +66,19 @@ export class LocalPlacement implements Placement {
 
   // ---------------------------------------------------------------- topics
 
+  /** A manual assignment here names this broker alone. */
+  private only_here(assignment: number[][] | undefined): void {
+    const elsewhere = assignment?.flat().find((id) => id !== this.node_id);
+    if (elsewhere !== undefined) {
+      throw new BrokerError(
+        'invalid_replica_assignment',
+        `broker ${elsewhere} does not exist: this broker (node id ${this.node_id}) runs alone`,
+      );
+    }
+  }
+
   async create_topic(record: TopicRecord, placement: TopicPlacement): Promise<void> {
+    this.only_here(placement.assignment);
     if (placement.replication_factor > 1) {
       throw new BrokerError(
         'invalid_replication_factor',
@@ -91,9 +103,14 @@ export class LocalPlacement implements Placement {
     for (let p = 0; p < (record?.partitions ?? 0); p++) this.placed.delete(partition_name(name, p));
   }
 
-  async update_topic(name: string, change: (record: TopicRecord) => TopicRecord): Promise<void> {
+  async update_topic(
+    name: string,
+    change: (record: TopicRecord) => TopicRecord,
+    new_replicas?: number[][],
+  ): Promise<void> {
     const before = this.metadata.topic(name);
     if (!before) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${name}`);
+    this.only_here(new_replicas);
     await this.metadata.update_topic(name, change);
     await this.attached().apply_topics(this.metadata.topics());
     await this.place(this.metadata.topic(name)!, before.partitions);

@@ -164,3 +164,54 @@ test(
     }
   },
 );
+
+test(
+  'manual assignments: CreateTopics and CreatePartitions place replicas where asked; a wrong one is refused',
+  { skip: missing ?? false, timeout: 60_000 },
+  async () => {
+    const { cluster, admin } = shared;
+    const [a, b, c] = [...cluster.brokers.keys()].sort((x, y) => x - y) as [number, number, number];
+    const replicaAssignment = [
+      { partition: 0, replicas: [b, c] },
+      { partition: 1, replicas: [c, a] },
+    ];
+    await admin.createTopics({ topics: [{ topic: 'placed', replicaAssignment }] });
+    await cluster.wait_for('both partitions with their replicas', async () => {
+      const [p0, p1] = [await cluster.partition(admin, 'placed', 0), await cluster.partition(admin, 'placed', 1)];
+      return p0.replicas.join() === `${b},${c}` && p1.replicas.join() === `${c},${a}` && p0.leader === b;
+    });
+    await admin.createPartitions({ topicPartitions: [{ topic: 'placed', count: 3, assignments: [[a, b]] }] });
+    await cluster.wait_for(
+      'the new partition on its replicas',
+      async () => (await cluster.partition(admin, 'placed', 2)).replicas.join() === `${a},${b}`,
+    );
+    // Refusals through the SDK, whose errors carry the broker's reason (kafkajs's only the code's name).
+    const sdk = new Sluice({ brokers: cluster.bootstrap, clientId: 'placing-admin' }).admin();
+    const refused = async (work: Promise<unknown>, reason: RegExp) =>
+      assert.rejects(work, (error: Error) => {
+        assert.match(error.message, /INVALID_REPLICA_ASSIGNMENT/);
+        assert.match(error.message, reason);
+        return true;
+      });
+    const unknown = [{ partition: 0, replicas: [a, 99] }];
+    await refused(sdk.createTopics({ topics: [{ topic: 'nowhere', replicaAssignment: unknown }] }), /99/);
+    const twice = [{ partition: 0, replicas: [a, a] }];
+    await refused(sdk.createTopics({ topics: [{ topic: 'twice', replicaAssignment: twice }] }), /twice/);
+    const uneven = [
+      { partition: 0, replicas: [a, b] },
+      { partition: 1, replicas: [c] },
+    ];
+    await refused(sdk.createTopics({ topics: [{ topic: 'uneven', replicaAssignment: uneven }] }), /1 replicas/);
+    const wider = [[a, b, c]];
+    await refused(
+      sdk.createPartitions({ topicPartitions: [{ topic: 'placed', count: 4, assignments: wider }] }),
+      /2 replicas/,
+    );
+    assert.deepEqual(
+      (await admin.listTopics()).filter((t) => ['nowhere', 'twice', 'uneven'].includes(t)),
+      [],
+      'nothing refused was created',
+    );
+    await sdk.disconnect();
+  },
+);

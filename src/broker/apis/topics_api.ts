@@ -2,14 +2,10 @@
 import type { TopicsApi } from '../../core/api.ts';
 import type { ConfigEntry, TopicRecord } from '../../core/types.ts';
 import type { CoreInternals } from './internals.ts';
-import { config_default, config_names } from '../topic_config.ts';
+import { topic_config_entries } from '../topic_config.ts';
 
 export function config_entries_of(topic: TopicRecord): ConfigEntry[] {
-  return config_names().map((name) => ({
-    name,
-    value: topic.configs[name] ?? config_default(name) ?? '',
-    is_set: topic.configs[name] !== undefined,
-  }));
+  return topic_config_entries(topic.configs);
 }
 
 export function topics_api(broker: CoreInternals): TopicsApi {

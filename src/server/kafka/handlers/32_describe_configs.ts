@@ -1,10 +1,11 @@
 // DescribeConfigs 0-4: topic configs and share-group configs with the value in force and whether
-// it was set (source TOPIC / GROUP) or is the default; a BROKER resource is answered with no
-// configs. No synonyms or documentation.
+// it was set (source TOPIC / GROUP) or is the default; v1+ synonyms when asked (the value set, then
+// the default), v3+ each config's type and, when asked, its documentation (which says when a
+// standard Kafka config is accepted without effect). A BROKER resource is answered with no configs.
 import { DESCRIBE_CONFIGS } from '../../../protocol/kafka/messages/32_describe_configs.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
-import { CLUSTER_RESOURCE, type ConfigEntry } from '../../../core/index.ts';
+import { CLUSTER_RESOURCE, type ConfigEntry, type ConfigValueType } from '../../../core/index.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
 import { allowed, refusal } from '../authorize.ts';
 import {
@@ -20,23 +21,51 @@ type ResourceRequest = Row<RequestOf<typeof DESCRIBE_CONFIGS>['resources']>;
 type ResourceResult = Row<ResponseIn<typeof DESCRIBE_CONFIGS>['results']>;
 type ConfigRow = Row<ResourceResult['configs']>;
 
-function config_rows(entries: readonly ConfigEntry[], keys: string[] | null, source_when_set: number): ConfigRow[] {
-  return entries
-    .filter((entry) => keys === null || keys.length === 0 || keys.includes(entry.name))
-    .map((entry) => ({
-      name: entry.name,
-      value: entry.value,
-      read_only: false,
-      is_default: !entry.is_set,
-      config_source: entry.is_set ? source_when_set : CONFIG_SOURCE_DEFAULT,
-      is_sensitive: false,
-      synonyms: [],
-      config_type: 0,
-      documentation: null,
-    }));
+/** Kafka's numbers for config types (DescribeConfigs v3+). */
+const CONFIG_TYPES: Readonly<Record<ConfigValueType, number>> = {
+  boolean: 1,
+  string: 2,
+  int: 3,
+  long: 5,
+  double: 6,
+  list: 7,
+};
+
+interface Asked {
+  keys: string[] | null;
+  synonyms: boolean;
+  documentation: boolean;
 }
 
-function describe(ctx: RequestContext, resource: ResourceRequest): ResourceResult {
+function config_rows(entries: readonly ConfigEntry[], asked: Asked, source_when_set: number): ConfigRow[] {
+  const { keys } = asked;
+  return entries
+    .filter((entry) => keys === null || keys.length === 0 || keys.includes(entry.name))
+    .map((entry) => {
+      const source = entry.is_set ? source_when_set : CONFIG_SOURCE_DEFAULT;
+      const synonyms = [];
+      if (asked.synonyms && entry.is_set) synonyms.push({ name: entry.name, value: entry.value, source });
+      if (asked.synonyms && entry.default !== undefined)
+        synonyms.push({ name: entry.name, value: entry.default, source: CONFIG_SOURCE_DEFAULT });
+      return {
+        name: entry.name,
+        value: entry.value,
+        read_only: false,
+        is_default: !entry.is_set,
+        config_source: source,
+        is_sensitive: false,
+        synonyms,
+        config_type: entry.type ? CONFIG_TYPES[entry.type] : 0,
+        documentation: asked.documentation ? (entry.documentation ?? null) : null,
+      };
+    });
+}
+
+function describe(
+  ctx: RequestContext,
+  resource: ResourceRequest,
+  { include_synonyms, include_documentation }: { include_synonyms: boolean; include_documentation: boolean },
+): ResourceResult {
   const base = {
     resource_type: resource.resource_type,
     resource_name: resource.resource_name,
@@ -44,14 +73,14 @@ function describe(ctx: RequestContext, resource: ResourceRequest): ResourceResul
     error_message: null,
     configs: [],
   };
-  const keys = resource.configuration_keys;
+  const asked = { keys: resource.configuration_keys, synonyms: include_synonyms, documentation: include_documentation };
   const refused = describe_refusal(ctx, resource);
   if (refused) return { ...base, ...refused };
   if (resource.resource_type === RESOURCE_BROKER) return base;
   if (resource.resource_type === RESOURCE_GROUP)
     return {
       ...base,
-      configs: config_rows(ctx.core.shares.config_entries(resource.resource_name), keys, CONFIG_SOURCE_GROUP),
+      configs: config_rows(ctx.core.shares.config_entries(resource.resource_name), asked, CONFIG_SOURCE_GROUP),
     };
   if (resource.resource_type !== RESOURCE_TOPIC)
     return {
@@ -66,7 +95,7 @@ function describe(ctx: RequestContext, resource: ResourceRequest): ResourceResul
       error_code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
       error_message: `unknown topic ${resource.resource_name}`,
     };
-  return { ...base, configs: config_rows(ctx.core.topics.config_entries(topic), keys, CONFIG_SOURCE_TOPIC) };
+  return { ...base, configs: config_rows(ctx.core.topics.config_entries(topic), asked, CONFIG_SOURCE_TOPIC) };
 }
 
 export const describe_configs_handler = kafka_handler(
@@ -74,11 +103,13 @@ export const describe_configs_handler = kafka_handler(
   {
     min: 0,
     max: 4,
-    notes: 'topic and share-group configs with their sources; a BROKER resource is answered with none',
+    notes:
+      'topic and share-group configs with their sources, synonyms, types and documentation (every standard ' +
+      'topic config; those without effect say so); a BROKER resource is answered with none',
   },
   (request, ctx) => ({
     throttle_time_ms: 0,
-    results: request.resources.map((resource) => describe(ctx, resource)),
+    results: request.resources.map((resource) => describe(ctx, resource, request)),
   }),
 );
 

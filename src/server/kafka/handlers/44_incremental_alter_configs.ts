@@ -1,19 +1,41 @@
 // IncrementalAlterConfigs 0-1: sets (SET) and removes (DELETE) single configs of a topic or a
-// share group, leaving the others. APPEND and SUBTRACT apply to list configs, of which there are
-// none yet: refused with INVALID_CONFIG.
+// share group, leaving the others; APPEND and SUBTRACT add items to and take them from a topic's
+// list configs (cleanup.policy, the replication throttles). Any other use is INVALID_CONFIG.
 import { INCREMENTAL_ALTER_CONFIGS } from '../../../protocol/kafka/messages/44_incremental_alter_configs.ts';
 import type { RequestOf, Row } from '../../../protocol/kafka/schema.ts';
-import { BrokerError } from '../../../core/index.ts';
-import { kafka_handler } from '../handler.ts';
+import { BrokerError, type ConfigEntry } from '../../../core/index.ts';
+import { kafka_handler, type RequestContext } from '../handler.ts';
 import { alter_resource } from './configs.ts';
 
 const OPERATION_SET = 0;
 const OPERATION_DELETE = 1;
+const OPERATION_APPEND = 2;
+const OPERATION_SUBTRACT = 3;
 
 type ConfigChange = Row<Row<RequestOf<typeof INCREMENTAL_ALTER_CONFIGS>['resources']>['configs']>;
 
-/** The configs to set and the names to remove. */
-function changes_of(configs: readonly ConfigChange[]): { set: Record<string, string>; remove: string[] } {
+const items_of = (text: string) =>
+  text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+
+/** A list config with `given` appended (the items it lacks) or subtracted. */
+function list_changed(config: ConfigChange, current: ConfigEntry | undefined): string {
+  if (current?.type !== 'list')
+    throw new BrokerError('invalid_config', `${config.name}: APPEND and SUBTRACT apply to list configs only`);
+  const items = items_of(current.value);
+  const given = items_of(config.value ?? '');
+  if (config.config_operation === OPERATION_APPEND)
+    return [...items, ...given.filter((item) => !items.includes(item))].join(',');
+  return items.filter((item) => !given.includes(item)).join(',');
+}
+
+/** The configs to set and the names to remove; `current`: the resource's configs now (lists change from them). */
+function changes_of(
+  configs: readonly ConfigChange[],
+  current: (name: string) => ConfigEntry | undefined,
+): { set: Record<string, string>; remove: string[] } {
   const set: Record<string, string> = {};
   const remove: string[] = [];
   for (const config of configs) {
@@ -22,25 +44,30 @@ function changes_of(configs: readonly ConfigChange[]): { set: Record<string, str
       if (config.value === null) throw new BrokerError('invalid_config', `${config.name}: SET needs a value`);
       set[config.name] = config.value;
     } else if (operation === OPERATION_DELETE) remove.push(config.name);
-    else
-      throw new BrokerError(
-        'invalid_config',
-        `config operation ${operation} (APPEND/SUBTRACT) applies to list configs only; none are supported`,
-      );
+    else if (operation === OPERATION_APPEND || operation === OPERATION_SUBTRACT)
+      set[config.name] = list_changed(config, current(config.name));
+    else throw new BrokerError('invalid_config', `${config.name}: unknown config operation ${operation}`);
   }
   return { set, remove };
 }
 
+function topic_entries(ctx: RequestContext, name: string): ConfigEntry[] {
+  const topic = ctx.core.topics.get(name);
+  if (!topic) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${name}`);
+  return ctx.core.topics.config_entries(topic);
+}
+
 export const incremental_alter_configs_handler = kafka_handler(
   INCREMENTAL_ALTER_CONFIGS,
-  { min: 0, max: 1, notes: 'SET and DELETE' },
+  { min: 0, max: 1, notes: "SET and DELETE; APPEND and SUBTRACT on a topic's list configs" },
   async (request, ctx) => {
     const validate_only = request.validate_only;
     const responses = [];
     for (const resource of request.resources) {
       responses.push(
         await alter_resource(ctx, validate_only, resource, async (name, kind) => {
-          const { set, remove } = changes_of(resource.configs);
+          const entries = kind === 'topic' ? topic_entries(ctx, name) : [];
+          const { set, remove } = changes_of(resource.configs, (config) => entries.find((e) => e.name === config));
           if (kind === 'group') await ctx.core.shares.set_configs(name, set, { remove, validate_only });
           else await ctx.core.topics.set_configs(name, set, { merge: true, remove, validate_only });
         }),
