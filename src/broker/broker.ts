@@ -86,6 +86,7 @@ export interface BrokerParts {
 
 export class Broker implements Core, CoreInternals {
   readonly node_id: number;
+  readonly data_dir: string;
   readonly clock: Clock;
   readonly monotonic_clock: Clock;
   readonly logger: Logger;
@@ -120,6 +121,7 @@ export class Broker implements Core, CoreInternals {
 
   private constructor(parts: BrokerParts) {
     this.node_id = parts.node_id;
+    this.data_dir = parts.data_dir;
     this.clock = parts.clock;
     this.monotonic_clock = parts.monotonic_clock;
     this.logger = parts.logger;

@@ -57,6 +57,8 @@ import type { BatchRecord } from '../protocol/record_batch.ts';
 export interface Core {
   readonly node_id: number;
   readonly cluster_id: string;
+  /** Where this broker keeps its logs (its one log directory, as DescribeLogDirs names it). */
+  readonly data_dir: string;
   /** The wall clock: timestamps. */
   readonly clock: Clock;
   /** For deadlines and timeouts (long polls, heartbeats): it does not jump when the wall clock is stepped. */

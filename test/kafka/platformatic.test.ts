@@ -313,6 +313,16 @@ test('admin: create, list, describe and delete topics', { timeout: TEST_TIMEOUT_
     assert.equal(values['cleanup.policy'], 'delete');
     assert.ok(values['retention.ms'] !== undefined);
 
+    // DescribeLogDirs: the broker's data directory with the partitions asked for.
+    const [dirs] = await admin.describeLogDirs({ topics: [{ name: 'orders', partitions: [0, 2] }] });
+    const dir = dirs!.results[0]!;
+    assert.equal(dir.logDir, broker.data_dir);
+    assert.deepEqual(
+      dir.topics.map((t) => [t.name, t.partitions.map((p) => p.partitionIndex)]),
+      [['orders', [0, 2]]],
+    );
+    assert.ok(Number(dir.usableBytes) > 0, 'usable bytes of the directory');
+
     await admin.deleteTopics({ topics: ['audit'] });
     await until(WAIT_MS, 'audit deleted', async () => !(await admin.listTopics()).includes('audit'));
     assert.deepEqual(await admin.listTopics(), ['orders']);
