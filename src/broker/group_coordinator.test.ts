@@ -144,3 +144,39 @@ test('bad joins are refused with the reason', () => {
   );
   groups.close();
 });
+
+/** A consumer protocol subscription (v0): version, the topics, empty user data. */
+function subscription(...topics: string[]): Buffer {
+  const parts = [Buffer.from([0, 0]), Buffer.alloc(4)];
+  parts[1]!.writeInt32BE(topics.length);
+  for (const topic of topics) {
+    const length = Buffer.alloc(2);
+    length.writeInt16BE(Buffer.byteLength(topic));
+    parts.push(length, Buffer.from(topic));
+  }
+  return Buffer.concat([...parts, Buffer.alloc(4)]);
+}
+
+test('deleting offsets keeps those of topics a member is subscribed to (group_subscribed_to_topic)', async () => {
+  const deleted: Array<{ topic: string; partition: number }> = [];
+  const offsets = {
+    has_group: () => true,
+    group_ids: () => ['g'],
+    delete_offsets: async (_group: string, partitions: Array<{ topic: string; partition: number }>) =>
+      void deleted.push(...partitions),
+  } as unknown as OffsetStore;
+  const groups = new GroupCoordinator(offsets, settings, SYSTEM_CLOCK);
+  await groups.join(join({ protocols: [{ name: 'range', metadata: subscription('orders') }] }));
+  const outcomes = await groups.delete_offsets('g', [
+    { topic: 'orders', partition: 0 },
+    { topic: 'audit', partition: 1 },
+  ]);
+  assert.ok(kind('group_subscribed_to_topic')(outcomes[0]));
+  assert.equal(outcomes[1], null);
+  assert.deepEqual(deleted, [{ topic: 'audit', partition: 1 }]);
+  await assert.rejects(
+    new GroupCoordinator(no_offsets, settings, SYSTEM_CLOCK).delete_offsets('none', []),
+    kind('group_id_not_found'),
+  );
+  groups.close();
+});

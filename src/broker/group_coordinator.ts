@@ -4,6 +4,7 @@
 //
 // States: empty -> preparing_rebalance (members re-join) -> completing_rebalance (waiting for the
 // leader's SyncGroup) -> stable; any join, leave or expiry in completing/stable starts a rebalance.
+import { subscribed_topics } from '../protocol/kafka/consumer_protocol.ts';
 import crypto from 'node:crypto';
 import { BrokerError, MemberIdRequiredError } from '../core/errors.ts';
 import type { OffsetStore } from './offset_store.ts';
@@ -434,6 +435,34 @@ export class GroupCoordinator {
       throw new BrokerError('group_id_not_found', `unknown group ${group_id}`);
     this.groups.delete(group_id);
     await this.offsets.delete_group(group_id);
+  }
+
+  /**
+   * Removes the group's committed offsets of `partitions` (OffsetDelete); a partition of a topic a
+   * member is subscribed to keeps its offset (group_subscribed_to_topic), as in Kafka.
+   */
+  async delete_offsets(
+    group_id: string,
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+  ): Promise<Array<BrokerError | null>> {
+    const group = this.groups.get(group_id);
+    if (!group && !this.offsets.has_group(group_id))
+      throw new BrokerError('group_id_not_found', `unknown group ${group_id}`);
+    const subscribed = new Set<string>();
+    for (const member of group?.members.values() ?? []) {
+      const metadata = member.protocols.find((p) => p.name === group!.protocol_name)?.metadata;
+      for (const topic of (metadata && subscribed_topics(metadata)) ?? []) subscribed.add(topic);
+    }
+    const outcomes = partitions.map(({ topic }) =>
+      subscribed.has(topic)
+        ? new BrokerError('group_subscribed_to_topic', `a member of group ${group_id} is subscribed to ${topic}`)
+        : null,
+    );
+    await this.offsets.delete_offsets(
+      group_id,
+      partitions.filter((_, i) => outcomes[i] === null),
+    );
+    return outcomes;
   }
 
   close(): void {

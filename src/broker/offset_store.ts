@@ -137,6 +137,18 @@ export class OffsetStore {
     this.groups.delete(group);
   }
 
+  /** Deletes a group's offsets of the partitions named (OffsetDelete). */
+  async delete_offsets(group: string, partitions: ReadonlyArray<{ topic: string; partition: number }>): Promise<void> {
+    if (partitions.length === 0) return;
+    const records: BatchRecord[] = partitions.map(({ topic, partition }) => ({
+      key: Buffer.from(JSON.stringify({ g: group, t: topic, p: partition })),
+      value: null,
+      timestamp_ms: this.clock.now_ms(),
+    }));
+    await this.append(encode_record_batch(records));
+    for (const record of records) this.apply(record.key!, null, 0);
+  }
+
   /** Deletes the offsets of one topic from every group (DeleteTopics). */
   async delete_topic(topic: string): Promise<void> {
     const records: BatchRecord[] = [];

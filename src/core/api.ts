@@ -298,6 +298,11 @@ export interface GroupsApi {
   describe(group_id: string): GroupSummary;
   list(): Array<{ group_id: string; protocol_type: string; state: GroupState }>;
   delete(group_id: string): Promise<void>;
+  /** Removes committed offsets (OffsetDelete): per partition null, or why it was kept. */
+  delete_offsets(
+    group_id: string,
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+  ): Promise<Array<BrokerError | null>>;
   validate_commit(group_id: string, member_id: string, generation_id: number, instance_id: string | null): void;
   /** Resolves once the commit is durable. */
   commit(group_id: string, entries: OffsetCommitEntry[]): Promise<void>;

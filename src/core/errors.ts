@@ -32,6 +32,7 @@ export type BrokerErrorKind =
   | 'fenced_instance_id'
   | 'group_id_not_found'
   | 'non_empty_group'
+  | 'group_subscribed_to_topic'
   | 'coordinator_not_available'
   | 'offset_metadata_too_large'
   | 'policy_violation'

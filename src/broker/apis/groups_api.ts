@@ -27,6 +27,7 @@ export function groups_api(broker: CoreInternals): GroupsApi {
     describe: (group_id) => coordinators.groups.describe(group_id),
     list: () => coordinators.groups.list(),
     delete: (group_id) => coordinators.groups.delete(group_id),
+    delete_offsets: (group_id, partitions) => coordinators.groups.delete_offsets(group_id, partitions),
     validate_commit: (group_id, member_id, generation_id, instance_id) =>
       coordinators.groups.validate_commit(group_id, member_id, generation_id, instance_id),
     commit: (group_id, entries) => coordinators.offsets.commit(group_id, entries),

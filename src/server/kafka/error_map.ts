@@ -39,6 +39,7 @@ const BROKER_CODES: Record<BrokerErrorKind, number> = {
   fenced_instance_id: ErrorCode.FENCED_INSTANCE_ID,
   group_id_not_found: ErrorCode.GROUP_ID_NOT_FOUND,
   non_empty_group: ErrorCode.NON_EMPTY_GROUP,
+  group_subscribed_to_topic: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC,
   coordinator_not_available: ErrorCode.COORDINATOR_NOT_AVAILABLE,
   offset_metadata_too_large: ErrorCode.OFFSET_METADATA_TOO_LARGE,
   policy_violation: ErrorCode.POLICY_VIOLATION,

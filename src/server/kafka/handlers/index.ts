@@ -40,6 +40,7 @@ import { incremental_alter_configs_handler } from './44_incremental_alter_config
 import { alter_partition_reassignments_handler } from './45_alter_partition_reassignments.ts';
 import { list_partition_reassignments_handler } from './46_list_partition_reassignments.ts';
 import { describe_log_dirs_handler } from './35_describe_log_dirs.ts';
+import { offset_delete_handler } from './47_offset_delete.ts';
 import { describe_client_quotas_handler } from './48_describe_client_quotas.ts';
 import { alter_client_quotas_handler } from './49_alter_client_quotas.ts';
 import { describe_user_scram_credentials_handler } from './50_describe_user_scram_credentials.ts';
@@ -92,6 +93,7 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     alter_partition_reassignments_handler,
     list_partition_reassignments_handler,
     describe_log_dirs_handler,
+    offset_delete_handler,
     describe_client_quotas_handler,
     alter_client_quotas_handler,
     describe_user_scram_credentials_handler,
