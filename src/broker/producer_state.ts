@@ -3,6 +3,7 @@
 // original offsets; a gap in sequence numbers is refused. Entries are recorded when the log assigns
 // offsets and removed again if that append fails, so only appended batches count.
 import { BrokerError } from '../core/errors.ts';
+import type { ActiveProducer } from '../core/types.ts';
 import { PartitionTxns, type PartitionTxnsJson } from './txn/partition_txns.ts';
 
 export const BATCHES_RETAINED = 5;
@@ -35,6 +36,16 @@ export class PartitionProducers {
   readonly producers = new Map<number, ProducerEntry>();
   /** The partition's transactions (open, ending, aborted), learnt from the same batches. */
   txns = new PartitionTxns();
+
+  /** Each producer with state here: its epoch, last sequence and open transaction's start. */
+  describe(): ActiveProducer[] {
+    return [...this.producers].map(([producer_id, entry]) => ({
+      producer_id,
+      producer_epoch: entry.epoch,
+      last_sequence: entry.batches.at(-1)?.last_sequence ?? -1,
+      current_txn_start_offset: this.txns.open_start(producer_id),
+    }));
+  }
 
   /** The retained batch this one duplicates, or null when it is new; throws on a gap or old epoch. */
   check(producer_id: number, epoch: number, first_sequence: number, last_sequence: number): BatchEntry | null {

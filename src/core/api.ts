@@ -10,6 +10,7 @@ import type { Clock, Logger } from './clock.ts';
 import type { ConsumerSource, PartitionReader } from './partition_reader.ts';
 import type {
   AcknowledgeBatch,
+  ActiveProducer,
   BindingRecord,
   BrokerAddress,
   CommittedOffset,
@@ -185,6 +186,8 @@ export interface PartitionsApi {
     records_max: number,
     bytes_max: number,
   ): Promise<RecordsRead>;
+  /** The producers with state on a partition this broker leads (DescribeProducers). */
+  active_producers(topic: string, partition: number): ActiveProducer[];
   /** The partition as this broker's own replica has it; null when it holds none. */
   local_state(topic: string, partition: number): LocalPartitionState | null;
   /** Local partitions taken offline by a failed write or fsync. */

@@ -76,6 +76,16 @@ export interface LocalPartitionState {
   offline: boolean;
 }
 
+/** A producer with state on a partition (DescribeProducers). */
+export interface ActiveProducer {
+  producer_id: number;
+  producer_epoch: number;
+  /** The last sequence number it wrote here; -1 when none is retained. */
+  last_sequence: number;
+  /** The first offset of its open transaction here; -1 when it has none. */
+  current_txn_start_offset: number;
+}
+
 /** A transactional producer instance: its id, producer id and epoch. */
 export interface TxnProducer {
   transactional_id: string;

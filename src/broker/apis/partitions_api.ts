@@ -45,6 +45,10 @@ export function partitions_api(broker: CoreInternals): PartitionsApi {
       }
       return log.delete_records_before(before);
     },
+    active_producers(topic, partition) {
+      topics.check(topic, partition);
+      return broker.producer_states.of(placement.read_log(topic, partition).name).describe();
+    },
     reader: (topic, partition) => broker.partition_reader(topic, partition),
     reader_now: (topic, partition) => broker.partition_reader_now(topic, partition),
     read_records,

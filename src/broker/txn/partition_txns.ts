@@ -22,6 +22,11 @@ export const ABORTED_KEPT_MAX = 100_000;
 export class PartitionTxns {
   /** Producer id → the first offset of its open transaction. */
   private readonly open = new Map<number, number>();
+
+  /** Where the producer's open transaction starts; -1 when it has none. */
+  open_start(producer_id: number): number {
+    return this.open.get(producer_id) ?? -1;
+  }
   /** Ended, in marker order, until the high watermark passes the marker. */
   private ending: EndedTxn[] = [];
   /** Aborted, in marker order. */

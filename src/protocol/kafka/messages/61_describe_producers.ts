@@ -1,6 +1,5 @@
-// DescribeProducers (key 61): the producers a partition leader currently tracks (last sequence and
-// timestamp, open transaction), for the admin tools that find and abort hanging transactions
-// (KIP-664). Flexible in every version.
+// DescribeProducers (key 61): the producers with state on each partition named, as its leader
+// keeps it: epoch, last sequence, and where the producer's open transaction starts. Flexible.
 import { api_spec, array_of, field, struct_array } from '../schema.ts';
 
 export const DESCRIBE_PRODUCERS = api_spec({
@@ -42,12 +41,10 @@ export const DESCRIBE_PRODUCERS = api_spec({
                 'active_producers',
                 struct_array(
                   field('producer_id', 'int64', '0+'),
-                  // int32 as Kafka declares it, not the int16 epoch of the other APIs
                   field('producer_epoch', 'int32', '0+'),
                   field('last_sequence', 'int32', '0+', { default: -1 }),
                   field('last_timestamp', 'int64', '0+', { default: -1 }),
                   field('coordinator_epoch', 'int32', '0+'),
-                  // -1 when the producer has no open transaction on the partition
                   field('current_txn_start_offset', 'int64', '0+', { default: -1 }),
                 ),
                 '0+',

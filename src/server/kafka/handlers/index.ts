@@ -42,6 +42,7 @@ import { list_partition_reassignments_handler } from './46_list_partition_reassi
 import { describe_log_dirs_handler } from './35_describe_log_dirs.ts';
 import { offset_delete_handler } from './47_offset_delete.ts';
 import { describe_client_quotas_handler } from './48_describe_client_quotas.ts';
+import { describe_producers_handler } from './61_describe_producers.ts';
 import { alter_client_quotas_handler } from './49_alter_client_quotas.ts';
 import { describe_user_scram_credentials_handler } from './50_describe_user_scram_credentials.ts';
 import { alter_user_scram_credentials_handler } from './51_alter_user_scram_credentials.ts';
@@ -95,6 +96,7 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     describe_log_dirs_handler,
     offset_delete_handler,
     describe_client_quotas_handler,
+    describe_producers_handler,
     alter_client_quotas_handler,
     describe_user_scram_credentials_handler,
     alter_user_scram_credentials_handler,

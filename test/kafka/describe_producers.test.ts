@@ -1,0 +1,53 @@
+// DescribeProducers against a broker process: the idempotent producer kafkajs wrote with is listed
+// with its epoch and last sequence, a transactional one with where its open transaction starts,
+// and a partition that does not exist is refused alone.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Kafka, logLevel } from 'kafkajs';
+import { start_broker_process, type BrokerProcess } from '../support/broker_process.ts';
+import { Connection } from '../../src/protocol/kafka/client_connection.ts';
+import { DESCRIBE_PRODUCERS } from '../../src/protocol/kafka/messages/61_describe_producers.ts';
+import { ErrorCode } from '../../src/protocol/kafka/error_codes.ts';
+
+let broker: BrokerProcess;
+
+before(async () => {
+  broker = await start_broker_process();
+});
+
+after(async () => {
+  await broker?.stop();
+});
+
+test('DescribeProducers lists idempotent and transactional producers of a partition', async () => {
+  const kafka = new Kafka({ brokers: [broker.bootstrap], clientId: 'dp', logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic: 'dp', numPartitions: 1 }] });
+  await admin.disconnect();
+  const idempotent = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await idempotent.connect();
+  await idempotent.send({ topic: 'dp', acks: -1, messages: [{ value: 'a' }, { value: 'b' }, { value: 'c' }] });
+  const transactional = kafka.producer({ transactionalId: 'dp-txn', maxInFlightRequests: 1, idempotent: true });
+  await transactional.connect();
+  const txn = await transactional.transaction();
+  await txn.send({ topic: 'dp', messages: [{ value: 'open' }] });
+  const [host, port] = broker.bootstrap.split(':');
+  const connection = await Connection.connect(host!, Number(port));
+  try {
+    const response = await connection.call(DESCRIBE_PRODUCERS, 0, {
+      topics: [{ name: 'dp', partition_indexes: [0, 5] }],
+    });
+    const [p0, p5] = response.topics[0]!.partitions;
+    assert.equal(p0!.error_code, ErrorCode.NONE);
+    const by_txn = [...p0!.active_producers].sort((a, b) => a.current_txn_start_offset - b.current_txn_start_offset);
+    assert.equal(by_txn.length, 2);
+    assert.deepEqual([by_txn[0]!.last_sequence, by_txn[0]!.current_txn_start_offset], [2, -1]);
+    assert.deepEqual([by_txn[1]!.last_sequence, by_txn[1]!.current_txn_start_offset], [0, 3]);
+    assert.equal(p5!.error_code, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
+  } finally {
+    connection.close();
+    await txn.abort();
+    await Promise.all([idempotent.disconnect(), transactional.disconnect()]);
+  }
+});
