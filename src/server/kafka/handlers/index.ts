@@ -39,6 +39,7 @@ import { delete_groups_handler } from './42_delete_groups.ts';
 import { incremental_alter_configs_handler } from './44_incremental_alter_configs.ts';
 import { alter_partition_reassignments_handler } from './45_alter_partition_reassignments.ts';
 import { list_partition_reassignments_handler } from './46_list_partition_reassignments.ts';
+import { alter_replica_log_dirs_handler } from './34_alter_replica_log_dirs.ts';
 import { describe_log_dirs_handler } from './35_describe_log_dirs.ts';
 import { offset_delete_handler } from './47_offset_delete.ts';
 import { describe_client_quotas_handler } from './48_describe_client_quotas.ts';
@@ -93,6 +94,7 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     incremental_alter_configs_handler,
     alter_partition_reassignments_handler,
     list_partition_reassignments_handler,
+    alter_replica_log_dirs_handler,
     describe_log_dirs_handler,
     offset_delete_handler,
     describe_client_quotas_handler,

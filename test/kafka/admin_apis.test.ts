@@ -1,12 +1,15 @@
-// DescribeProducers against a broker process: the idempotent producer kafkajs wrote with is listed
-// with its epoch and last sequence, a transactional one with where its open transaction starts,
-// and a partition that does not exist is refused alone.
+// Admin APIs no client library here wraps, as raw requests against a broker process.
+// DescribeProducers: the idempotent producer kafkajs wrote with is listed with its epoch and last
+// sequence, a transactional one with where its open transaction starts, and a partition that does
+// not exist is refused alone. AlterReplicaLogDirs: staying in the one log directory is fine,
+// another directory is LOG_DIR_NOT_FOUND.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel } from 'kafkajs';
 import { start_broker_process, type BrokerProcess } from '../support/broker_process.ts';
 import { Connection } from '../../src/protocol/kafka/client_connection.ts';
 import { DESCRIBE_PRODUCERS } from '../../src/protocol/kafka/messages/61_describe_producers.ts';
+import { ALTER_REPLICA_LOG_DIRS } from '../../src/protocol/kafka/messages/34_alter_replica_log_dirs.ts';
 import { ErrorCode } from '../../src/protocol/kafka/error_codes.ts';
 
 let broker: BrokerProcess;
@@ -49,5 +52,28 @@ test('DescribeProducers lists idempotent and transactional producers of a partit
     connection.close();
     await txn.abort();
     await Promise.all([idempotent.disconnect(), transactional.disconnect()]);
+  }
+});
+
+test('AlterReplicaLogDirs: the one log directory, or LOG_DIR_NOT_FOUND', async () => {
+  const [host, port] = broker.bootstrap.split(':');
+  const connection = await Connection.connect(host!, Number(port));
+  try {
+    // Partition 9 and topic "nowhere" do not exist: refused alone, the broker answering the rest.
+    const topics = [
+      { name: 'dp', partitions: [0, 9] },
+      { name: 'nowhere', partitions: [0] },
+    ];
+    const response = await connection.call(ALTER_REPLICA_LOG_DIRS, 2, {
+      dirs: [
+        { path: broker.data_dir, topics },
+        { path: '/elsewhere', topics: [{ name: 'dp', partitions: [0] }] },
+      ],
+    });
+    const codes = response.results.map((r) => r.partitions.map((p) => p.error_code));
+    const unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    assert.deepEqual(codes, [[ErrorCode.NONE, unknown], [unknown], [ErrorCode.LOG_DIR_NOT_FOUND]]);
+  } finally {
+    connection.close();
   }
 });
