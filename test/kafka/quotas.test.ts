@@ -249,15 +249,15 @@ test('connections beyond the per-user limit are refused at login; others log in'
   open.pop()!.close();
   await until_ok(() => login('alice')).then((c) => c.close());
   for (const connection of [...open, bob]) connection.close();
-  await assert.rejects(
-    amqplib.connect(`amqp://alice:${USERS.alice}@${broker.amqp}`).then(async (c) => {
-      const more = await Promise.all(
-        Array.from({ length: 6 }, () => amqplib.connect(`amqp://alice:${USERS.alice}@${broker.amqp}`)),
-      );
-      await Promise.all([c, ...more].map((m) => m.close()));
-    }),
-    /ACCESS_REFUSED.*limit is 6/,
-  );
+  // Over AMQP too: seven logins as alice, the seventh refused; every one that got in is closed.
+  const url = `amqp://alice:${USERS.alice}@${broker.amqp}`;
+  const attempts = await Promise.allSettled(Array.from({ length: 7 }, () => amqplib.connect(url)));
+  const opened = attempts.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+  await Promise.all(opened.map((connection) => connection.close()));
+  const refusals = attempts.flatMap((a) => (a.status === 'rejected' ? [String(a.reason)] : []));
+  // (A Kafka connection of alice's closed just before may still count a moment: at most six get in.)
+  assert.ok(opened.length <= 6 && refusals.length >= 1, `${opened.length} in, ${refusals.length} refused`);
+  for (const refusal of refusals) assert.match(refusal, /ACCESS_REFUSED.*limit is 6/);
 });
 
 test('connections beyond the per-address limit are closed at once', async () => {
