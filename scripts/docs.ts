@@ -1,9 +1,9 @@
 // Writes the generated parts of the docs from the code they describe (`npm run docs`), so the two
-// cannot drift: the Kafka API table and the topic configs of docs/kafka-compatibility.md from the
-// handler table and the topic config table, and the settings of docs/settings.md from the settings
-// table (src/core/settings.ts). Each
-// part sits between `<!-- generated: NAME -->` and `<!-- end generated -->`; test/docs.test.ts
-// fails when a part is not what this would write.
+// cannot drift: the Kafka API table, the topic configs and the broker configs of
+// docs/kafka-compatibility.md from the handler table and the topic and broker config tables, and
+// the settings of docs/settings.md from the settings table (src/core/settings.ts). Each part sits
+// between `<!-- generated: NAME -->` and `<!-- end generated -->`; test/docs.test.ts fails when a
+// part is not what this would write.
 import fs from 'node:fs';
 import path from 'node:path';
 import { handler_table } from '../src/server/kafka/handlers/index.ts';
@@ -18,6 +18,7 @@ import {
 } from '../src/core/settings.ts';
 import { text_of, type_text } from '../src/core/setting_values.ts';
 import { topic_config_entries } from '../src/broker/topic_config.ts';
+import { BROKER_CONFIG_SPECS } from '../src/broker/broker_configs.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -58,6 +59,18 @@ export function topic_config_table(): string {
     return `| ${cell(entry.name)} | ${entry.type} | ${cell(entry.default ?? '')} | ${meaning} |`;
   });
   return ['| config | type | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+/** Every broker config: its type, default, whether it changes while the broker runs, and what it is. */
+export function broker_config_table(): string {
+  const changes = { cluster: 'cluster-wide', broker: 'per broker or cluster-wide' } as const;
+  const rows = BROKER_CONFIG_SPECS.map((spec) => {
+    const setting = spec.setting ? ` (setting ${cell(spec.setting.name)})` : '';
+    const dynamic = spec.dynamic ? changes[spec.dynamic] : 'read-only';
+    const meaning = `${cell(spec.doc, true)}${setting}`;
+    return `| ${cell(spec.name)} | ${spec.type} | ${cell(spec.default)} | ${dynamic} | ${meaning} |`;
+  });
+  return ['| config | type | default | changes | meaning |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 
 /** Text for a table cell: pipes escaped, in a code span unless `plain` (then no HTML either). */
@@ -133,6 +146,7 @@ export function settings_tables(): string {
 export const GENERATED_PARTS: readonly GeneratedPart[] = [
   { file: 'docs/kafka-compatibility.md', name: 'kafka-apis', render: kafka_api_table },
   { file: 'docs/kafka-compatibility.md', name: 'topic-configs', render: topic_config_table },
+  { file: 'docs/kafka-compatibility.md', name: 'broker-configs', render: broker_config_table },
   { file: 'docs/settings.md', name: 'settings', render: settings_tables },
 ];
 

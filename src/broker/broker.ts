@@ -7,6 +7,8 @@
 import { Acls } from './acls/acls.ts';
 import { Users } from './users.ts';
 import { Quotas } from './quotas/quotas.ts';
+import { BrokerConfigs } from './broker_configs.ts';
+import { rethrow_invariant } from '../core/invariants.ts';
 import type { CredentialStore } from './credentials.ts';
 import type { Core } from '../core/api.ts';
 import type { Clock, Logger } from '../core/clock.ts';
@@ -113,6 +115,7 @@ export class Broker implements Core, CoreInternals {
   readonly acls: Acls;
   readonly users: Users;
   readonly quotas: Quotas;
+  readonly configs: BrokerConfigs;
 
   private readonly local_readers = new WeakMap<PartitionLog, PartitionReader>();
   private next_producer_id = 0;
@@ -132,7 +135,9 @@ export class Broker implements Core, CoreInternals {
     this.acls = new Acls(parts.metadata, parts.settings.acls);
     this.users = new Users(parts.users_file ?? null, parts.metadata);
     this.quotas = new Quotas(parts.metadata, parts.settings.quota_exempt_users, () => parts.monotonic_clock.now_ms());
-    this.topic_index = new TopicManager(parts.storage, parts.placement, parts.clock);
+    const registered = (id: number) => parts.placement.broker_ids().includes(id);
+    this.configs = new BrokerConfigs(parts.metadata, parts.node_id, parts.settings.started_with, registered);
+    this.topic_index = this.topic_manager(parts);
     this.stats = new BrokerStats(
       (topic, partition) => partition < (this.topic_index.get(topic)?.partitions ?? 0),
       (observer) => (parts.storage.flusher.on_fsync = observer),
@@ -223,10 +228,26 @@ export class Broker implements Core, CoreInternals {
     return this.metadata.cluster_id;
   }
 
+  /** The topic index over the cluster-wide topic defaults, applied to the local logs as they change. */
+  private topic_manager(parts: BrokerParts): TopicManager {
+    const topics = new TopicManager(parts.storage, parts.placement, parts.clock, () => this.configs.topic_defaults());
+    // A single node's view does not change with the configs: their new topic defaults apply here.
+    this.configs.on_change(() => {
+      topics.apply_view(topics.list()).catch((error: unknown) => {
+        rethrow_invariant(error);
+        this.logger.warn({ error: String(error) }, 'new topic defaults not applied to the local logs');
+      });
+    });
+    return topics;
+  }
+
   private placement_host(): PlacementHost {
     const fsync = this.storage.config.durability.kind === 'fsync';
     return {
-      apply_topics: (topics) => this.topic_index.apply_view(topics),
+      apply_topics: async (topics) => {
+        await this.topic_index.apply_view(topics);
+        this.configs.changed();
+      },
       create_topic: (name, partitions, configs, placement) =>
         this.topic_index.ensure(name, partitions, configs, placement),
       ensure_log: async (topic, partition) => {
@@ -240,7 +261,8 @@ export class Broker implements Core, CoreInternals {
         return this.coordinators.on_role(topic, partition, role, log);
       },
       durable_end: (log) => (fsync ? log.flushed_offset : log.written_offset),
-      min_insync_replicas: (topic) => Number(this.topic_index.get(topic)?.configs['min.insync.replicas'] ?? 1),
+      min_insync_replicas: (topic) =>
+        Number(this.topic_index.configs_in_force(this.topic_index.get(topic))['min.insync.replicas'] ?? 1),
       on_replicated: (log, batches) => this.producer_states.record_batches(log, batches),
       on_truncated: (log, end) => this.producer_states.truncated(log, end),
       drop_log: async (log) => {

@@ -16,4 +16,6 @@ export interface BrokerSettings {
   acls: AclSettings;
   /** Users no quota applies to: the brokers themselves (replication, forwarding, markers). */
   quota_exempt_users: readonly string[];
+  /** The settings the broker started with, as text by canonical name (BROKER configs; the rest are defaults). */
+  started_with: Readonly<Record<string, string>>;
 }

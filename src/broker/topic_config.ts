@@ -3,7 +3,7 @@
 // configs that have no effect here (standard_topic_configs.ts), accepted and described all the same.
 import { LOG_CONFIG_DEFAULT, type LogConfig } from '../storage/index.ts';
 import { BrokerError } from '../core/errors.ts';
-import type { ConfigEntry, TopicConfigs } from '../core/types.ts';
+import type { ConfigEntry, ConfigSynonym, TopicConfigs } from '../core/types.ts';
 import { IGNORED_TOPIC_CONFIGS, boolean, whole, type ConfigSpec } from './standard_topic_configs.ts';
 
 interface AppliedSpec extends ConfigSpec {
@@ -125,16 +125,45 @@ const APPLIED: Record<string, AppliedSpec> = {
 
 const ENTRIES: Readonly<Record<string, AppliedSpec>> = { ...APPLIED, ...IGNORED_TOPIC_CONFIGS };
 
-/** A topic's every config: the value in force, whether it was set, its type and what it does. */
-export function topic_config_entries(configs: TopicConfigs): ConfigEntry[] {
-  return Object.entries(ENTRIES).map(([name, spec]) => ({
-    name,
-    value: configs[name] ?? spec.default,
-    is_set: configs[name] !== undefined,
-    default: spec.default,
-    type: spec.type,
-    documentation: spec.ignored ? `${spec.doc}. Accepted; no effect in Sluice: ${spec.ignored}.` : `${spec.doc}.`,
-  }));
+/** A topic config's default, type, check and meaning; undefined for an unknown name. */
+export function topic_config_spec(name: string): ConfigSpec | undefined {
+  return ENTRIES[name];
+}
+
+/**
+ * The cluster-wide dynamic default of a topic config, under its broker config's name
+ * (log.retention.ms for retention.ms), when one is set.
+ */
+export interface TopicDefault {
+  broker_name: string;
+  value: string;
+}
+
+/**
+ * A topic's every config: the value in force (set on the topic, else the cluster-wide default,
+ * else the built-in one), where it comes from, its type and what it does.
+ */
+export function topic_config_entries(
+  configs: TopicConfigs,
+  defaults: Readonly<Record<string, TopicDefault>> = {},
+): ConfigEntry[] {
+  return Object.entries(ENTRIES).map(([name, spec]) => {
+    const synonyms: ConfigSynonym[] = [];
+    if (configs[name] !== undefined) synonyms.push({ name, value: configs[name], source: 'resource' });
+    const cluster = defaults[name];
+    if (cluster) synonyms.push({ name: cluster.broker_name, value: cluster.value, source: 'cluster_default' });
+    synonyms.push({ name, value: spec.default, source: 'default' });
+    return {
+      name,
+      value: synonyms[0]!.value,
+      is_set: configs[name] !== undefined,
+      default: spec.default,
+      type: spec.type,
+      documentation: spec.ignored ? `${spec.doc}. Accepted; no effect in Sluice: ${spec.ignored}.` : `${spec.doc}.`,
+      source: synonyms[0]!.source,
+      synonyms,
+    };
+  });
 }
 
 /** Throws invalid_config naming the first unknown or invalid setting. */

@@ -9,7 +9,7 @@ import { new_uuid } from '../core/metadata_store.ts';
 import { PARTITIONS_MAX, partition_name } from '../core/names.ts';
 import type { Placement, TopicPlacement } from '../core/placement.ts';
 import type { TopicConfigs, TopicRecord } from '../core/types.ts';
-import { log_config_of, validate_configs } from './topic_config.ts';
+import { log_config_of, validate_configs, type TopicDefault } from './topic_config.ts';
 
 const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
 
@@ -43,12 +43,23 @@ export class TopicManager {
   private readonly by_name = new Map<string, TopicRecord>();
   private readonly by_id = new Map<string, TopicRecord>();
   private chain: Promise<unknown> = Promise.resolve();
+  /** The cluster-wide topic defaults the local logs were last configured with (JSON). */
+  private defaults_applied = '{}';
 
   constructor(
     private readonly storage: Storage,
     private readonly placement: Placement,
     private readonly clock: Clock,
+    /** The cluster-wide dynamic defaults of topic configs (broker configs such as log.retention.ms). */
+    readonly defaults: () => Readonly<Record<string, TopicDefault>> = () => ({}),
   ) {}
+
+  /** A topic's configs in force: its own over the cluster-wide defaults (the built-in ones left out). */
+  configs_in_force(topic: TopicRecord | undefined): TopicConfigs {
+    const configs: TopicConfigs = {};
+    for (const [name, { value }] of Object.entries(this.defaults())) configs[name] = value;
+    return { ...configs, ...topic?.configs };
+  }
 
   /**
    * The topics as the placement stores them: indexes them, applies changed configs to local logs,
@@ -57,12 +68,20 @@ export class TopicManager {
    */
   async apply_view(topics: readonly TopicRecord[]): Promise<void> {
     const seen = new Set<string>();
+    const defaults = JSON.stringify(this.defaults());
+    const defaults_changed = defaults !== this.defaults_applied;
+    this.defaults_applied = defaults;
     for (const topic of topics) {
       seen.add(topic.name);
       const known = this.by_name.get(topic.name);
       if (known && known.id !== topic.id) await this.drop_local(known);
-      if (!known || known.id !== topic.id || JSON.stringify(known.configs) !== JSON.stringify(topic.configs)) {
-        const log_config = log_config_of(topic.configs);
+      if (
+        defaults_changed ||
+        !known ||
+        known.id !== topic.id ||
+        JSON.stringify(known.configs) !== JSON.stringify(topic.configs)
+      ) {
+        const log_config = log_config_of(this.configs_in_force(topic));
         for (let p = 0; p < topic.partitions; p++) {
           const log = this.storage.partition(partition_name(topic.name, p));
           if (log) log.config = log_config;
@@ -88,10 +107,13 @@ export class TopicManager {
     const name = partition_name(topic, partition);
     const existing = this.storage.partition(name);
     if (existing) return existing;
-    return this.storage.create_partition(name, log_config_of(this.by_name.get(topic)?.configs ?? {}));
+    return this.storage.create_partition(name, log_config_of(this.configs_in_force(this.by_name.get(topic))));
   }
 
-  /** Log settings of a storage partition, from its topic's configs (used when storage opens). */
+  /**
+   * Log settings of a storage partition, from its topic's configs (used when storage opens; the
+   * cluster-wide defaults apply once the topics are, apply_view).
+   */
   static log_config_for(topics: readonly TopicRecord[], partition: string) {
     const dash = partition.lastIndexOf('-');
     const topic = topics.find((t) => t.name === partition.slice(0, dash));

@@ -21,6 +21,7 @@ const cluster_commands = lazy(() => import('./cluster_commands.ts'));
 const acl = lazy(() => import('./acl_commands.ts'));
 const user = lazy(() => import('./user_commands.ts'));
 const quota = lazy(() => import('./quota_commands.ts'));
+const config = lazy(() => import('./config_commands.ts'));
 const run_start = async (flags: import('./start.ts').StartFlags) => (await import('./start.ts')).run_start(flags);
 
 const BOOTSTRAP_DEFAULT = '127.0.0.1:9092';
@@ -307,6 +308,27 @@ function add_quota(program: Command): void {
   );
 }
 
+function add_config(program: Command): void {
+  const group = program
+    .command('config')
+    .description('configs of a topic, a share group, a broker or the cluster-wide broker defaults');
+  const with_flags = (command: Command) =>
+    bootstrap(command)
+      .option('--topic <name>', 'a topic')
+      .option('--group <id>', 'a share group')
+      .option('--broker <id>', 'a broker (its dynamic configs: log level, connection limits)')
+      .option('--broker-default', 'the cluster-wide broker defaults (topic defaults such as log.retention.ms)');
+  with_flags(group.command('describe').description('the configs set (--all: every config and where it comes from)'))
+    .option('--all', 'every config, defaults included')
+    .action((options) => config.config_describe(options));
+  with_flags(group.command('set <name=value...>').description('set configs (dynamic ones, for a broker)')).action(
+    (pairs, options) => config.config_set(pairs, options),
+  );
+  with_flags(group.command('delete <name...>').description('put configs back to their defaults')).action(
+    (names, options) => config.config_delete(names, options),
+  );
+}
+
 export function build_program(): Command {
   const program = new Command('sluice')
     .description('Sluice: a durable message broker speaking the Kafka and AMQP 0-9-1 protocols')
@@ -319,6 +341,7 @@ export function build_program(): Command {
   add_acl(program);
   add_user(program);
   add_quota(program);
+  add_config(program);
   add_bench(program);
   return program;
 }

@@ -19,6 +19,7 @@ import {
   file_group_name,
   host_port_of,
   read_config_group,
+  type SettingGroup,
   setting,
   settings_of,
   url_list_of,
@@ -80,6 +81,8 @@ export interface ResolvedSettings {
   cluster?: unknown;
   /** Deprecated names used and config-file keys nobody reads (logged once there is a logger). */
   warnings: string[];
+  /** The settings given (not defaulted), as text by canonical name: what DescribeConfigs reports. */
+  given: Record<string, string>;
 }
 
 interface Given {
@@ -144,6 +147,22 @@ function unknown_keys(file: Record<string, unknown>): string[] {
     .map((key) => `config ${key}: unknown setting, ignored (known: ${known.join(', ')})`);
 }
 
+/**
+ * The settings a group of the config file gives, as text by canonical name. The group is read again
+ * where it is parsed (with its warnings); one it cannot read is refused there, and gives none here.
+ */
+function group_given(group: SettingGroup, value: unknown): Record<string, string> {
+  const texts: Record<string, string> = {};
+  let values: Map<string, SettingValue> | undefined;
+  try {
+    values = read_config_group(group, value);
+  } catch {
+    return texts;
+  }
+  for (const [key, setting_value] of values ?? []) texts[`${group}.${key}`] = text_of(setting_value);
+  return texts;
+}
+
 /** Merges flags over environment over config file over defaults; refuses a value its setting refuses. */
 export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = process.env): ResolvedSettings {
   const sources: Sources = { flags, env, file: {}, warnings: [] };
@@ -151,13 +170,18 @@ export function resolve_settings(flags: StartFlags, env: NodeJS.ProcessEnv = pro
   const config_given = given(config, sources);
   sources.file = read_config_file(config_given ? String(value_of(config, config_given) ?? '') : undefined);
   sources.warnings.push(...unknown_keys(sources.file));
-  const resolved: Record<string, unknown> = { warnings: sources.warnings };
+  const given_texts: Record<string, string> = {};
+  const resolved: Record<string, unknown> = { warnings: sources.warnings, given: given_texts };
   for (const s of settings_of(null)) {
     const from = given(s, sources);
     const value = from ? value_of(s, from) : s.default;
     if (value !== null) resolved[camel_case(s.key)] = typeof value === 'boolean' ? value : text_of(value);
+    if (from && value !== null && s.name !== 'config') given_texts[s.name] = text_of(value);
   }
-  for (const group of SETTING_GROUPS) resolved[file_group_name(group)] = sources.file[file_group_name(group)];
+  for (const group of SETTING_GROUPS) {
+    resolved[file_group_name(group)] = sources.file[file_group_name(group)];
+    Object.assign(given_texts, group_given(group, sources.file[file_group_name(group)]));
+  }
   return resolved as unknown as ResolvedSettings;
 }
 
@@ -403,7 +427,12 @@ export async function run_start(flags: StartFlags): Promise<void> {
     amqp: amqp_listener(settings),
     console_handler,
     logger,
+    settings_given: settings.given,
   });
+  // log_level is a dynamic broker config (sluice.log_level): set while the broker runs, it applies at once.
+  const apply_log_level = () => (logger.level = running.broker.configs.setting_value('log_level'));
+  running.broker.configs.on_change(apply_log_level);
+  apply_log_level();
   const extra =
     (tls ? ` tls${settings.tlsClientAuth === 'none' ? '' : `=mtls-${settings.tlsClientAuth}`}` : '') +
     (credentials ? ` sasl=${credentials.size} users` : '') +

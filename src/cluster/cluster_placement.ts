@@ -185,6 +185,10 @@ export class ClusterPlacement implements Placement {
     return found;
   }
 
+  broker_ids(): number[] {
+    return this.node ? [...this.node.view.brokers.keys()] : [this.parts.node_id];
+  }
+
   controller_id(): number {
     return this.node?.view.controller?.node_id ?? -1;
   }

@@ -12,6 +12,7 @@ import type { Membership } from './membership.ts';
 import type { ClusterView, PartitionState } from './model.ts';
 import { elect_eligible, min_insync_of, with_isr } from './eligible_replicas.ts';
 import { rethrow_invariant } from '../core/invariants.ts';
+import { with_cluster_defaults } from '../core/metadata_store.ts';
 
 export const UNCLEAN_ELECTION_CONFIG = 'unclean.leader.election.enable';
 
@@ -83,7 +84,7 @@ export class Controller {
     for (const [key, { value: state, mod_revision }] of view.partitions) {
       const slash = key.lastIndexOf('/');
       const topic = key.slice(0, slash);
-      const configs = view.topics.get(topic)?.value.configs;
+      const configs = with_cluster_defaults(view.topics.get(topic)?.value.configs, view.broker_configs);
       const unclean = configs?.[UNCLEAN_ELECTION_CONFIG] === 'true';
       const next = next_partition_state(state, live, unclean, min_insync_of(configs));
       if (!next) continue;

@@ -93,6 +93,19 @@ export class EtcdMetadataStore implements MetadataStore {
     );
   }
 
+  broker_configs(): Readonly<Record<string, Readonly<Record<string, string>>>> {
+    return this.node()?.view.broker_configs ?? {};
+  }
+
+  async set_broker_configs(scope: string, configs: Readonly<Record<string, string>>): Promise<void> {
+    await this.etcd.set_broker_configs(scope, configs);
+    const wanted = JSON.stringify(configs);
+    await this.node()?.wait_for_view(
+      (view) => JSON.stringify(view.broker_configs[scope] ?? {}) === wanted,
+      `the broker configs of ${scope}`,
+    );
+  }
+
   allocate_producer_ids(count: number): Promise<number> {
     return this.etcd.allocate_producer_ids(count);
   }

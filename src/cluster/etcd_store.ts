@@ -113,6 +113,8 @@ export class EtcdStore {
         view.acls.push(JSON.parse(text) as AclBinding);
       } else if (key.startsWith('quotas/')) {
         view.client_quotas.push(JSON.parse(text) as ClientQuota);
+      } else if (key.startsWith('broker_configs/')) {
+        view.broker_configs[key.slice('broker_configs/'.length)] = JSON.parse(text) as Record<string, string>;
       } else if (key.startsWith('users/')) {
         const [user, hash] = key.slice('users/'.length).split('/') as [string, 'sha256' | 'sha512'];
         const name = decodeURIComponent(user);
@@ -248,6 +250,12 @@ export class EtcdStore {
   async set_scram(user: string, hash: 'sha256' | 'sha512', credential: StoredScram | null): Promise<void> {
     const key = `users/${encodeURIComponent(user)}/${hash}`;
     if (credential) await this.ns.put(key).value(JSON.stringify(credential));
+    else await this.ns.delete().key(key);
+  }
+
+  async set_broker_configs(scope: string, configs: Readonly<Record<string, string>>): Promise<void> {
+    const key = `broker_configs/${scope}`;
+    if (Object.keys(configs).length > 0) await this.ns.put(key).value(JSON.stringify(configs));
     else await this.ns.delete().key(key);
   }
 

@@ -67,6 +67,8 @@ export interface ClusterView {
   scram_users: Map<string, StoredScramUser>;
   /** Client quotas, one entry per entity. */
   client_quotas: ClientQuota[];
+  /** Dynamic broker configs by scope (`default`, or a node id). */
+  broker_configs: Record<string, Record<string, string>>;
   producer_id_block_end: Versioned<number> | null;
 }
 
@@ -87,6 +89,7 @@ export function empty_view(): ClusterView {
     acls: [],
     scram_users: new Map(),
     client_quotas: [],
+    broker_configs: {},
     producer_id_block_end: null,
   };
 }

@@ -70,6 +70,11 @@ export interface CoreOptions {
   quota_exempt_users?: readonly string[];
   /** Run as a member of a cluster whose metadata is in etcd (the listener's start joins it). */
   cluster?: ClusterOptions;
+  /**
+   * The settings given at start (`sluice start`'s flags, environment and config file), as text by
+   * canonical name: what DescribeConfigs reports for the broker (the others as their defaults).
+   */
+  settings_given?: Readonly<Record<string, string>>;
   logger?: Logger;
   /** The file system under everything (default: the real one). */
   io?: FileIO;
@@ -142,6 +147,11 @@ function broker_settings(options: CoreOptions): BrokerSettings {
       ...options.transactions,
     },
     acls: acl_settings(options),
+    started_with: {
+      ...options.settings_given,
+      node_id: String(options.node_id ?? default_number('node_id')),
+      data: options.data_dir,
+    },
     quota_exempt_users: [
       ...(options.quota_exempt_users ?? []),
       ...(options.cluster?.inter_broker_sasl ? [options.cluster.inter_broker_sasl.username] : []),
@@ -236,6 +246,15 @@ function listener_options(spec: KafkaListenerSpec, credentials: Credentials | nu
   };
 }
 
+/** The connection limits an embedded broker was given, as the settings they are (their start values). */
+function client_limits_given(options: StartOptions): Record<string, string> {
+  const given: Record<string, string> = {};
+  const { per_ip_max, per_user_max } = options.client_limits ?? {};
+  if (per_ip_max !== undefined) given.connections_per_ip_max = String(per_ip_max);
+  if (per_user_max !== undefined) given.connections_per_user_max = String(per_user_max);
+  return given;
+}
+
 /** The broker core plus its listeners, started and stopped together. */
 export async function start_broker(options: StartOptions): Promise<RunningBroker> {
   const logger = options.logger ?? SILENT_LOGGER;
@@ -251,13 +270,15 @@ export async function start_broker(options: StartOptions): Promise<RunningBroker
     ? { ...options.acls, super_users: [...(options.acls?.super_users ?? []), user_principal(certified)] }
     : options.acls;
   const quota_exempt_users = certified ? [certified] : [];
-  const broker = await open_core({ ...options, cluster, acls, quota_exempt_users });
+  const settings_given = { ...options.settings_given, ...client_limits_given(options) };
+  const broker = await open_core({ ...options, cluster, acls, quota_exempt_users, settings_given });
   // Logins (Kafka SASL, AMQP, HTTP Basic) check the users file's users and the managed ones.
   const credentials: Credentials | null = options.credentials || options.sasl ? broker.users : null;
-  const connection_limits = new ClientConnectionLimits({
-    per_ip_max: options.client_limits?.per_ip_max ?? default_number('connections_per_ip_max'),
-    per_user_max: options.client_limits?.per_user_max ?? default_number('connections_per_user_max'),
-  });
+  // Dynamic broker configs (max.connections.per.ip, sluice.connections_per_user_max) over the settings.
+  const connection_limits = new ClientConnectionLimits(() => ({
+    per_ip_max: Number(broker.configs.setting_value('connections_per_ip_max')),
+    per_user_max: Number(broker.configs.setting_value('connections_per_user_max')),
+  }));
   const kafka_listeners = specs.map(
     (spec) =>
       new KafkaListener(broker, {

@@ -78,6 +78,33 @@ export interface Core {
   readonly acls: AclsApi;
   readonly users: UsersApi;
   readonly quotas: QuotasApi;
+  readonly configs: BrokerConfigsApi;
+}
+
+export interface SetBrokerConfigsOptions {
+  remove?: readonly string[];
+  /** Replace the scope's whole set of dynamic configs (AlterConfigs); otherwise merge into it. */
+  replace?: boolean;
+  validate_only?: boolean;
+}
+
+/**
+ * Broker configs (Kafka's BROKER resource): the settings in force, and the dynamic ones set while
+ * the broker runs, for one broker (resource name: its node id) or cluster-wide (resource name '').
+ */
+export interface BrokerConfigsApi {
+  /** This broker's every config (its node id), or the cluster-wide defaults set (''). */
+  entries(resource_name: string): ConfigEntry[];
+  /** Sets and removes dynamic configs; read-only, unknown or invalid ones are refused (invalid_config). */
+  set(
+    resource_name: string,
+    configs: Readonly<Record<string, string>>,
+    options?: SetBrokerConfigsOptions,
+  ): Promise<void>;
+  /** The value in force here of a setting (by canonical name), dynamic changes included. */
+  setting_value(setting_name: string): string;
+  /** Calls `listener` whenever the dynamic configs in force may have changed. */
+  on_change(listener: () => void): void;
 }
 
 /** A user and its SCRAM mechanisms; `mechanisms` null: no such user. */

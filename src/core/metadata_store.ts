@@ -45,6 +45,44 @@ export interface MetadataStore {
   client_quotas(): readonly ClientQuota[];
   /** Resolves once client_quotas() gives the entity `values` (null: no entry). */
   set_client_quota(entity: QuotaEntity, values: QuotaValues | null): Promise<void>;
+  /**
+   * Dynamic broker configs (Kafka names) by scope: BROKER_CONFIGS_DEFAULT for the cluster-wide
+   * defaults, else a broker's node id as text.
+   */
+  broker_configs(): Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** Resolves once broker_configs() gives `scope` exactly `configs` (empty: none). */
+  set_broker_configs(scope: string, configs: Readonly<Record<string, string>>): Promise<void>;
+}
+
+/** The scope of the cluster-wide dynamic broker configs (Kafka's BROKER resource with an empty name). */
+export const BROKER_CONFIGS_DEFAULT = 'default';
+
+/** Topic configs whose cluster-wide default is a dynamic broker config: the topic config by the broker config. */
+export const TOPIC_DEFAULT_CONFIGS: Readonly<Record<string, string>> = {
+  'log.retention.ms': 'retention.ms',
+  'log.retention.bytes': 'retention.bytes',
+  'log.segment.bytes': 'segment.bytes',
+  'log.roll.ms': 'segment.ms',
+  'log.index.interval.bytes': 'index.interval.bytes',
+  'message.max.bytes': 'max.message.bytes',
+  'log.message.timestamp.type': 'message.timestamp.type',
+  'log.cleanup.policy': 'cleanup.policy',
+  'compression.type': 'compression.type',
+  'min.insync.replicas': 'min.insync.replicas',
+  'unclean.leader.election.enable': 'unclean.leader.election.enable',
+};
+
+/** A topic's configs over the cluster-wide defaults of `broker_configs` (the built-in defaults left out). */
+export function with_cluster_defaults(
+  configs: Readonly<Record<string, string>> | undefined,
+  broker_configs: Readonly<Record<string, Readonly<Record<string, string>>>>,
+): Record<string, string> {
+  const merged: Record<string, string> = {};
+  for (const [name, value] of Object.entries(broker_configs[BROKER_CONFIGS_DEFAULT] ?? {})) {
+    const topic_name = TOPIC_DEFAULT_CONFIGS[name];
+    if (topic_name !== undefined) merged[topic_name] = value;
+  }
+  return { ...merged, ...configs };
 }
 
 /** 16 random bytes (never all zero), base64url: topic ids and cluster ids as Kafka prints them. */

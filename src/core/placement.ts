@@ -93,6 +93,8 @@ export interface Placement {
   // ---------------------------------------------------------------- where partitions are
   /** Brokers clients may connect to on the listener named `listener`; `self` is this broker's address on it. */
   brokers(self: { host: string; port: number }, listener: string): BrokerAddress[];
+  /** The node ids of the brokers registered now (a single node: its own). */
+  broker_ids(): number[];
   /** -1 while there is none. */
   controller_id(): number;
   partition_info(topic: string, partition: number): PartitionInfo;

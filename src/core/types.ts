@@ -18,10 +18,24 @@ export interface TopicRecord {
   created_ms: number;
 }
 
-/** A topic or group config with the value in force and whether it was set or is the default. */
 /** A config value's type, as Kafka's DescribeConfigs names them. */
 export type ConfigValueType = 'boolean' | 'string' | 'int' | 'long' | 'double' | 'list';
 
+/**
+ * Where a config's value in force comes from: set on the resource itself (a topic's, a group's or a
+ * broker's own dynamic config), the cluster-wide dynamic broker default, the settings the broker
+ * started with, or the built-in default.
+ */
+export type ConfigSourceName = 'resource' | 'cluster_default' | 'static' | 'default';
+
+/** One value a config could take, in the order of precedence (DescribeConfigs' synonyms). */
+export interface ConfigSynonym {
+  name: string;
+  value: string;
+  source: ConfigSourceName;
+}
+
+/** A topic, group or broker config with the value in force and where it comes from. */
 export interface ConfigEntry {
   name: string;
   value: string;
@@ -31,6 +45,12 @@ export interface ConfigEntry {
   type?: ConfigValueType;
   /** What it does (and, for one accepted without effect, why it has none). */
   documentation?: string;
+  /** Absent: `resource` when set, else `default`. */
+  source?: ConfigSourceName;
+  /** Every value in precedence order, the one in force first (absent: derived from is_set and default). */
+  synonyms?: ConfigSynonym[];
+  /** A broker config that cannot change while the broker runs. */
+  read_only?: boolean;
 }
 
 /** A topic the broker creates for itself at the first start (in a cluster, by the controller). */

@@ -4,7 +4,7 @@
 import { KafkaProtocolError } from './errors.ts';
 
 /** Resource types of DescribeConfigs / AlterConfigs (kafkajs's ConfigResourceTypes). */
-export const ConfigResourceTypes = { UNKNOWN: 0, TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8 } as const;
+export const ConfigResourceTypes = { UNKNOWN: 0, TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, GROUP: 32 } as const;
 export type ConfigResourceType = (typeof ConfigResourceTypes)[keyof typeof ConfigResourceTypes];
 
 /** Where a config value comes from (kafkajs's ConfigSource). */

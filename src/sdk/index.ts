@@ -120,6 +120,14 @@ export {
   type DescribeAclResponse,
 } from './admin_acls.ts';
 export type { ScramMechanismName, UserScramCredentials } from './admin_users.ts';
+export {
+  AdminError,
+  AlterConfigOperation,
+  ConfigResourceTypes,
+  ConfigSource,
+  type ConfigDescription,
+  type DescribeConfigResponse,
+} from './admin_types.ts';
 export type {
   ClientQuotaAlteration,
   ClientQuotaEntity,

@@ -15,17 +15,18 @@ export class ClientConnectionLimits {
   private readonly by_ip = new Map<string, number>();
   private readonly by_user = new Map<string, number>();
 
-  constructor(readonly settings: ClientConnectionLimitSettings) {}
+  /** `settings` is read at each connection and login: the limits may change while the broker runs. */
+  constructor(private readonly settings: () => ClientConnectionLimitSettings) {}
 
   /** Counts the socket against its address until it closes; why not, when the address is at its limit. */
   admit_address(socket: net.Socket): string | null {
     const address = socket.remoteAddress ?? '';
-    return claim(this.by_ip, address, this.settings.per_ip_max, socket, `address ${address}`);
+    return claim(this.by_ip, address, this.settings().per_ip_max, socket, `address ${address}`);
   }
 
   /** Counts the socket against `user` until it closes; why not, when the user is at its limit. */
   admit_user(socket: net.Socket, user: string): string | null {
-    return claim(this.by_user, user, this.settings.per_user_max, socket, `user ${user}`);
+    return claim(this.by_user, user, this.settings().per_user_max, socket, `user ${user}`);
   }
 
   /** Connections open now per address (for tests and the admin API). */

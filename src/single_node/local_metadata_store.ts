@@ -26,10 +26,13 @@ export interface MetadataState {
   scram_users?: Record<string, StoredScramUser>;
   /** Client quotas, one entry per entity (absent in files written before they existed). */
   client_quotas?: ClientQuota[];
+  /** Dynamic broker configs by scope (absent in files written before they existed). */
+  broker_configs?: Record<string, Record<string, string>>;
 }
 
 const NO_ACLS: readonly AclBinding[] = [];
 const NO_QUOTAS: readonly ClientQuota[] = [];
+const NO_BROKER_CONFIGS: Readonly<Record<string, Record<string, string>>> = {};
 
 const FILE_NAME = 'broker-metadata.json';
 
@@ -146,6 +149,17 @@ export class LocalMetadataStore implements MetadataStore {
     const key = quota_entity_key(entity);
     const others = this.client_quotas().filter((quota) => quota_entity_key(quota.entity) !== key);
     this.state.client_quotas = values ? [...others, { entity, values }] : others;
+    return this.save();
+  }
+
+  broker_configs(): Readonly<Record<string, Readonly<Record<string, string>>>> {
+    return this.state.broker_configs ?? NO_BROKER_CONFIGS;
+  }
+
+  set_broker_configs(scope: string, configs: Readonly<Record<string, string>>): Promise<void> {
+    const all = { ...this.state.broker_configs, [scope]: { ...configs } };
+    if (Object.keys(configs).length === 0) delete all[scope];
+    this.state.broker_configs = all;
     return this.save();
   }
 

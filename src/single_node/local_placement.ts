@@ -122,6 +122,10 @@ export class LocalPlacement implements Placement {
     return [{ node_id: this.node_id, ...self }];
   }
 
+  broker_ids(): number[] {
+    return [this.node_id];
+  }
+
   controller_id(): number {
     return this.node_id;
   }

@@ -1,5 +1,6 @@
 // Moving partitions between brokers with `sluice topic reassign` and the admin API: onto a broker
-// added to the running cluster, and back when a move cannot finish. Real etcd and broker processes.
+// added to the running cluster, and back when a move cannot finish; manual assignments; broker
+// configs set through one broker, in force on all. Real etcd and broker processes.
 import { test } from 'node:test';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,8 +15,10 @@ import {
   produce_to,
   read_until,
   run_cli,
+  send_produce,
   shared_cluster,
 } from './cluster_support.ts';
+import { Connection } from '../../src/protocol/kafka/client_connection.ts';
 
 const shared = shared_cluster();
 
@@ -212,6 +215,63 @@ test(
       [],
       'nothing refused was created',
     );
+    await sdk.disconnect();
+  },
+);
+
+test(
+  'a cluster-wide broker default set through one broker is in force on every broker; per-broker configs stay its own',
+  { skip: missing ?? false, timeout: 60_000 },
+  async () => {
+    const { cluster, admin } = shared;
+    await admin.createTopics({ topics: [{ topic: 'defaulted', numPartitions: 3, replicationFactor: 3 }] });
+    const leaders = new Set<number>();
+    for (let p = 0; p < 3; p++) {
+      await cluster.wait_for('a leader', async () => (await cluster.partition(admin, 'defaulted', p)).leader > 0);
+      leaders.add((await cluster.partition(admin, 'defaulted', p)).leader);
+    }
+    const sdk = new Sluice({ brokers: cluster.bootstrap, clientId: 'configs-admin' }).admin();
+    const [first] = [...cluster.brokers.keys()].sort((x, y) => x - y) as [number];
+    const alter = (name: string, entries: Array<{ name: string; value?: string; operation: 'SET' | 'DELETE' }>) =>
+      sdk.incrementalAlterConfigs({ resources: [{ type: 4, name, configEntries: entries }] });
+    await alter('', [{ name: 'message.max.bytes', value: '2000', operation: 'SET' }]);
+    await alter(String(first), [{ name: 'max.connections.per.ip', value: '500', operation: 'SET' }]);
+    const big = 'x'.repeat(5000);
+    const refused_by_every_leader = async () => {
+      for (const id of leaders) {
+        const port = cluster.direct_ports.get(id)!;
+        for (let partition = 0; partition < 3; partition++) {
+          if ((await cluster.partition(admin, 'defaulted', partition)).leader !== id) continue;
+          const connection = await Connection.connect('127.0.0.1', port);
+          const answer = await send_produce(connection, 'defaulted', [big], 1, partition).finally(() =>
+            connection.close(),
+          );
+          if (answer.error_code !== ErrorCode.MESSAGE_TOO_LARGE) return false;
+        }
+      }
+      return true;
+    };
+    await cluster.wait_for('message.max.bytes in force on every leader', refused_by_every_leader, 20_000);
+    const described = await admin.describeConfigs({
+      resources: [...cluster.brokers.keys()].map((id) => ({
+        type: 4,
+        name: String(id),
+        configNames: ['message.max.bytes', 'max.connections.per.ip'],
+      })),
+      includeSynonyms: false,
+    });
+    for (const resource of described.resources) {
+      const by_name = new Map(resource.configEntries.map((e) => [e.configName, e]));
+      assert.deepEqual(
+        [by_name.get('message.max.bytes')?.configValue, by_name.get('message.max.bytes')?.configSource],
+        ['2000', 3],
+      );
+      const own = resource.resourceName === String(first);
+      assert.equal(by_name.get('max.connections.per.ip')?.configValue, own ? '500' : '0', resource.resourceName);
+    }
+    await alter('', [{ name: 'message.max.bytes', operation: 'DELETE' }]);
+    await alter(String(first), [{ name: 'max.connections.per.ip', operation: 'DELETE' }]);
+    await cluster.wait_for('the default gone everywhere', async () => !(await refused_by_every_leader()), 20_000);
     await sdk.disconnect();
   },
 );

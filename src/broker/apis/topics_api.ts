@@ -1,12 +1,7 @@
 // The core API's topics (core/api.ts TopicsApi) over the broker's topic index.
 import type { TopicsApi } from '../../core/api.ts';
-import type { ConfigEntry, TopicRecord } from '../../core/types.ts';
 import type { CoreInternals } from './internals.ts';
 import { topic_config_entries } from '../topic_config.ts';
-
-export function config_entries_of(topic: TopicRecord): ConfigEntry[] {
-  return topic_config_entries(topic.configs);
-}
 
 export function topics_api(broker: CoreInternals): TopicsApi {
   const index = broker.topic_index;
@@ -25,6 +20,6 @@ export function topics_api(broker: CoreInternals): TopicsApi {
     },
     add_partitions: (name, total, options) => index.add_partitions(name, total, options),
     set_configs: (name, configs, options) => index.set_configs(name, configs, options),
-    config_entries: config_entries_of,
+    config_entries: (topic) => topic_config_entries(topic.configs, index.defaults()),
   };
 }

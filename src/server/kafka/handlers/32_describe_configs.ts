@@ -1,21 +1,15 @@
-// DescribeConfigs 0-4: topic configs and share-group configs with the value in force and whether
-// it was set (source TOPIC / GROUP) or is the default; v1+ synonyms when asked (the value set, then
-// the default), v3+ each config's type and, when asked, its documentation (which says when a
-// standard Kafka config is accepted without effect). A BROKER resource is answered with no configs.
+// DescribeConfigs 0-4: topic, share-group and broker configs with the value in force and where it
+// comes from (the resource's own, the cluster-wide dynamic default, the broker's start settings or
+// the built-in default); v1+ synonyms when asked (every value in precedence order), v3+ each
+// config's type and, when asked, its documentation (which says when a standard Kafka config is
+// accepted without effect, and when a broker config is read-only).
 import { DESCRIBE_CONFIGS } from '../../../protocol/kafka/messages/32_describe_configs.ts';
-import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import type { RequestOf, ResponseIn, Row } from '../../../protocol/kafka/schema.ts';
-import { CLUSTER_RESOURCE, type ConfigEntry, type ConfigValueType } from '../../../core/index.ts';
+import { BrokerError, CLUSTER_RESOURCE, type ConfigEntry, type ConfigValueType } from '../../../core/index.ts';
+import { error_fields } from '../error_map.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
 import { allowed, refusal } from '../authorize.ts';
-import {
-  CONFIG_SOURCE_DEFAULT,
-  CONFIG_SOURCE_GROUP,
-  CONFIG_SOURCE_TOPIC,
-  RESOURCE_BROKER,
-  RESOURCE_GROUP,
-  RESOURCE_TOPIC,
-} from './configs.ts';
+import { RESOURCE_BROKER, RESOURCE_GROUP, resource_kind, source_number, unserved_resource } from './configs.ts';
 
 type ResourceRequest = Row<RequestOf<typeof DESCRIBE_CONFIGS>['resources']>;
 type ResourceResult = Row<ResponseIn<typeof DESCRIBE_CONFIGS>['results']>;
@@ -37,28 +31,41 @@ interface Asked {
   documentation: boolean;
 }
 
-function config_rows(entries: readonly ConfigEntry[], asked: Asked, source_when_set: number): ConfigRow[] {
+function config_rows(entries: readonly ConfigEntry[], asked: Asked, resource_type: number): ConfigRow[] {
   const { keys } = asked;
   return entries
     .filter((entry) => keys === null || keys.length === 0 || keys.includes(entry.name))
     .map((entry) => {
-      const source = entry.is_set ? source_when_set : CONFIG_SOURCE_DEFAULT;
-      const synonyms = [];
-      if (asked.synonyms && entry.is_set) synonyms.push({ name: entry.name, value: entry.value, source });
-      if (asked.synonyms && entry.default !== undefined)
-        synonyms.push({ name: entry.name, value: entry.default, source: CONFIG_SOURCE_DEFAULT });
+      const source = entry.source ?? (entry.is_set ? 'resource' : 'default');
+      const synonyms = entry.synonyms ?? [
+        ...(entry.is_set ? [{ name: entry.name, value: entry.value, source: 'resource' as const }] : []),
+        ...(entry.default !== undefined
+          ? [{ name: entry.name, value: entry.default, source: 'default' as const }]
+          : []),
+      ];
       return {
         name: entry.name,
         value: entry.value,
-        read_only: false,
-        is_default: !entry.is_set,
-        config_source: source,
+        read_only: entry.read_only ?? false,
+        is_default: source === 'default',
+        config_source: source_number(source, resource_type),
         is_sensitive: false,
-        synonyms,
+        synonyms: asked.synonyms
+          ? synonyms.map((s) => ({ name: s.name, value: s.value, source: source_number(s.source, resource_type) }))
+          : [],
         config_type: entry.type ? CONFIG_TYPES[entry.type] : 0,
         documentation: asked.documentation ? (entry.documentation ?? null) : null,
       };
     });
+}
+
+/** The configs of a resource with their values in force; throws a BrokerError for one that cannot be described. */
+function entries_of(ctx: RequestContext, resource: ResourceRequest): ConfigEntry[] {
+  if (resource.resource_type === RESOURCE_BROKER) return ctx.core.configs.entries(resource.resource_name);
+  if (resource.resource_type === RESOURCE_GROUP) return ctx.core.shares.config_entries(resource.resource_name);
+  const topic = ctx.core.topics.get(resource.resource_name);
+  if (!topic) throw new BrokerError('unknown_topic_or_partition', `unknown topic ${resource.resource_name}`);
+  return ctx.core.topics.config_entries(topic);
 }
 
 function describe(
@@ -73,29 +80,17 @@ function describe(
     error_message: null,
     configs: [],
   };
+  const kind = resource_kind(resource.resource_type);
+  if (kind === null) return { ...base, ...unserved_resource(resource.resource_type) };
+  const acl_name = kind === 'cluster' ? CLUSTER_RESOURCE : resource.resource_name;
+  if (!allowed(ctx, 'describe_configs', kind, acl_name))
+    return { ...base, ...refusal(ctx, 'describe_configs', kind, acl_name) };
   const asked = { keys: resource.configuration_keys, synonyms: include_synonyms, documentation: include_documentation };
-  const refused = describe_refusal(ctx, resource);
-  if (refused) return { ...base, ...refused };
-  if (resource.resource_type === RESOURCE_BROKER) return base;
-  if (resource.resource_type === RESOURCE_GROUP)
-    return {
-      ...base,
-      configs: config_rows(ctx.core.shares.config_entries(resource.resource_name), asked, CONFIG_SOURCE_GROUP),
-    };
-  if (resource.resource_type !== RESOURCE_TOPIC)
-    return {
-      ...base,
-      error_code: ErrorCode.INVALID_REQUEST,
-      error_message: 'only topic, group and broker resources are supported',
-    };
-  const topic = ctx.core.topics.get(resource.resource_name);
-  if (!topic)
-    return {
-      ...base,
-      error_code: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-      error_message: `unknown topic ${resource.resource_name}`,
-    };
-  return { ...base, configs: config_rows(ctx.core.topics.config_entries(topic), asked, CONFIG_SOURCE_TOPIC) };
+  try {
+    return { ...base, configs: config_rows(entries_of(ctx, resource), asked, resource.resource_type) };
+  } catch (error) {
+    return { ...base, ...error_fields(error) };
+  }
 }
 
 export const describe_configs_handler = kafka_handler(
@@ -104,26 +99,11 @@ export const describe_configs_handler = kafka_handler(
     min: 0,
     max: 4,
     notes:
-      'topic and share-group configs with their sources, synonyms, types and documentation (every standard ' +
-      'topic config; those without effect say so); a BROKER resource is answered with none',
+      'topic, share-group and broker configs with their sources, synonyms, types and documentation (every ' +
+      'standard topic config; those without effect say so; every broker setting, Kafka-named where Kafka has it)',
   },
   (request, ctx) => ({
     throttle_time_ms: 0,
     results: request.resources.map((resource) => describe(ctx, resource, request)),
   }),
 );
-
-/** DESCRIBE_CONFIGS on the topic, group or (a broker's) the cluster, refused; null when allowed. */
-function describe_refusal(ctx: RequestContext, resource: ResourceRequest) {
-  const kind =
-    resource.resource_type === RESOURCE_BROKER
-      ? 'cluster'
-      : resource.resource_type === RESOURCE_GROUP
-        ? 'group'
-        : resource.resource_type === RESOURCE_TOPIC
-          ? 'topic'
-          : null;
-  const name = kind === 'cluster' ? CLUSTER_RESOURCE : resource.resource_name;
-  if (kind === null || allowed(ctx, 'describe_configs', kind, name)) return null;
-  return refusal(ctx, 'describe_configs', kind, name);
-}

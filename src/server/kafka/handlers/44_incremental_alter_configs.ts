@@ -1,6 +1,7 @@
-// IncrementalAlterConfigs 0-1: sets (SET) and removes (DELETE) single configs of a topic or a
-// share group, leaving the others; APPEND and SUBTRACT add items to and take them from a topic's
-// list configs (cleanup.policy, the replication throttles). Any other use is INVALID_CONFIG.
+// IncrementalAlterConfigs 0-1: sets (SET) and removes (DELETE) single configs of a topic, a share
+// group or a broker (its dynamic ones, or the cluster-wide defaults), leaving the others; APPEND
+// and SUBTRACT add items to and take them from list configs (cleanup.policy, the replication
+// throttles). Any other use is INVALID_CONFIG.
 import { INCREMENTAL_ALTER_CONFIGS } from '../../../protocol/kafka/messages/44_incremental_alter_configs.ts';
 import type { RequestOf, Row } from '../../../protocol/kafka/schema.ts';
 import { BrokerError, type ConfigEntry } from '../../../core/index.ts';
@@ -59,7 +60,7 @@ function topic_entries(ctx: RequestContext, name: string): ConfigEntry[] {
 
 export const incremental_alter_configs_handler = kafka_handler(
   INCREMENTAL_ALTER_CONFIGS,
-  { min: 0, max: 1, notes: "SET and DELETE; APPEND and SUBTRACT on a topic's list configs" },
+  { min: 0, max: 1, notes: 'SET and DELETE on topics, groups and brokers; APPEND and SUBTRACT on list configs' },
   async (request, ctx) => {
     const validate_only = request.validate_only;
     const responses = [];
@@ -67,8 +68,12 @@ export const incremental_alter_configs_handler = kafka_handler(
       responses.push(
         await alter_resource(ctx, validate_only, resource, async (name, kind) => {
           const entries = kind === 'topic' ? topic_entries(ctx, name) : [];
-          const { set, remove } = changes_of(resource.configs, (config) => entries.find((e) => e.name === config));
+          // A broker's entries are read only for APPEND and SUBTRACT: another broker's cannot be here.
+          const current = (config: string) =>
+            (kind === 'cluster' ? ctx.core.configs.entries(name) : entries).find((e) => e.name === config);
+          const { set, remove } = changes_of(resource.configs, current);
           if (kind === 'group') await ctx.core.shares.set_configs(name, set, { remove, validate_only });
+          else if (kind === 'cluster') await ctx.core.configs.set(name, set, { remove, validate_only });
           else await ctx.core.topics.set_configs(name, set, { merge: true, remove, validate_only });
         }),
       );
