@@ -8,9 +8,10 @@ import type { SaslOptions } from '../protocol/sasl/client_login.ts';
 import type { PartitionLog } from '../storage/index.ts';
 import type { Clock, Logger } from '../core/clock.ts';
 import { BrokerError } from '../core/errors.ts';
+import type { Election } from '../core/placement.ts';
 import { EtcdStore } from './etcd_store.ts';
 import { Membership } from './membership.ts';
-import { Controller, cancelled_reassignment } from './controller.ts';
+import { Controller, cancelled_reassignment, next_partition_state, preferred_leadership } from './controller.ts';
 import { ProduceForwarder } from './produce_forwarder.ts';
 import { TxnPeers } from './txn_peers.ts';
 import { RemotePartitions } from './remote_partitions.ts';
@@ -365,6 +366,38 @@ export class ClusterNode {
       if (await this.store.update_partition(topic, partition, next, entry.mod_revision)) {
         const what = `the cancel of ${topic}-${partition}'s reassignment`;
         await this.wait_for_partition_change(topic, partition, entry.mod_revision, what);
+        return;
+      }
+      await this.refresh();
+    }
+  }
+
+  /**
+   * ElectLeaders: the preferred replica as leader, or (unclean) any live replica of a partition
+   * whose leader is gone, as the controller would choose them; written against the partition's
+   * revision, so a concurrent change of the controller's is read again first.
+   */
+  async elect_leader(topic: string, partition: number, election: Election): Promise<void> {
+    for (;;) {
+      const entry = this.partition_entry(topic, partition);
+      const state = entry.value;
+      const live = new Set(this.view.brokers.keys());
+      const name = `${topic}-${partition}`;
+      let next: PartitionState | null;
+      if (election === 'preferred') {
+        if (state.leader === state.replicas[0]) throw new BrokerError('election_not_needed', `${name}: led by it`);
+        next = preferred_leadership(state, live);
+        const why = `the preferred replica ${state.replicas[0]} is not alive and in sync, or a move is under way`;
+        if (!next) throw new BrokerError('preferred_leader_not_available', `${name}: ${why}`);
+      } else {
+        if (state.leader >= 0 && live.has(state.leader))
+          throw new BrokerError('election_not_needed', `${name} has a live leader, ${state.leader}`);
+        next = next_partition_state(state, live, true);
+        if (!next || next.leader < 0)
+          throw new BrokerError('eligible_leaders_not_available', `${name}: none of its replicas is alive`);
+      }
+      if (await this.store.update_partition(topic, partition, next, entry.mod_revision)) {
+        await this.wait_for_partition_change(topic, partition, entry.mod_revision, `the election of ${name}`);
         return;
       }
       await this.refresh();

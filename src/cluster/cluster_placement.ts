@@ -8,7 +8,7 @@ import { MONOTONIC_CLOCK, type Clock, type Logger } from '../core/clock.ts';
 import { BrokerError } from '../core/errors.ts';
 import { new_uuid } from '../core/metadata_store.ts';
 import type { PartitionReader } from '../core/partition_reader.ts';
-import type { Placement, PlacementHost, TopicPlacement } from '../core/placement.ts';
+import type { Election, Placement, PlacementHost, TopicPlacement } from '../core/placement.ts';
 import type {
   BrokerAddress,
   InternalTopic,
@@ -225,6 +225,10 @@ export class ClusterPlacement implements Placement {
     const node = this.joined();
     if (replicas === null) await node.cancel_reassignment(topic, partition);
     else await node.reassign(topic, partition, replicas);
+  }
+
+  elect_leader(topic: string, partition: number, election: Election): Promise<void> {
+    return this.joined().elect_leader(topic, partition, election);
   }
 
   leader_of(topic: string, partition: number): number {

@@ -53,6 +53,7 @@ import type {
   TrafficTotals,
 } from './types.ts';
 import type { BrokerError } from './errors.ts';
+import type { Election } from './placement.ts';
 import type { BatchRecord } from '../protocol/record_batch.ts';
 
 export interface Core {
@@ -244,6 +245,8 @@ export interface ClusterApi {
   partition_reassignment(topic: string, partition: number): PartitionReassignment | null;
   /** Moves a partition to `replicas`; null gives up the move in progress. */
   reassign(topic: string, partition: number, replicas: number[] | null): Promise<void>;
+  /** ElectLeaders for one partition (see Placement.elect_leader). */
+  elect_leader(topic: string, partition: number, election: Election): Promise<void>;
   /** The node that coordinates consumer groups or share groups; -1 when none. */
   coordinator_node(kind: 'group' | 'share' | 'transaction'): number;
 }

@@ -41,6 +41,8 @@ export type BrokerErrorKind =
   | 'invalid_record_state'
   | 'share_session_not_found'
   | 'invalid_share_session_epoch'
+  | 'fetch_session_id_not_found'
+  | 'invalid_fetch_session_epoch'
   | 'queue_full'
   | 'offset_out_of_range'
   // cluster: leadership and replication
@@ -55,6 +57,9 @@ export type BrokerErrorKind =
   | 'request_timed_out'
   | 'invalid_replica_assignment'
   | 'no_reassignment_in_progress'
+  | 'election_not_needed'
+  | 'preferred_leader_not_available'
+  | 'eligible_leaders_not_available'
   // users
   | 'resource_not_found'
   | 'unacceptable_credential'

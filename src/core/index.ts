@@ -17,6 +17,7 @@ export type {
   SourceRead,
 } from './partition_reader.ts';
 export type { Credentials } from './credentials.ts';
+export type { Election } from './placement.ts';
 export { PARTITIONS_MAX, is_internal_topic } from './names.ts';
 export { PRIORITY_LEVELS_MAX, PRIORITY_MAX, priority_level, priority_levels } from './queue_priority.ts';
 export * from './settings.ts';

@@ -63,6 +63,9 @@ export interface TopicPlacement {
   assignment?: number[][];
 }
 
+/** ElectLeaders' election types. */
+export type Election = 'preferred' | 'unclean';
+
 export interface Placement {
   /** Said in descriptions (the admin API); the core never branches on it. */
   readonly clustered: boolean;
@@ -100,6 +103,12 @@ export interface Placement {
   partition_info(topic: string, partition: number): PartitionInfo;
   partition_reassignment(topic: string, partition: number): PartitionReassignment | null;
   reassign(topic: string, partition: number, replicas: number[] | null): Promise<void>;
+  /**
+   * Elects the preferred replica (alive and in sync) or, `unclean`, any live replica of a partition
+   * without a live leader; resolves once the new leader is in the view. Throws election_not_needed,
+   * preferred_leader_not_available or eligible_leaders_not_available.
+   */
+  elect_leader(topic: string, partition: number, election: Election): Promise<void>;
   /** Node id of the partition's leader; -1 while none. */
   leader_of(topic: string, partition: number): number;
 

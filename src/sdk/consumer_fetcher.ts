@@ -13,6 +13,7 @@ import { PartitionPool, type OrderedRound, type Runner } from './consumer_runner
 import type { ResponseOf, Row } from '../protocol/kafka/schema.ts';
 import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { FETCH } from '../protocol/kafka/messages/01_fetch.ts';
+import { FetchSession, SESSION_ERRORS, type SessionFetchPartition, type SessionRequest } from './fetch_session.ts';
 import { LIST_OFFSETS } from '../protocol/kafka/messages/02_list_offsets.ts';
 
 /** Fetch and ListOffsets errors cured by fresh metadata. */
@@ -27,6 +28,14 @@ const METADATA_CODES = new Set<number>([
 ]);
 
 type FetchResponse = ResponseOf<typeof FETCH>;
+
+/** A Fetch outside any session: every partition named. */
+const sessionless = (wanted: SessionFetchPartition[]): SessionRequest => ({
+  session_id: 0,
+  session_epoch: -1,
+  named: wanted,
+  forgotten: [],
+});
 type FetchedPartition = Row<Row<FetchResponse['responses']>['partitions']>;
 
 /** A partition in a Fetch: its state, the offset asked for and the state's epoch at the time. */
@@ -36,10 +45,16 @@ interface FetchSnapshotEntry {
   epoch: number;
 }
 
+/** A Fetch sent, with the session fields it carried. */
+interface SentFetch {
+  response: FetchResponse;
+  session: SessionRequest;
+}
+
 /** The Fetch sent to a leader for the next round while the current round's handlers ran. */
 interface Prefetch {
   snapshot: Map<string, FetchSnapshotEntry>;
-  response: Promise<FetchResponse>;
+  response: Promise<SentFetch>;
 }
 
 /** What one fetch round collects across its leaders. */
@@ -51,14 +66,14 @@ interface Round {
 }
 
 /**
- * Where each partition of `snapshot` fetches next if the response is taken as it is; null when
- * that cannot be known now (an error, a partition missing).
+ * Where each partition of `snapshot` fetches next if the response is taken as it is (one an
+ * incremental answer leaves out stays where it is); null when that cannot be known now (an error).
  */
 function predict_next(
   response: FetchResponse,
   snapshot: Map<string, FetchSnapshotEntry>,
 ): Map<string, FetchSnapshotEntry> | null {
-  const next = new Map<string, FetchSnapshotEntry>();
+  const next = new Map<string, FetchSnapshotEntry>(snapshot);
   for (const topic of response.responses) {
     for (const partition of topic.partitions) {
       const entry = snapshot.get(key_of(topic.topic, partition.partition_index));
@@ -68,12 +83,14 @@ function predict_next(
       next.set(entry.state.key, { state: entry.state, offset, epoch: entry.epoch });
     }
   }
-  return next.size === snapshot.size ? next : null;
+  return next;
 }
 
 export class Fetcher {
   /** Per partition leader: the Fetch sent for the next round while the current round's handlers ran. */
   private prefetched = new Map<number, Prefetch>();
+  /** Per partition leader: the fetch session (KIP-227). */
+  private readonly sessions = new Map<number, FetchSession>();
 
   constructor(
     private readonly ctx: ConsumerContext,
@@ -246,10 +263,14 @@ export class Fetcher {
     const snapshot = new Map(states.map((s) => [s.key, { state: s, offset: s.position!, epoch: s.epoch }]));
     const earlier = prefetched.get(leader);
     prefetched.delete(leader);
-    const response =
+    const sent =
       earlier && this.prefetch_matches(earlier.snapshot, snapshot)
         ? await earlier.response
         : await this.send_fetch(leader, states, snapshot);
+    const response = sent.response;
+    this.session_of(leader).answered(response, sent.session);
+    // A session the broker no longer knows (or an epoch out of step): the next round opens another.
+    if (SESSION_ERRORS.has(response.error_code)) return;
     check_code(response.error_code, `Fetch from broker ${leader}`);
     // The next round is fetched from this broker before this one is decoded and handled, from the
     // offsets read off the batch headers. It is used when every partition ends the round where
@@ -326,37 +347,59 @@ export class Fetcher {
     return predicted;
   }
 
-  /** Sends one Fetch to `leader` for `states`, each from the offset in `snapshot`. */
+  private session_of(leader: number): FetchSession {
+    let session = this.sessions.get(leader);
+    if (!session) this.sessions.set(leader, (session = new FetchSession()));
+    return session;
+  }
+
+  /**
+   * Sends one Fetch to `leader` for `states`, each from the offset in `snapshot`: within the
+   * leader's fetch session (naming only what changed) unless `fetchSessions` is false.
+   */
   private async send_fetch(
     leader: number,
     states: PartitionState[],
     snapshot: Map<string, FetchSnapshotEntry>,
-  ): Promise<FetchResponse> {
+  ): Promise<SentFetch> {
     const config = this.ctx.config;
     const connection = await this.ctx.cluster.node(leader);
-    const { response } = await connection.send(FETCH, 4, 12, {
-      replica_id: -1,
-      max_wait_ms: config.maxWaitTimeInMs,
-      min_bytes: config.minBytes,
-      max_bytes: config.maxBytes,
-      isolation_level: config.readUncommitted ? 0 : 1,
-      session_id: 0,
-      session_epoch: -1,
-      topics: [...group_by(states, (s) => s.topic)].map(([topic, list]) => ({
-        topic,
-        partitions: list.map((s) => ({
-          partition: s.partition,
-          current_leader_epoch: -1,
-          fetch_offset: snapshot.get(s.key)!.offset,
-          last_fetched_epoch: -1,
-          log_start_offset: -1,
-          partition_max_bytes: config.maxBytesPerPartition,
+    const wanted = states.map((s) => ({
+      key: s.key,
+      topic: s.topic,
+      partition: s.partition,
+      offset: snapshot.get(s.key)!.offset,
+    }));
+    const session = this.session_of(leader);
+    const request = config.fetchSessions === false ? sessionless(wanted) : session.request(wanted, connection);
+    try {
+      const { response } = await connection.send(FETCH, 4, 12, {
+        replica_id: -1,
+        max_wait_ms: config.maxWaitTimeInMs,
+        min_bytes: config.minBytes,
+        max_bytes: config.maxBytes,
+        isolation_level: config.readUncommitted ? 0 : 1,
+        session_id: request.session_id,
+        session_epoch: request.session_epoch,
+        topics: [...group_by(request.named, (p) => p.topic)].map(([topic, list]) => ({
+          topic,
+          partitions: list.map((p) => ({
+            partition: p.partition,
+            current_leader_epoch: -1,
+            fetch_offset: p.offset,
+            last_fetched_epoch: -1,
+            log_start_offset: -1,
+            partition_max_bytes: config.maxBytesPerPartition,
+          })),
         })),
-      })),
-      forgotten_topics_data: [],
-      rack_id: config.rackId ?? '',
-    });
-    return response;
+        forgotten_topics_data: request.forgotten,
+        rack_id: config.rackId ?? '',
+      });
+      return { response, session: request };
+    } catch (error) {
+      session.reset(null); // the broker may or may not have seen it: its session is unknown now
+      throw error;
+    }
   }
 
   /**

@@ -49,6 +49,11 @@ export interface ConsumerConfig {
   /** Default 1 MiB. */
   maxBytesPerPartition?: number;
   /**
+   * Fetch within a session per broker (KIP-227): after the first, a Fetch names only partitions
+   * whose offset moved, and the answer only partitions with news. Default true.
+   */
+  fetchSessions?: boolean;
+  /**
    * Static membership (group.instance.id): a restart within the session timeout keeps the
    * assignment without a rebalance. Static members do not leave the group on stop.
    */

@@ -122,6 +122,10 @@ export class LocalPlacement implements Placement {
     return [{ node_id: this.node_id, ...self }];
   }
 
+  async elect_leader(topic: string, partition: number): Promise<void> {
+    throw new BrokerError('election_not_needed', `${topic}-${partition} has its one replica as leader`);
+  }
+
   broker_ids(): number[] {
     return [this.node_id];
   }

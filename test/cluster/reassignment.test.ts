@@ -1,6 +1,6 @@
 // Moving partitions between brokers with `sluice topic reassign` and the admin API: onto a broker
 // added to the running cluster, and back when a move cannot finish; manual assignments; broker
-// configs set through one broker, in force on all. Real etcd and broker processes.
+// configs set through one broker, in force on all; ElectLeaders. Real etcd and broker processes.
 import { test } from 'node:test';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,6 +19,7 @@ import {
   shared_cluster,
 } from './cluster_support.ts';
 import { Connection } from '../../src/protocol/kafka/client_connection.ts';
+import { ELECT_LEADERS } from '../../src/protocol/kafka/messages/43_elect_leaders.ts';
 
 const shared = shared_cluster();
 
@@ -273,5 +274,53 @@ test(
     await alter(String(first), [{ name: 'max.connections.per.ip', operation: 'DELETE' }]);
     await cluster.wait_for('the default gone everywhere', async () => !(await refused_by_every_leader()), 20_000);
     await sdk.disconnect();
+  },
+);
+
+test(
+  'ElectLeaders: no preferred leader while it is down; an unclean election revives a partition whose ISR died',
+  { skip: missing ?? false, timeout: 120_000 },
+  async () => {
+    const { cluster, admin } = shared;
+    const [a, b, c] = [...cluster.brokers.keys()].sort((x, y) => x - y) as [number, number, number];
+    await admin.createTopics({
+      topics: [{ topic: 'revived', replicaAssignment: [{ partition: 0, replicas: [a, b] }] }],
+    });
+    // Asked of c, which stays up (the admin client's cached brokers are killed here).
+    const state = () => cluster.partition_at(c, 'revived', 0);
+    await cluster.wait_for(
+      'ISR of both, a leading',
+      async () => (await state()).isr.length === 2 && (await state()).leader === a,
+    );
+    await cluster.brokers.get(b)!.kill();
+    await cluster.wait_for('b out of the ISR', async () => (await state()).isr.join() === String(a));
+    await cluster.brokers.get(a)!.kill();
+    await cluster.wait_for('no leader', async () => (await state()).leader < 0);
+    const connection = await Connection.connect('127.0.0.1', cluster.direct_ports.get(c)!, {
+      request_timeout_ms: 30_000,
+    });
+    const elect = async (election_type: number) => {
+      const response = await connection.call(ELECT_LEADERS, 2, {
+        election_type,
+        topic_partitions: [{ topic: 'revived', partitions: [0] }],
+        timeout_ms: 30_000,
+      });
+      return response.replica_election_results[0]!.partition_result[0]!.error_code;
+    };
+    try {
+      assert.equal(await elect(1), ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, 'both replicas down');
+      assert.equal(await elect(0), ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE);
+      await cluster.start(b);
+      assert.equal((await state()).leader, -1, 'b is out of the ISR: no clean election');
+      await cluster.wait_for(
+        'an unclean election, once b is registered',
+        async () => (await elect(1)) === ErrorCode.NONE,
+      );
+      assert.equal((await state()).leader, b);
+      assert.equal(await elect(1), ErrorCode.ELECTION_NOT_NEEDED, 'a live leader');
+    } finally {
+      connection.close();
+      await cluster.start(a);
+    }
   },
 );

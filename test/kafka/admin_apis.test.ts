@@ -2,7 +2,8 @@
 // DescribeProducers: the idempotent producer kafkajs wrote with is listed with its epoch and last
 // sequence, a transactional one with where its open transaction starts, and a partition that does
 // not exist is refused alone. AlterReplicaLogDirs: staying in the one log directory is fine,
-// another directory is LOG_DIR_NOT_FOUND.
+// another directory is LOG_DIR_NOT_FOUND. ElectLeaders: a single node's partitions need no
+// election. UpdateFeatures: refused, naming the setting.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel } from 'kafkajs';
@@ -10,6 +11,8 @@ import { start_broker_process, type BrokerProcess } from '../support/broker_proc
 import { Connection } from '../../src/protocol/kafka/client_connection.ts';
 import { DESCRIBE_PRODUCERS } from '../../src/protocol/kafka/messages/61_describe_producers.ts';
 import { ALTER_REPLICA_LOG_DIRS } from '../../src/protocol/kafka/messages/34_alter_replica_log_dirs.ts';
+import { ELECT_LEADERS } from '../../src/protocol/kafka/messages/43_elect_leaders.ts';
+import { UPDATE_FEATURES } from '../../src/protocol/kafka/messages/57_update_features.ts';
 import { ErrorCode } from '../../src/protocol/kafka/error_codes.ts';
 
 let broker: BrokerProcess;
@@ -73,6 +76,43 @@ test('AlterReplicaLogDirs: the one log directory, or LOG_DIR_NOT_FOUND', async (
     const codes = response.results.map((r) => r.partitions.map((p) => p.error_code));
     const unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
     assert.deepEqual(codes, [[ErrorCode.NONE, unknown], [unknown], [ErrorCode.LOG_DIR_NOT_FOUND]]);
+  } finally {
+    connection.close();
+  }
+});
+
+test('ElectLeaders on a single node: nothing to elect; UpdateFeatures is refused naming why', async () => {
+  const [host, port] = broker.bootstrap.split(':');
+  const connection = await Connection.connect(host!, Number(port));
+  try {
+    const named = await connection.call(ELECT_LEADERS, 2, {
+      election_type: 0,
+      topic_partitions: [
+        { topic: 'dp', partitions: [0, 9] },
+        { topic: 'nowhere', partitions: [0] },
+      ],
+      timeout_ms: 10_000,
+    });
+    const codes = named.replica_election_results.map((r) => r.partition_result.map((p) => p.error_code));
+    const unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+    assert.deepEqual(codes, [[ErrorCode.ELECTION_NOT_NEEDED, unknown], [unknown]]);
+    const every = await connection.call(ELECT_LEADERS, 2, { election_type: 1, topic_partitions: null, timeout_ms: 1 });
+    assert.deepEqual([every.error_code, every.replica_election_results], [ErrorCode.NONE, []]);
+    const odd = await connection.call(ELECT_LEADERS, 1, { election_type: 7, topic_partitions: null, timeout_ms: 1 });
+    assert.equal(odd.error_code, ErrorCode.INVALID_REQUEST);
+    const features = await connection.call(UPDATE_FEATURES, 1, {
+      timeout_ms: 1_000,
+      feature_updates: [
+        { feature: 'transaction.version', max_version_level: 1, allow_downgrade: false, upgrade_type: 2 },
+      ],
+      validate_only: false,
+    });
+    assert.equal(features.error_code, ErrorCode.INVALID_REQUEST);
+    assert.match(features.error_message!, /--transaction-version/);
+    assert.deepEqual(
+      features.results.map((r) => [r.feature, r.error_code]),
+      [['transaction.version', ErrorCode.INVALID_REQUEST]],
+    );
   } finally {
     connection.close();
   }

@@ -19,6 +19,10 @@ export function cluster_api(broker: CoreInternals): ClusterApi {
       topics.check(topic, partition);
       await placement.reassign(topic, partition, replicas);
     },
+    async elect_leader(topic, partition, election) {
+      topics.check(topic, partition);
+      await placement.elect_leader(topic, partition, election);
+    },
     coordinator_node: (kind) =>
       placement.leader_of(kind === 'group' ? OFFSETS_TOPIC : kind === 'share' ? SHARE_STATE_TOPIC : TXN_STATE_TOPIC, 0),
   };

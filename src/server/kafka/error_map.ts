@@ -48,6 +48,8 @@ const BROKER_CODES: Record<BrokerErrorKind, number> = {
   invalid_record_state: ErrorCode.INVALID_RECORD_STATE,
   share_session_not_found: ErrorCode.SHARE_SESSION_NOT_FOUND,
   invalid_share_session_epoch: ErrorCode.INVALID_SHARE_SESSION_EPOCH,
+  fetch_session_id_not_found: ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+  invalid_fetch_session_epoch: ErrorCode.INVALID_FETCH_SESSION_EPOCH,
   // No Kafka code says "queue full"; this one is retriable (with backoff) in Kafka's clients.
   queue_full: ErrorCode.THROTTLING_QUOTA_EXCEEDED,
   offset_out_of_range: ErrorCode.OFFSET_OUT_OF_RANGE,
@@ -62,6 +64,9 @@ const BROKER_CODES: Record<BrokerErrorKind, number> = {
   request_timed_out: ErrorCode.REQUEST_TIMED_OUT,
   invalid_replica_assignment: ErrorCode.INVALID_REPLICA_ASSIGNMENT,
   no_reassignment_in_progress: ErrorCode.NO_REASSIGNMENT_IN_PROGRESS,
+  election_not_needed: ErrorCode.ELECTION_NOT_NEEDED,
+  preferred_leader_not_available: ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE,
+  eligible_leaders_not_available: ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE,
   resource_not_found: ErrorCode.RESOURCE_NOT_FOUND,
   unacceptable_credential: ErrorCode.UNACCEPTABLE_CREDENTIAL,
   topic_authorization_failed: ErrorCode.TOPIC_AUTHORIZATION_FAILED,

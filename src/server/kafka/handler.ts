@@ -7,6 +7,7 @@ import type { RequestHeader } from '../../protocol/kafka/header.ts';
 import type { Core } from '../../core/index.ts';
 import type { SaslSession } from './sasl_session.ts';
 import type { ShareSessions } from './share_sessions.ts';
+import type { FetchSessions } from './fetch_sessions.ts';
 
 export interface ListenerInfo {
   /** The listener's name (its security protocol): clients are told other brokers' addresses on it. */
@@ -26,6 +27,8 @@ export interface RequestContext {
   sasl: SaslSession;
   /** The listener's share sessions (KIP-932), shared by every connection. */
   share_sessions: ShareSessions;
+  /** The listener's fetch sessions (KIP-227), shared by every connection. */
+  fetch_sessions: FetchSessions;
   /** Set when the server starts shutting down; long polls listen to answer early. */
   closing: ShutdownSignal;
 }

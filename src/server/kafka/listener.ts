@@ -12,6 +12,7 @@ import { handler_table } from './handlers/index.ts';
 import { instrument_handlers } from './instrument.ts';
 import { SaslSession } from './sasl_session.ts';
 import { ShareSessions } from './share_sessions.ts';
+import { FetchSessions } from './fetch_sessions.ts';
 import { listen_on } from '../listen.ts';
 import { listening_server, type TlsFiles } from '../tls_files.ts';
 import type { ClientConnectionLimits } from '../client_connection_limits.ts';
@@ -45,6 +46,7 @@ export class KafkaListener {
   private readonly info: ListenerInfo;
   private readonly closing = new ShutdownSignal();
   private readonly share_sessions = new ShareSessions();
+  private readonly fetch_sessions = new FetchSessions();
   private readonly stop_watching: () => void;
   private sweep: NodeJS.Timeout | null = null;
 
@@ -99,6 +101,7 @@ export class KafkaListener {
         closing: this.closing,
         sasl,
         share_sessions: this.share_sessions,
+        fetch_sessions: this.fetch_sessions,
       },
       { ...CONNECTION_LIMITS_DEFAULT, ...this.options.limits },
       this.options.logger,

@@ -38,6 +38,8 @@ import { create_partitions_handler } from './37_create_partitions.ts';
 import { delete_groups_handler } from './42_delete_groups.ts';
 import { incremental_alter_configs_handler } from './44_incremental_alter_configs.ts';
 import { alter_partition_reassignments_handler } from './45_alter_partition_reassignments.ts';
+import { elect_leaders_handler } from './43_elect_leaders.ts';
+import { update_features_handler } from './57_update_features.ts';
 import { list_partition_reassignments_handler } from './46_list_partition_reassignments.ts';
 import { alter_replica_log_dirs_handler } from './34_alter_replica_log_dirs.ts';
 import { describe_log_dirs_handler } from './35_describe_log_dirs.ts';
@@ -91,6 +93,7 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     sasl_authenticate_handler,
     create_partitions_handler,
     delete_groups_handler,
+    elect_leaders_handler,
     incremental_alter_configs_handler,
     alter_partition_reassignments_handler,
     list_partition_reassignments_handler,
@@ -102,6 +105,7 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     alter_client_quotas_handler,
     describe_user_scram_credentials_handler,
     alter_user_scram_credentials_handler,
+    update_features_handler,
     describe_cluster_handler,
     describe_transactions_handler,
     list_transactions_handler,
