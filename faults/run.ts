@@ -295,9 +295,9 @@ async function drain_workloads(
   log('draining: half messages');
   const unsettled = await half.drain();
   if (unsettled > 0) log(`half messages: ${unsettled} acknowledged never settled (the final reads decide)`);
-  log('draining: users on every broker');
+  log('draining: users and broker configs on every broker');
   const diverged = await security.drain();
-  if (diverged > 0) log(`users: ${diverged} logins went against the user's last acknowledged change`);
+  if (diverged > 0) log(`security: ${diverged} logins or configs went against the last acknowledged change`);
 }
 
 /** A record in the topic the security workload's reader may not see: something to leak. */

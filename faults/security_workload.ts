@@ -1,9 +1,10 @@
 // The security workload, on the lab's SASL_SSL listeners (TLS, SCRAM logins, ACLs checked) while
 // faults happen: a reader granted one topic keeps looking at another it has no ACL for, through
-// Metadata and Fetch on any broker; the admin adds and removes users; a producer over a byte-rate
-// quota writes as fast as it is let. Recorded for the checker (security_properties.ts): what the
-// reader saw, which users log in on which broker once the faults are healed, and the bytes the
-// quota let through.
+// Metadata and Fetch on any broker; the admin adds and removes users and changes a cluster-wide
+// broker config (broker_config_churn.ts); a producer over a byte-rate quota writes as fast as it is
+// let. Recorded for the checker (security_properties.ts): what the reader saw, which users log in
+// on which broker and what each describes of the config once the faults are healed, and the bytes
+// the quota let through.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '../src/protocol/kafka/client_connection.ts';
 import { METADATA } from '../src/protocol/kafka/messages/03_metadata.ts';
@@ -17,6 +18,7 @@ import type { Admin } from '../src/sdk/admin.ts';
 import type { HistoryOp } from './checker/history.ts';
 import { LAB_USERS } from './lab_security.ts';
 import { TOPIC, lab_kafka } from './workload.ts';
+import { config_churning, final_configs } from './broker_config_churn.ts';
 
 export const SECRET_TOPIC = 'faults-secret';
 export const QUOTA_TOPIC = 'faults-quota';
@@ -208,14 +210,25 @@ export async function security_workload(lab: Lab, started_ms: number, until: () 
   const probes = probing(lab, until, at, history);
   const users = churning(admin, until);
   const quota = over_quota(lab, until).then((op) => history.push(op));
+  const configs = config_churning(admin, until, bounded, CHURN_INTERVAL_MS);
   return {
-    running: Promise.all([probes, users, quota]).then(() => undefined),
-    /** Checks every user's login on every broker; returns how many went against the user's last change. */
+    running: Promise.all([probes, users, quota, configs]).then(() => undefined),
+    /**
+     * Checks every user's login and the churned broker config on every broker; returns how many
+     * went against the last acknowledged change.
+     */
     async drain(): Promise<number> {
       const logins = await final_logins(lab, await users, at);
+      const described = await final_configs(admin, await configs, at, CONVERGE_WAIT_MS);
       await admin.disconnect().catch(() => undefined);
-      history.push(...logins);
-      return logins.filter((op) => op.kind === 'user_login' && op.logged_in !== (op.expected === 'present')).length;
+      history.push(...logins, ...described);
+      const wrong_logins = logins.filter(
+        (op) => op.kind === 'user_login' && op.logged_in !== (op.expected === 'present'),
+      );
+      const wrong_configs = described.filter(
+        (op) => op.kind === 'broker_config' && !op.allowed.includes(op.value ?? ''),
+      );
+      return wrong_logins.length + wrong_configs.length;
     },
   };
 }

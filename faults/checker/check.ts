@@ -26,7 +26,7 @@ import {
 import { amqp_delivery, commits_backwards, delayed_delivery, queue_delivery } from './delivery_properties.ts';
 import { exactly_once } from './txn_properties.ts';
 import { half_messages } from './half_properties.ts';
-import { acl_leaks, quota_exceeded, users_diverge } from './security_properties.ts';
+import { acl_leaks, broker_configs_diverge, quota_exceeded, users_diverge } from './security_properties.ts';
 
 export interface CheckResult {
   valid: boolean;
@@ -70,6 +70,7 @@ export function check_history(ops: readonly HistoryOp[], bounds: CheckBounds = D
     ...half.failures,
     ...acl_leaks(of_kind(ops, 'acl_probe')),
     ...users_diverge(of_kind(ops, 'user_login')),
+    ...broker_configs_diverge(of_kind(ops, 'broker_config')),
     ...quota_exceeded(of_kind(ops, 'quota_use')),
   ];
   const counts: Record<string, number> = { ...half.counts };

@@ -233,6 +233,18 @@ export interface UserLoginOp {
   at_ms: number;
 }
 
+/** After the faults: the value a broker describes for a cluster-wide config the admin kept changing. */
+export interface BrokerConfigOp {
+  kind: 'broker_config';
+  broker: number;
+  name: string;
+  /** null: the broker could not be asked. */
+  value: string | null;
+  /** The last acknowledged value and those tried after it (their outcome unknown). */
+  allowed: string[];
+  at_ms: number;
+}
+
 /** What a producer over a byte-rate quota had acknowledged, over how long, and its quota per broker. */
 export interface QuotaUseOp {
   kind: 'quota_use';
@@ -245,6 +257,7 @@ export interface QuotaUseOp {
 export type HistoryOp =
   | AclProbeOp
   | UserLoginOp
+  | BrokerConfigOp
   | QuotaUseOp
   | WriteOp
   | ReadOp

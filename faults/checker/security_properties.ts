@@ -1,7 +1,8 @@
 // The security workload's properties: ACLs hold through faults (a user never sees a topic it may
 // not), managed users converge (after the faults every broker logs in exactly the users whose last
-// acknowledged change left them present), and a quota holds through leader moves and restarts.
-import type { AclProbeOp, Failure, QuotaUseOp, UserLoginOp } from './history.ts';
+// acknowledged change left them present), so do dynamic broker configs (every broker describes the
+// last acknowledged value), and a quota holds through leader moves and restarts.
+import type { AclProbeOp, BrokerConfigOp, Failure, QuotaUseOp, UserLoginOp } from './history.ts';
 
 /**
  * Seconds of quota a producer may take beyond its time: each broker's first window (a full
@@ -29,6 +30,18 @@ export function users_diverge(logins: readonly UserLoginOp[]): Failure[] {
       property: 'users_converge',
       detail: `${wrong.length} logins went against the last acknowledged change of the user`,
       ops: wrong.slice(0, 10),
+    },
+  ];
+}
+
+export function broker_configs_diverge(configs: readonly BrokerConfigOp[]): Failure[] {
+  const wrong = configs.filter((op) => op.value === null || !op.allowed.includes(op.value));
+  if (wrong.length === 0) return [];
+  return [
+    {
+      property: 'broker_configs_converge',
+      detail: `${wrong.length} brokers describe a cluster-wide config other than its last acknowledged change`,
+      ops: wrong,
     },
   ];
 }

@@ -27,7 +27,8 @@ import type { PeerDialer } from './peer_dialer.ts';
 import { PEER_FETCH_VERSION, peer_fetch_request } from './fetch_request.ts';
 import { rethrow_invariant } from '../core/invariants.ts';
 
-const LIST_OFFSETS_VERSION = 6;
+/** 7: the leader also looks up MAX_TIMESTAMP (-3). */
+const LIST_OFFSETS_VERSION = 7;
 /** How long a watching Fetch waits on the leader for the high watermark to move. */
 const WATCH_WAIT_MS = 500;
 /** Batch bytes a watching Fetch brings back per partition (kept for the next read). */

@@ -16,6 +16,7 @@ export type {
   ReadIsolation,
   SourceRead,
 } from './partition_reader.ts';
+export { MAX_TIMESTAMP_LOOKUP } from './partition_reader.ts';
 export type { Credentials } from './credentials.ts';
 export type { Election } from './placement.ts';
 export { PARTITIONS_MAX, is_internal_topic } from './names.ts';

@@ -13,6 +13,9 @@
 //   watermark). A local PartitionLog is one.
 import type { AbortedTransaction } from './types.ts';
 
+/** offset_for_timestamp's lookup of the largest timestamp (Kafka's MAX_TIMESTAMP, -3). */
+export { MAX_TIMESTAMP_LOOKUP } from '../storage/index.ts';
+
 export interface LogReader {
   readonly log_start_offset: number;
   readonly high_watermark: number;
@@ -23,7 +26,10 @@ export interface LogReader {
   read(offset: number, bytes_max: number): Promise<{ batches: Buffer[] }>;
   /** Calls `listener` when the high watermark advances; returns the unsubscribe. */
   on_high_watermark(listener: (high_watermark: number) => void): () => void;
-  /** The first offset whose timestamp is at or after `timestamp_ms`; null when there is none. */
+  /**
+   * The first offset whose timestamp is at or after `timestamp_ms`; for MAX_TIMESTAMP_LOOKUP, an
+   * offset in the batch holding the largest timestamp, and that timestamp. Null when there is none.
+   */
   offset_for_timestamp(timestamp_ms: number): Promise<{ offset: number; timestamp_ms: number } | null>;
 }
 

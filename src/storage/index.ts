@@ -1,5 +1,6 @@
 // Public entry of the storage layer: durable partition logs of record batches.
 export { Storage, validate_partition_name, type StorageOptions } from './storage.ts';
+export { MAX_TIMESTAMP_LOOKUP } from './log_types.ts';
 export {
   PartitionLog,
   type AppendOptions,

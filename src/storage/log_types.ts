@@ -39,6 +39,9 @@ export interface ReadResult {
 /** How far a read may see: the high watermark (consumers) or everything written (replication). */
 export type ReadIsolation = 'high_watermark' | 'log_end';
 
+/** offset_for_timestamp's lookup of the batch holding the largest timestamp (Kafka's MAX_TIMESTAMP). */
+export const MAX_TIMESTAMP_LOOKUP = -3;
+
 /** An append queued behind the single writer (partition_log.ts). */
 export interface PendingAppend {
   segment: Segment;

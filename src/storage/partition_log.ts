@@ -526,11 +526,10 @@ export class PartitionLog implements FlushTarget {
     };
   }
 
-  /** The first offset below the high watermark with a timestamp >= `timestamp_ms` (batch-granular if compressed). */
+  /** The first offset below the high watermark with a timestamp >= `timestamp_ms` (see SegmentFiles). */
   async offset_for_timestamp(timestamp_ms: number): Promise<{ offset: number; timestamp_ms: number } | null> {
     if (this.state === 'offline') throw new PartitionOfflineError(this.name, this.offline_reason);
-    const offset = await this.files.offset_for_timestamp(timestamp_ms, this.log_start_offset, this.high_watermark);
-    return offset === null ? null : { offset, timestamp_ms };
+    return this.files.offset_for_timestamp(timestamp_ms, this.log_start_offset, this.high_watermark);
   }
 
   // ---------------------------------------------------------------- retention and deletion
@@ -588,7 +587,6 @@ export class PartitionLog implements FlushTarget {
   get segment_count(): number {
     return this.files.count;
   }
-
   get size_bytes(): number {
     return this.files.size_bytes;
   }

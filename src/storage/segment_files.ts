@@ -8,6 +8,7 @@ import type { LogContext } from './log_context.ts';
 import { CorruptDataError, assert, os_error_code, rethrow_assertion } from './errors.ts';
 import { write_all } from './file_util.ts';
 import type { Fd } from './file_io.ts';
+import { MAX_TIMESTAMP_LOOKUP } from './log_types.ts';
 import { Segment } from './segment.ts';
 import { find_offset_by_time, load_saved_indexes, read_segment, save_indexes, scan_segment } from './segment_io.ts';
 
@@ -207,21 +208,47 @@ export class SegmentFiles {
     await this.seal(segment);
   }
 
-  /** The first offset at or after `timestamp_ms` in [log_start_offset, high_watermark); null when none. */
+  /**
+   * The first offset at or after `timestamp_ms` in [log_start_offset, high_watermark) (batch-granular
+   * if compressed); for MAX_TIMESTAMP_LOOKUP, the batch with the largest timestamp and that timestamp
+   * (max_timestamp). Null when there is none.
+   */
   async offset_for_timestamp(
     timestamp_ms: number,
     log_start_offset: number,
     high_watermark: number,
-  ): Promise<number | null> {
+  ): Promise<{ offset: number; timestamp_ms: number } | null> {
+    if (timestamp_ms === MAX_TIMESTAMP_LOOKUP) return this.max_timestamp(log_start_offset, high_watermark);
     const { io, handles } = this.ctx;
     for (const segment of [...this.list]) {
       if (segment.end_offset <= log_start_offset || segment.base_offset >= high_watermark) continue;
       await this.ensure_indexes(segment);
       if (segment.max_timestamp_ms < timestamp_ms) continue;
       const offset = await find_offset_by_time(io, handles, segment, timestamp_ms, high_watermark, this.name);
-      if (offset !== null) return Math.max(offset, log_start_offset);
+      if (offset !== null) return { offset: Math.max(offset, log_start_offset), timestamp_ms };
     }
     return null;
+  }
+
+  /**
+   * The batch with the largest timestamp in [log_start_offset, high_watermark): its base offset and
+   * that timestamp (the first such batch on a tie, by segment: one whose largest is at or past the
+   * high watermark is passed over); null when there is none.
+   */
+  private async max_timestamp(
+    log_start_offset: number,
+    high_watermark: number,
+  ): Promise<{ offset: number; timestamp_ms: number } | null> {
+    let found: { offset: number; timestamp_ms: number } | null = null;
+    for (const segment of [...this.list]) {
+      if (segment.end_offset <= log_start_offset || segment.base_offset >= high_watermark) continue;
+      await this.ensure_indexes(segment);
+      const offset = Math.max(segment.offset_of_max_timestamp, log_start_offset);
+      if (segment.max_timestamp_ms < 0 || offset >= high_watermark) continue;
+      if (!found || segment.max_timestamp_ms > found.timestamp_ms)
+        found = { offset, timestamp_ms: segment.max_timestamp_ms };
+    }
+    return found;
   }
 
   /** Bytes of a write read back to check where it landed: the batch's base offset and length. */

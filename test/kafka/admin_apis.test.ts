@@ -3,7 +3,7 @@
 // sequence, a transactional one with where its open transaction starts, and a partition that does
 // not exist is refused alone. AlterReplicaLogDirs: staying in the one log directory is fine,
 // another directory is LOG_DIR_NOT_FOUND. ElectLeaders: a single node's partitions need no
-// election. UpdateFeatures: refused, naming the setting.
+// election. UpdateFeatures: refused, naming the setting. ListOffsets v10: the special timestamps.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel } from 'kafkajs';
@@ -13,6 +13,9 @@ import { DESCRIBE_PRODUCERS } from '../../src/protocol/kafka/messages/61_describ
 import { ALTER_REPLICA_LOG_DIRS } from '../../src/protocol/kafka/messages/34_alter_replica_log_dirs.ts';
 import { ELECT_LEADERS } from '../../src/protocol/kafka/messages/43_elect_leaders.ts';
 import { UPDATE_FEATURES } from '../../src/protocol/kafka/messages/57_update_features.ts';
+import { LIST_OFFSETS } from '../../src/protocol/kafka/messages/02_list_offsets.ts';
+import { PRODUCE } from '../../src/protocol/kafka/messages/00_produce.ts';
+import { encode_record_batch } from '../../src/protocol/record_batch.ts';
 import { ErrorCode } from '../../src/protocol/kafka/error_codes.ts';
 
 let broker: BrokerProcess;
@@ -113,6 +116,44 @@ test('ElectLeaders on a single node: nothing to elect; UpdateFeatures is refused
       features.results.map((r) => [r.feature, r.error_code]),
       [['transaction.version', ErrorCode.INVALID_REQUEST]],
     );
+  } finally {
+    connection.close();
+  }
+});
+
+test('ListOffsets v10: the record with the largest timestamp; earliest-local and latest-tiered', async () => {
+  const admin = new Kafka({ brokers: [broker.bootstrap], clientId: 'lo', logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic: 'stamps', numPartitions: 1 }] });
+  await admin.disconnect();
+  const [host, port] = broker.bootstrap.split(':');
+  const connection = await Connection.connect(host!, Number(port));
+  try {
+    const batch = (stamps: number[]) =>
+      encode_record_batch(stamps.map((timestamp_ms, i) => ({ key: null, value: Buffer.from(`v${i}`), timestamp_ms })));
+    for (const stamps of [[1_000, 5_000, 3_000], [4_000]])
+      await connection.call(PRODUCE, 9, {
+        transactional_id: null,
+        acks: -1,
+        timeout_ms: 10_000,
+        topic_data: [{ name: 'stamps', partition_data: [{ index: 0, records: batch(stamps) }] }],
+      });
+    const lookup = async (timestamp: number) => {
+      const response = await connection.call(LIST_OFFSETS, 10, {
+        replica_id: -1,
+        isolation_level: 0,
+        topics: [{ name: 'stamps', partitions: [{ partition_index: 0, current_leader_epoch: -1, timestamp }] }],
+        timeout_ms: 5_000,
+      });
+      const row = response.topics[0]!.partitions[0]!;
+      return [row.error_code, row.offset, row.timestamp];
+    };
+    assert.deepEqual(await lookup(-3), [ErrorCode.NONE, 1, 5_000]);
+    assert.deepEqual(await lookup(-4), [ErrorCode.NONE, 0, -1]);
+    assert.deepEqual(await lookup(-5), [ErrorCode.NONE, -1, -1]);
+    assert.deepEqual(await lookup(3_500), [ErrorCode.NONE, 1, 5_000], 'the first offset at or after it, its time');
+    assert.equal((await lookup(5_001))[1], -1);
+    assert.equal((await lookup(-7))[0], ErrorCode.INVALID_REQUEST);
   } finally {
     connection.close();
   }
