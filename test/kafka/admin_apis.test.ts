@@ -4,6 +4,7 @@
 // not exist is refused alone. AlterReplicaLogDirs: staying in the one log directory is fine,
 // another directory is LOG_DIR_NOT_FOUND. ElectLeaders: a single node's partitions need no
 // election. UpdateFeatures: refused, naming the setting. ListOffsets v10: the special timestamps.
+// OffsetFetch v8: several groups at once. FindCoordinator v6: the three key types.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel } from 'kafkajs';
@@ -14,6 +15,8 @@ import { ALTER_REPLICA_LOG_DIRS } from '../../src/protocol/kafka/messages/34_alt
 import { ELECT_LEADERS } from '../../src/protocol/kafka/messages/43_elect_leaders.ts';
 import { UPDATE_FEATURES } from '../../src/protocol/kafka/messages/57_update_features.ts';
 import { LIST_OFFSETS } from '../../src/protocol/kafka/messages/02_list_offsets.ts';
+import { OFFSET_FETCH } from '../../src/protocol/kafka/messages/09_offset_fetch.ts';
+import { FIND_COORDINATOR } from '../../src/protocol/kafka/messages/10_find_coordinator.ts';
 import { PRODUCE } from '../../src/protocol/kafka/messages/00_produce.ts';
 import { encode_record_batch } from '../../src/protocol/record_batch.ts';
 import { ErrorCode } from '../../src/protocol/kafka/error_codes.ts';
@@ -154,6 +157,53 @@ test('ListOffsets v10: the record with the largest timestamp; earliest-local and
     assert.deepEqual(await lookup(3_500), [ErrorCode.NONE, 1, 5_000], 'the first offset at or after it, its time');
     assert.equal((await lookup(5_001))[1], -1);
     assert.equal((await lookup(-7))[0], ErrorCode.INVALID_REQUEST);
+  } finally {
+    connection.close();
+  }
+});
+
+test('OffsetFetch v8: several groups in one request', async () => {
+  const kafka = new Kafka({ brokers: [broker.bootstrap], clientId: 'of', logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic: 'fetched', numPartitions: 2 }] });
+  await admin.setOffsets({ groupId: 'of-a', topic: 'fetched', partitions: [{ partition: 1, offset: '0' }] });
+  await admin.disconnect();
+  const [host, port] = broker.bootstrap.split(':');
+  const connection = await Connection.connect(host!, Number(port));
+  try {
+    const response = await connection.call(OFFSET_FETCH, 8, {
+      groups: [
+        { group_id: 'of-a', topics: null },
+        { group_id: 'of-b', topics: [{ name: 'fetched', partition_indexes: [0] }] },
+      ],
+      require_stable: false,
+    });
+    const [a, b] = response.groups;
+    assert.deepEqual(
+      a!.topics.map((t) => [t.name, t.partitions.map((p) => [p.partition_index, p.committed_offset])]),
+      [['fetched', [[1, 0]]]],
+    );
+    assert.deepEqual(b!.topics[0]!.partitions[0]!.committed_offset, -1);
+    assert.deepEqual([a!.error_code, b!.error_code], [ErrorCode.NONE, ErrorCode.NONE]);
+  } finally {
+    connection.close();
+  }
+});
+
+test('FindCoordinator v6: groups, transactions and share-group state here; other key types refused', async () => {
+  const [host, port] = broker.bootstrap.split(':');
+  const connection = await Connection.connect(host!, Number(port));
+  try {
+    const find = async (key_type: number, key: string) => {
+      const response = await connection.call(FIND_COORDINATOR, 6, { key_type, coordinator_keys: [key] });
+      const found = response.coordinators[0]!;
+      return [found.error_code, found.node_id];
+    };
+    assert.deepEqual(await find(0, 'a-group'), [ErrorCode.NONE, 1]);
+    assert.deepEqual(await find(1, 'a-transactional-id'), [ErrorCode.NONE, 1]);
+    assert.deepEqual(await find(2, 'a-share-group:AAAAAAAAAAAAAAAAAAAAAQ:0'), [ErrorCode.NONE, 1]);
+    assert.deepEqual(await find(3, 'anything'), [ErrorCode.INVALID_REQUEST, -1]);
   } finally {
     connection.close();
   }

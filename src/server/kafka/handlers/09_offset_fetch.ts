@@ -1,7 +1,7 @@
-// OffsetFetch 1-7: a group's committed offsets, of the partitions asked for or (topics null) of
-// every partition it committed; -1 for a partition without a commit. With require_stable (v7,
-// KIP-447) a partition whose offset a transaction not yet ended has committed answers
-// UNSTABLE_OFFSET_COMMIT, and the client asks again. Not served: the batched form of v8+.
+// OffsetFetch 1-9: a group's committed offsets (v8+: several groups'), of the partitions asked for
+// or (topics null) of every partition it committed; -1 for a partition without a commit. With
+// require_stable (v7, KIP-447) a partition whose offset a transaction not yet ended has committed
+// answers UNSTABLE_OFFSET_COMMIT, and the client asks again.
 import { OFFSET_FETCH } from '../../../protocol/kafka/messages/09_offset_fetch.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { BrokerError } from '../../../core/index.ts';
@@ -28,44 +28,63 @@ function without_offset(partition_index: number, error_code: number) {
   return { partition_index, committed_offset: -1, committed_leader_epoch: -1, metadata: '', error_code };
 }
 
+interface GroupAsked {
+  group_id: string;
+  topics: ReadonlyArray<{ name: string; partition_indexes: readonly number[] }> | null;
+  /** v9: a consumer-protocol member's epoch (-1: none). */
+  member_epoch: number;
+}
+
+/** One group's committed offsets (its error code when it cannot be answered). */
+function group_offsets(ctx: RequestContext, asked: GroupAsked, require_stable: boolean) {
+  const { group_id } = asked;
+  if (!ctx.core.groups.is_coordinator) return { topics: [], error_code: ErrorCode.NOT_COORDINATOR };
+  if (!allowed(ctx, 'describe', 'group', group_id)) return { topics: [], error_code: REFUSED.group };
+  // Sluice's groups are classic ones: a KIP-848 member epoch names a member no group has.
+  if (asked.member_epoch >= 0) return { topics: [], error_code: ErrorCode.UNKNOWN_MEMBER_ID };
+  // All of a group's offsets: those of topics the client may not describe are left out.
+  const topics =
+    asked.topics ?? committed_partitions(ctx, group_id).filter((t) => allowed(ctx, 'describe', 'topic', t.name));
+  const error_code = group_id === '' ? kafka_error_code(new BrokerError('invalid_group_id', 'empty group id')) : 0;
+  return {
+    topics: topics.map((t) => ({
+      name: t.name,
+      partitions: t.partition_indexes.map((partition_index) => {
+        if (!allowed(ctx, 'describe', 'topic', t.name)) return without_offset(partition_index, REFUSED.topic);
+        if (require_stable && ctx.core.groups.commit_pending(group_id, t.name, partition_index))
+          return without_offset(partition_index, ErrorCode.UNSTABLE_OFFSET_COMMIT);
+        const committed = ctx.core.groups.committed(group_id, t.name, partition_index);
+        return {
+          partition_index,
+          committed_offset: committed?.offset ?? -1,
+          committed_leader_epoch: committed?.leader_epoch ?? -1,
+          metadata: committed?.metadata ?? '',
+          error_code: 0,
+        };
+      }),
+    })),
+    error_code,
+  };
+}
+
 export const offset_fetch_handler = kafka_handler(
   OFFSET_FETCH,
   {
     min: 1,
-    max: 7,
+    max: 9,
     notes:
-      'require_stable (v7): UNSTABLE_OFFSET_COMMIT while a transaction holds the offset; one group per ' +
-      'request (the batched form of v8+ is not served)',
+      'require_stable (v7): UNSTABLE_OFFSET_COMMIT while a transaction holds the offset; several groups at once ' +
+      '(v8+); a member epoch (v9, KIP-848 members) is UNKNOWN_MEMBER_ID',
   },
   (request, ctx) => {
-    const { group_id } = request;
-    if (!ctx.core.groups.is_coordinator)
-      return { throttle_time_ms: 0, topics: [], error_code: ErrorCode.NOT_COORDINATOR };
-    if (!allowed(ctx, 'describe', 'group', group_id))
-      return { throttle_time_ms: 0, topics: [], error_code: REFUSED.group };
-    // All of a group's offsets: those of topics the client may not describe are left out.
-    const topics =
-      request.topics ?? committed_partitions(ctx, group_id).filter((t) => allowed(ctx, 'describe', 'topic', t.name));
-    const error_code = group_id === '' ? kafka_error_code(new BrokerError('invalid_group_id', 'empty group id')) : 0;
-    return {
-      throttle_time_ms: 0,
-      topics: topics.map((t) => ({
-        name: t.name,
-        partitions: t.partition_indexes.map((partition_index) => {
-          if (!allowed(ctx, 'describe', 'topic', t.name)) return without_offset(partition_index, REFUSED.topic);
-          if (request.require_stable && ctx.core.groups.commit_pending(group_id, t.name, partition_index))
-            return without_offset(partition_index, ErrorCode.UNSTABLE_OFFSET_COMMIT);
-          const committed = ctx.core.groups.committed(group_id, t.name, partition_index);
-          return {
-            partition_index,
-            committed_offset: committed?.offset ?? -1,
-            committed_leader_epoch: committed?.leader_epoch ?? -1,
-            metadata: committed?.metadata ?? '',
-            error_code: 0,
-          };
-        }),
-      })),
-      error_code,
-    };
+    if (ctx.version < 8) {
+      const asked = { group_id: request.group_id, topics: request.topics, member_epoch: -1 };
+      return { throttle_time_ms: 0, ...group_offsets(ctx, asked, request.require_stable), groups: [] };
+    }
+    const groups = request.groups.map((group) => ({
+      group_id: group.group_id,
+      ...group_offsets(ctx, group, request.require_stable),
+    }));
+    return { throttle_time_ms: 0, topics: [], error_code: 0, groups };
   },
 );
