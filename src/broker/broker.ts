@@ -141,7 +141,7 @@ export class Broker implements Core, CoreInternals {
     this.stats = new BrokerStats(
       (topic, partition) => partition < (this.topic_index.get(topic)?.partitions ?? 0),
       (observer) => (parts.storage.flusher.on_fsync = observer),
-      () => parts.io.free_bytes(parts.data_dir),
+      () => parts.io.disk_space(parts.data_dir),
     );
     this.producer_states = new ProducerStates(parts.io, parts.data_dir, parts.logger, () => this.own_logs());
     const append = (topic: string, partition: number, records: Buffer) =>

@@ -4,6 +4,7 @@
 // Prometheus). Record counts come from batch headers (lastOffsetDelta + 1), never from decoding.
 import type { StatsApi } from '../core/api.ts';
 import type { PartitionTraffic, StatsObserver, TrafficTotals } from '../core/types.ts';
+import type { DiskSpace } from '../storage/index.ts';
 
 export class BrokerStats implements StatsApi {
   private readonly partitions = new Map<string, PartitionTraffic>();
@@ -16,8 +17,9 @@ export class BrokerStats implements StatsApi {
     private readonly exists: (topic: string, partition: number) => boolean = () => true,
     /** Installs the observer of flush rounds (the storage layer's group commit). */
     readonly set_flush_observer: (observer: ((duration_ms: number) => void) | null) => void = () => undefined,
-    /** Free space where the data directory is. */
-    readonly disk_free_bytes: () => Promise<number> = () => Promise.resolve(Number.MAX_SAFE_INTEGER),
+    /** Free space and size of the file system where the data directory is. */
+    readonly disk_space: () => Promise<DiskSpace> = () =>
+      Promise.resolve({ free_bytes: Number.MAX_SAFE_INTEGER, total_bytes: Number.MAX_SAFE_INTEGER }),
   ) {}
 
   private of(topic: string, partition: number): PartitionTraffic {

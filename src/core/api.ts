@@ -419,8 +419,8 @@ export interface StatsApi {
   observer: StatsObserver | null;
   /** Called with the duration of every group-commit flush round; null when none listens. */
   set_flush_observer(observer: ((duration_ms: number) => void) | null): void;
-  /** Free space on the file system of the data directory. */
-  disk_free_bytes(): Promise<number>;
+  /** Free space and size of the file system of the data directory. */
+  disk_space(): Promise<{ free_bytes: number; total_bytes: number }>;
 }
 
 /**

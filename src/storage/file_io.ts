@@ -10,6 +10,11 @@ export interface FileStat {
   is_directory: boolean;
 }
 
+export interface DiskSpace {
+  free_bytes: number;
+  total_bytes: number;
+}
+
 export interface FileIO {
   /**
    * 'read': an existing file, read-only. 'update': an existing file, read-write.
@@ -40,6 +45,6 @@ export interface FileIO {
   remove_tree(path: string): Promise<void>;
   /** Makes the directory's entries (creations, renames, deletions) durable. */
   fsync_dir(path: string): Promise<void>;
-  /** Bytes an unprivileged writer may still use on the file system holding `path`. */
-  free_bytes(path: string): Promise<number>;
+  /** The file system holding `path`: bytes an unprivileged writer may still use, and its size. */
+  disk_space(path: string): Promise<DiskSpace>;
 }

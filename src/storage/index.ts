@@ -16,7 +16,7 @@ export {
   type StorageConfig,
 } from './config.ts';
 export * from './errors.ts';
-export type { FileIO, Fd, FileStat, OpenMode } from './file_io.ts';
+export type { DiskSpace, FileIO, Fd, FileStat, OpenMode } from './file_io.ts';
 export { NodeFileIO } from './node_file_io.ts';
 export { SimFileIO, SimulatedCrash, type SimFault } from './sim_file_io.ts';
 export { ManualClock, MONOTONIC_CLOCK, SYSTEM_CLOCK, SILENT_LOGGER, type Clock, type Logger } from './clock.ts';

@@ -1,7 +1,7 @@
 // FileIO on the real file system through Node's callback API (one libuv request per call, no
 // FileHandle objects).
 import fs from 'node:fs';
-import type { Fd, FileIO, FileStat, OpenMode } from './file_io.ts';
+import type { DiskSpace, Fd, FileIO, FileStat, OpenMode } from './file_io.ts';
 
 const OPEN_FLAGS: Record<OpenMode, number> = {
   read: fs.constants.O_RDONLY,
@@ -79,9 +79,9 @@ export class NodeFileIO implements FileIO {
     return fs.promises.rm(path, { recursive: true, force: true });
   }
 
-  async free_bytes(path: string): Promise<number> {
+  async disk_space(path: string): Promise<DiskSpace> {
     const stats = await fs.promises.statfs(path);
-    return stats.bavail * stats.bsize;
+    return { free_bytes: stats.bavail * stats.bsize, total_bytes: stats.blocks * stats.bsize };
   }
 
   async fsync_dir(path: string): Promise<void> {

@@ -6,7 +6,7 @@
 // a power loss (only what was synced survives). Faults: fail an operation with an OS error code,
 // tear a write after some bytes, stop the "machine" after a global byte count, or a disk capacity.
 import path from 'node:path';
-import type { Fd, FileIO, FileStat, OpenMode } from './file_io.ts';
+import type { DiskSpace, Fd, FileIO, FileStat, OpenMode } from './file_io.ts';
 
 interface SimFile {
   kind: 'file';
@@ -130,10 +130,10 @@ export class SimFileIO implements FileIO {
     node.durable = Buffer.from(node.data.subarray(0, node.length));
   }
 
-  free_bytes(_path: string): Promise<number> {
-    return Promise.resolve(
-      this.capacity_bytes === null ? Number.MAX_SAFE_INTEGER : this.capacity_bytes - this.used_bytes(),
-    );
+  disk_space(_path: string): Promise<DiskSpace> {
+    const total_bytes = this.capacity_bytes ?? Number.MAX_SAFE_INTEGER;
+    const free_bytes = this.capacity_bytes === null ? total_bytes : this.capacity_bytes - this.used_bytes();
+    return Promise.resolve({ free_bytes, total_bytes });
   }
 
   used_bytes(): number {

@@ -324,6 +324,7 @@ test('admin: create, list, describe and delete topics', { timeout: TEST_TIMEOUT_
       [['orders', [0, 2]]],
     );
     assert.ok(Number(dir.usableBytes) > 0, 'usable bytes of the directory');
+    assert.ok(Number(dir.totalBytes) >= Number(dir.usableBytes), 'the size of its file system');
 
     // OffsetDelete: one committed offset of a group without members goes, the other stays.
     const offsets = [0, 1].map((partition) => ({ partition, offset: 5n }));

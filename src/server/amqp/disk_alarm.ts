@@ -31,7 +31,7 @@ export class DiskAlarm {
     if (this.checking) return;
     this.checking = true;
     try {
-      const free_bytes = await this.core.stats.disk_free_bytes();
+      const { free_bytes } = await this.core.stats.disk_space();
       const low = free_bytes < this.free_min_bytes;
       if (low === (this.reason !== null)) return;
       this.reason = low

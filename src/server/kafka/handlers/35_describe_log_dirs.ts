@@ -1,6 +1,6 @@
 // DescribeLogDirs 0–4: the one data directory of this broker, with the size of each partition it
 // holds there (the topics asked for, or all) and how far its log end is behind the high watermark;
-// v4+ the directory's free bytes (its total is not known: -1). Needs DESCRIBE on the cluster.
+// v4+ the size of its file system and the bytes still free there. Needs DESCRIBE on the cluster.
 import { DESCRIBE_LOG_DIRS } from '../../../protocol/kafka/messages/35_describe_log_dirs.ts';
 import { ErrorCode } from '../../../protocol/kafka/error_codes.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
@@ -25,15 +25,15 @@ function partitions_held(ctx: RequestContext, topic: string, asked: readonly num
 
 export const describe_log_dirs_handler = kafka_handler(
   DESCRIBE_LOG_DIRS,
-  { min: 0, max: 4, notes: 'one log directory per broker (its data directory); usable bytes, total -1' },
+  { min: 0, max: 4, notes: 'one log directory per broker (its data directory), with its total and usable bytes' },
   async (request, ctx) => {
     if (!allowed_on_cluster(ctx, 'describe')) return { throttle_time_ms: 0, error_code: REFUSED.cluster, results: [] };
     const asked = request.topics ?? ctx.core.topics.list().map((topic) => ({ topic: topic.name, partitions: null }));
     const topics = asked
       .map(({ topic, partitions }) => ({ name: topic, partitions: partitions_held(ctx, topic, partitions) }))
       .filter((topic) => topic.partitions.length > 0);
-    const usable_bytes = await ctx.core.stats.disk_free_bytes();
-    const result = { error_code: ErrorCode.NONE, log_dir: ctx.core.data_dir, topics, total_bytes: -1, usable_bytes };
+    const { free_bytes: usable_bytes, total_bytes } = await ctx.core.stats.disk_space();
+    const result = { error_code: ErrorCode.NONE, log_dir: ctx.core.data_dir, topics, total_bytes, usable_bytes };
     return { throttle_time_ms: 0, error_code: ErrorCode.NONE, results: [result] };
   },
 );
