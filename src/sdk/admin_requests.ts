@@ -15,7 +15,7 @@ export const LATEST = -1;
 export const EARLIEST = -2;
 export const NO_NODE = -1;
 export const TIMEOUT_MS_DEFAULT = 5_000;
-export const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
+export { ZERO_UUID } from '../protocol/kafka/codec.ts';
 const NAMES = new Map<number, string>(Object.entries(ErrorCode).map(([name, code]) => [code, name]));
 /** Codes after which cached partition leaders are stale. */
 const LEADER_CODES = new Set<number>([

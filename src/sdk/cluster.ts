@@ -15,6 +15,7 @@ import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { API_VERSIONS } from '../protocol/kafka/messages/18_api_versions.ts';
 import { METADATA } from '../protocol/kafka/messages/03_metadata.ts';
 import { authenticate, type SaslOptions } from './sasl.ts';
+import { ZERO_UUID } from '../protocol/kafka/codec.ts';
 
 export interface RetryOptions {
   /** Attempts after the first one. */
@@ -277,7 +278,7 @@ export class Cluster {
   async refresh_metadata(topics: string[] | null = null, allow_auto_create = false): Promise<Map<string, number>> {
     const connection = await this.any();
     const { response } = await connection.send(METADATA, 1, 12, {
-      topics: topics === null ? null : topics.map((name) => ({ name, topic_id: 'AAAAAAAAAAAAAAAAAAAAAA' })),
+      topics: topics === null ? null : topics.map((name) => ({ name, topic_id: ZERO_UUID })),
       allow_auto_topic_creation: allow_auto_create,
       include_topic_authorized_operations: false,
       include_cluster_authorized_operations: false,

@@ -7,9 +7,9 @@
 // are at least 90 % smaller with them.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { start_broker_process, type BrokerProcess } from '../support/broker_process.ts';
 import { free_port } from '../support/etcd.ts';
+import { start_tcp_proxy, type TcpProxy } from '../support/tcp_proxy.ts';
 import { Sluice } from '../../src/sdk/index.ts';
 import { Connection } from '../../src/protocol/kafka/client_connection.ts';
 import { FETCH } from '../../src/protocol/kafka/messages/01_fetch.ts';
@@ -22,10 +22,9 @@ const WIDE_PARTITIONS = 1_000;
 
 /** Bytes of Fetch requests (API key 1) the proxy has passed from clients to the broker. */
 let fetch_request_bytes = 0;
-let proxy: net.Server;
+let proxy: TcpProxy;
 let proxy_port: number;
 let broker: BrokerProcess;
-const sockets = new Set<net.Socket>();
 
 /** Counts each request frame's bytes by API key as it passes (frames: a 4-byte size, then the key). */
 function count_frames(): (chunk: Buffer) => void {
@@ -42,29 +41,15 @@ function count_frames(): (chunk: Buffer) => void {
 }
 
 before(async () => {
-  proxy_port = await free_port();
   // The broker advertises the proxy (its ready line, and so `bootstrap`, too): it listens on its own port.
   const broker_port = await free_port();
+  proxy = await start_tcp_proxy(broker_port, count_frames);
+  proxy_port = proxy.port;
   broker = await start_broker_process({ port: broker_port, args: ['--advertise', `127.0.0.1:${proxy_port}`] });
-  proxy = net.createServer((client) => {
-    const upstream = net.connect(broker_port, '127.0.0.1');
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => s.destroy());
-    }
-    client.on('data', count_frames());
-    client.pipe(upstream);
-    upstream.pipe(client);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => proxy.listen(proxy_port, '127.0.0.1', resolve));
 });
 
 after(async () => {
-  for (const s of sockets) s.destroy();
-  proxy?.close();
+  await proxy?.close();
   await broker?.stop();
 });
 

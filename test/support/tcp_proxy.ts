@@ -1,5 +1,6 @@
 // A TCP proxy on loopback for cutting a broker off from its peers: cut() drops every connection
-// through it (and whatever they had in flight) and refuses new ones until heal().
+// through it (and whatever they had in flight) and refuses new ones until heal(). `observe`, when
+// given, is made once per connection and sees every chunk a client sends.
 import net from 'node:net';
 
 export interface TcpProxy {
@@ -11,7 +12,7 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function start_tcp_proxy(target_port: number): Promise<TcpProxy> {
+export async function start_tcp_proxy(target_port: number, observe?: () => (chunk: Buffer) => void): Promise<TcpProxy> {
   let target = target_port;
   const sockets = new Set<net.Socket>();
   let cut = false;
@@ -30,6 +31,7 @@ export async function start_tcp_proxy(target_port: number): Promise<TcpProxy> {
         upstream.destroy();
       });
     }
+    if (observe) client.on('data', observe());
     client.pipe(upstream);
     upstream.pipe(client);
   });

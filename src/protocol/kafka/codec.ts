@@ -42,6 +42,9 @@ export function message_codec(spec: MessageSpec, version: number): MessageCodec 
   return codec;
 }
 
+/** The all-zero uuid: a topic id not known (or not given), as Kafka writes it in base64. */
+export const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
+
 function zero_value(type: TypeSpec, nullable: boolean): unknown {
   if (nullable) return null;
   if (typeof type === 'object') return 'array' in type ? [] : {};
@@ -54,7 +57,7 @@ function zero_value(type: TypeSpec, nullable: boolean): unknown {
     case 'records':
       return Buffer.alloc(0);
     case 'uuid':
-      return 'AAAAAAAAAAAAAAAAAAAAAA';
+      return ZERO_UUID;
     default:
       return 0;
   }

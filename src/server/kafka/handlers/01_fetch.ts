@@ -18,6 +18,7 @@ import { kafka_error_code } from '../error_map.ts';
 import { long_poll } from '../long_poll.ts';
 import { allowed, allowed_on_cluster, REFUSED } from '../authorize.ts';
 import { answered, session_key, session_partitions, type AskedPartition, type SessionUse } from '../fetch_sessions.ts';
+import { ZERO_UUID } from '../../../protocol/kafka/codec.ts';
 
 /** A long poll never waits longer than this, whatever the client asks. */
 const FETCH_WAIT_MS_MAX = 30_000;
@@ -26,8 +27,6 @@ const FETCH_BYTES_MAX = 64 * 1024 * 1024;
 /** No batches is an empty record set, never null: Kafka sends size 0 and librdkafka rejects -1. */
 const EMPTY_RECORDS = Buffer.alloc(0);
 const READ_COMMITTED = 1;
-/** The topic id of a topic that has none here (a name that does not exist). */
-const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
 type PartitionResponse = Row<Row<ResponseIn<typeof FETCH>['responses']>['partitions']>;
 
@@ -81,6 +80,13 @@ function plan(asked: readonly AskedPartition[], request: FetchRequest, ctx: Requ
   const replica_id = replica_id_of(request, ctx.version);
   // A follower's fetch is a broker's (CLUSTER_ACTION); a consumer's needs READ on each topic.
   const replica_refused = replica_id >= 0 && !allowed_on_cluster(ctx, 'cluster_action');
+  // Checked once per topic, not per partition (a session may hold thousands).
+  const readable = new Map<string, boolean>();
+  const may_read = (topic: string) => {
+    let ok = readable.get(topic);
+    if (ok === undefined) readable.set(topic, (ok = allowed(ctx, 'read', 'topic', topic)));
+    return ok;
+  };
   return asked.map((a) => {
     const entry: Wanted = {
       topic: a.topic ?? '',
@@ -94,7 +100,7 @@ function plan(asked: readonly AskedPartition[], request: FetchRequest, ctx: Requ
       error_code: 0,
     };
     if (a.topic === null) return { ...entry, error_code: ErrorCode.UNKNOWN_TOPIC_ID };
-    const refused = replica_id >= 0 ? replica_refused : !allowed(ctx, 'read', 'topic', a.topic);
+    const refused = replica_id >= 0 ? replica_refused : !may_read(a.topic);
     if (refused) return { ...entry, error_code: replica_id >= 0 ? REFUSED.cluster : REFUSED.topic };
     try {
       entry.source =

@@ -5,9 +5,9 @@ import { BrokerError, is_internal_topic } from '../../../core/index.ts';
 import { audit, require_allowed } from '../authorize.ts';
 import { kafka_handler } from '../handler.ts';
 import { error_fields } from '../error_map.ts';
+import { ZERO_UUID } from '../../../protocol/kafka/codec.ts';
 
 /** Kafka's null topic id. */
-const ZERO_UUID = 'AAAAAAAAAAAAAAAAAAAAAA';
 
 export const delete_topics_handler = kafka_handler(
   DELETE_TOPICS,
