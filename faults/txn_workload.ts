@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { Consumer, Sluice } from '../src/sdk/index.ts';
 import type { HistoryOp, TxnInputOp, TxnOutputOp } from './checker/history.ts';
-import { DRAIN_MAX_MS, DRAIN_STALL_MS, PARTITIONS, within } from './workload.ts';
+import { connect_idempotent, DRAIN_MAX_MS, DRAIN_STALL_MS, PARTITIONS, within } from './workload.ts';
 
 export const TXN_INPUT_TOPIC = 'faults-txn-in';
 export const TXN_OUTPUT_TOPIC = 'faults-txn-out';
@@ -135,9 +135,10 @@ async function write_inputs(kafka: Kafka, at: () => number, until: () => boolean
         // broker that stored the failed send refuses for ever (produce_loop in workload.ts).
         await disconnect(producer);
         producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-        await producer.connect().catch(() => undefined);
+        if (!(await connect_idempotent(producer, until))) break;
+      } finally {
+        history.push(...ops);
       }
-      history.push(...ops);
       await sleep(PACE_MS);
     }
   } finally {

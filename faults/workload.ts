@@ -66,6 +66,27 @@ function error_text(error: unknown): string {
   return `${error.name}: ${error.message}${cause}`.slice(0, 200);
 }
 
+/** A producer whose connect failed is connected again after this pause. */
+const RECONNECT_PAUSE_MS = 500;
+
+/**
+ * Connects an idempotent kafkajs producer, trying again until it is connected; false when `until()`
+ * ended first. A kafkajs 2.2.4 producer whose connect() failed at InitProducerId sends without a
+ * producer id, no longer idempotent, and its retried sends are stored twice (finding 38): such a
+ * producer must not send.
+ */
+export async function connect_idempotent(producer: Producer, until: () => boolean): Promise<boolean> {
+  for (;;) {
+    try {
+      await producer.connect();
+      return true;
+    } catch {
+      if (!until()) return false;
+      await sleep(RECONNECT_PAUSE_MS);
+    }
+  }
+}
+
 /** Writes until `until()` is false, one send at a time, recording each in `history`. */
 export async function produce_loop(
   kafka: Kafka,
@@ -87,8 +108,8 @@ export async function produce_loop(
       if (sequence_broken) {
         await producer.disconnect().catch(() => undefined);
         producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-        await producer.connect().catch(() => undefined);
         sequence_broken = false;
+        if (!(await connect_idempotent(producer, until))) break;
       }
       const value = `${process_name}-${n}`;
       const key = `k${n % KEYS}`;
