@@ -41,6 +41,8 @@ import { TXN_COORDINATOR_PARTITION, TXN_STATE_TOPIC, type TxnPartition } from '.
 import { TXN_CHECKS_TOPIC, TXN_UNRESOLVED_TOPIC } from '../protocol/half_messages.ts';
 import { encode_marker, type Marker } from '../protocol/control_records.ts';
 import { LocalReader, log_transactions } from './local_reader.ts';
+import { LogCleaner, type CompactedLog } from './compaction/log_cleaner.ts';
+import { compaction_config_of } from './topic_config.ts';
 
 /** Producer ids are reserved from the metadata store in blocks of this many. */
 const PRODUCER_ID_BLOCK = 1000;
@@ -102,6 +104,7 @@ export class Broker implements Core, CoreInternals {
   readonly overflow: OverflowGuard;
   readonly produce_path: ProducePath;
   readonly stats: BrokerStats;
+  readonly cleaner: LogCleaner;
 
   readonly topics;
   readonly partitions;
@@ -138,12 +141,9 @@ export class Broker implements Core, CoreInternals {
     const registered = (id: number) => parts.placement.broker_ids().includes(id);
     this.configs = new BrokerConfigs(parts.metadata, parts.node_id, parts.settings.started_with, registered);
     this.topic_index = this.topic_manager(parts);
-    this.stats = new BrokerStats(
-      (topic, partition) => partition < (this.topic_index.get(topic)?.partitions ?? 0),
-      (observer) => (parts.storage.flusher.on_fsync = observer),
-      () => parts.io.disk_space(parts.data_dir),
-    );
+    this.stats = this.stats_of(parts);
     this.producer_states = new ProducerStates(parts.io, parts.data_dir, parts.logger, () => this.own_logs());
+    this.cleaner = new LogCleaner(() => this.compacted_logs(), parts.clock, parts.logger, parts.settings.cleaner);
     const append = (topic: string, partition: number, records: Buffer) =>
       this.append_records(topic, partition, records);
     this.coordinators = new Coordinators({
@@ -208,6 +208,7 @@ export class Broker implements Core, CoreInternals {
     const broker = new Broker(parts);
     await broker.producer_states.open();
     await parts.placement.attach(broker.placement_host(), INTERNAL_TOPICS);
+    broker.cleaner.start();
     return broker;
   }
 
@@ -226,6 +227,14 @@ export class Broker implements Core, CoreInternals {
 
   get cluster_id(): string {
     return this.metadata.cluster_id;
+  }
+
+  private stats_of(parts: BrokerParts): BrokerStats {
+    return new BrokerStats(
+      (topic, partition) => partition < (this.topic_index.get(topic)?.partitions ?? 0),
+      (observer) => (parts.storage.flusher.on_fsync = observer),
+      () => parts.io.disk_space(parts.data_dir),
+    );
   }
 
   /** The topic index over the cluster-wide topic defaults, applied to the local logs as they change. */
@@ -292,6 +301,20 @@ export class Broker implements Core, CoreInternals {
       for (let p = 0; p < topic.partitions; p++) {
         const log = this.storage.partition(partition_name(topic.name, p));
         if (log) yield log;
+      }
+    }
+  }
+
+  /** The local logs of compacted topics, each with its compaction configs and producer state. */
+  private *compacted_logs(): Iterable<CompactedLog> {
+    for (const topic of this.topic_index.list()) {
+      const config = compaction_config_of(this.topic_index.configs_in_force(topic));
+      if (!config) continue;
+      for (let partition = 0; partition < topic.partitions; partition++) {
+        const log = this.storage.partition(partition_name(topic.name, partition));
+        if (!log || log.is_offline) continue;
+        const producers = this.producer_states.has(log.name) ? this.producer_states.of(log.name) : null;
+        yield { topic: topic.name, partition, log, config, producers };
       }
     }
   }
@@ -448,6 +471,7 @@ export class Broker implements Core, CoreInternals {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.cleaner.stop();
     // Replication stops first: nothing is led or followed while the rest shuts down.
     await this.placement.close();
     await this.coordinators.close();

@@ -4,6 +4,7 @@ import type { DelayedSettings } from './delayed/delayed_delivery.ts';
 import type { GroupSettings } from './group_coordinator.ts';
 import type { ShareGroupSettings } from './queues/group_config.ts';
 import type { TxnSettings } from './txn/txn_coordinator.ts';
+import type { CleanerSettings } from './compaction/log_cleaner.ts';
 
 export interface BrokerSettings {
   auto_create_topics: boolean;
@@ -12,6 +13,8 @@ export interface BrokerSettings {
   share_groups: ShareGroupSettings;
   delayed: DelayedSettings;
   transactions: TxnSettings;
+  /** Log compaction: how often the cleaner looks, its memory and its I/O. */
+  cleaner: CleanerSettings;
   /** Whether requests are checked against the ACLs, and who may do anything. */
   acls: AclSettings;
   /** Users no quota applies to: the brokers themselves (replication, forwarding, markers). */

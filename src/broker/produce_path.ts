@@ -2,7 +2,8 @@
 // batch header is read once, here, where the batch enters the broker; then, in order:
 //   1. a batch for the delay log is one another broker forwarded (its produce carried delay headers);
 //   2. a batch whose records carry delay headers goes to delayed delivery instead of its topic;
-//   3. a topic with caps (sluice.max.messages / sluice.max.bytes) makes room or refuses;
+//   3. a topic with caps (sluice.max.messages / sluice.max.bytes) makes room or refuses; a
+//      compacted topic refuses a record without a key;
 //   4. an idempotent batch (producer id and sequence) is checked against the producer's last five
 //      batches: a duplicate is answered with its original offset once that append is acknowledged;
 //      a transactional one must belong to its producer's ongoing transaction on this partition;
@@ -30,6 +31,7 @@ import { delayed_records, may_carry_delay, type DelayedRecords } from './delayed
 import { overflow_limits, type OverflowGuard } from './overflow.ts';
 import { last_sequence_of, type BatchEntry } from './producer_state.ts';
 import { matches_stored } from './duplicate_check.ts';
+import { compacted, require_keys } from './compaction/batch_records.ts';
 import type { ProducerStates } from './producer_states.ts';
 import type { TopicManager } from './topics.ts';
 
@@ -124,9 +126,12 @@ export class ProducePath {
         }
       : null;
     if (producer) await this.deps.check_transactional(producer, { topic, partition }, options?.join_txn === true);
-    const limits = overflow_limits(this.deps.topics.get(topic)?.configs ?? {});
+    const configs = this.deps.topics.get(topic)?.configs ?? {};
+    const limits = overflow_limits(configs);
+    const needs_keys = !options?.broker_append && header !== null && compacted(configs);
     const gate = this.gates.get(log.name);
-    if (!needs_delay_check && !limits && !gate) return this.append_in_order(log, records, header, local_ack);
+    if (!needs_delay_check && !needs_keys && !limits && !gate)
+      return this.append_in_order(log, records, header, local_ack);
     // Reading a batch's headers may wait (decompression); later batches of the partition wait for
     // it, so batches are still appended in the order they arrived.
     let open!: () => void;
@@ -136,9 +141,11 @@ export class ProducePath {
     try {
       await gate;
       let result: Promise<ProduceResult> | null = null;
-      if (needs_delay_check) {
-        // Checked before its records are read: a corrupt batch is refused as corrupt.
+      // Checked before its records are read: a corrupt batch is refused as corrupt.
+      if (needs_delay_check || needs_keys)
         check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
+      if (needs_keys) await require_keys(records);
+      if (needs_delay_check) {
         const received_ms = this.deps.clock.now_ms();
         const delayed = await delayed_records(records, received_ms, this.deps.delayed_settings.delay_max_ms);
         // A transaction's delayed records wait in the delay log for its marker there.

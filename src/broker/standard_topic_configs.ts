@@ -15,7 +15,7 @@ export interface ConfigSpec {
 }
 
 const INT64_MAX = 9223372036854775807n;
-const LONG_MAX = String(INT64_MAX);
+export const LONG_MAX = String(INT64_MAX);
 
 /** A whole number from `min` to `max` (by default the largest 64-bit one, Kafka's "no limit"). */
 export function whole(min: number, max: bigint = INT64_MAX) {
@@ -33,11 +33,10 @@ const replica_list = (value: string) =>
     ? null
     : 'must be *, empty, or partition:broker pairs separated by commas';
 
-const ratio = (value: string) =>
+export const ratio = (value: string) =>
   /^\d*\.?\d+$/.test(value) && Number(value) >= 0 && Number(value) <= 1 ? null : 'must be a number from 0 to 1';
 
 const STORED_AS_SENT = 'batches are stored as the producer compressed them (compression.type=producer)';
-const NO_COMPACTION = 'applies to compacted topics; log compaction is not implemented yet';
 const NO_TIERED_STORAGE = 'Sluice has no tiered storage';
 const DURABILITY =
   "flushing follows the broker's --durability policy (an fsync before each acknowledgement by default)";
@@ -65,34 +64,6 @@ export const IGNORED_TOPIC_CONFIGS: Readonly<Record<string, ConfigSpec & { ignor
     validate: whole(-131072, 22n),
     doc: 'zstd level when the broker recompresses',
     ignored: STORED_AS_SENT,
-  },
-  'delete.retention.ms': {
-    default: '86400000',
-    type: 'long',
-    validate: whole(0),
-    doc: 'how long a tombstone is kept in a compacted topic',
-    ignored: NO_COMPACTION,
-  },
-  'max.compaction.lag.ms': {
-    default: LONG_MAX,
-    type: 'long',
-    validate: whole(1),
-    doc: 'the longest a record may stay uncompacted',
-    ignored: NO_COMPACTION,
-  },
-  'min.compaction.lag.ms': {
-    default: '0',
-    type: 'long',
-    validate: whole(0),
-    doc: 'the shortest a record stays uncompacted',
-    ignored: NO_COMPACTION,
-  },
-  'min.cleanable.dirty.ratio': {
-    default: '0.5',
-    type: 'double',
-    validate: ratio,
-    doc: 'the share of uncompacted log that starts a compaction',
-    ignored: NO_COMPACTION,
   },
   'file.delete.delay.ms': {
     default: '60000',

@@ -4,7 +4,8 @@
 import { LOG_CONFIG_DEFAULT, type LogConfig } from '../storage/index.ts';
 import { BrokerError } from '../core/errors.ts';
 import type { ConfigEntry, ConfigSynonym, TopicConfigs } from '../core/types.ts';
-import { IGNORED_TOPIC_CONFIGS, boolean, whole, type ConfigSpec } from './standard_topic_configs.ts';
+import type { CompactionConfig } from './compaction/log_cleaner.ts';
+import { IGNORED_TOPIC_CONFIGS, LONG_MAX, boolean, ratio, whole, type ConfigSpec } from './standard_topic_configs.ts';
 
 interface AppliedSpec extends ConfigSpec {
   apply?(config: LogConfig, value: string): void;
@@ -63,8 +64,36 @@ const APPLIED: Record<string, AppliedSpec> = {
   'cleanup.policy': {
     default: 'delete',
     type: 'list',
-    doc: 'what retention does with old segments: delete them (compact is not implemented yet)',
-    validate: (v) => (v === 'delete' ? null : 'only "delete" is supported; log compaction is not implemented'),
+    doc:
+      'what becomes of old segments: delete (retention deletes them), compact (the cleaner keeps the ' +
+      'latest record of each key), or both',
+    validate: (v) => (cleanup_policies(v) ? null : 'must be delete, compact, or compact,delete'),
+    apply: (c, v) => (c.cleanup_delete = cleanup_policies(v)!.has('delete')),
+  },
+  // Log compaction (broker/compaction/log_cleaner.ts reads these from the topic's configs).
+  'delete.retention.ms': {
+    default: '86400000',
+    type: 'long',
+    doc: 'how long a tombstone (a record with a null value) stays in a compacted topic',
+    validate: whole(0),
+  },
+  'min.compaction.lag.ms': {
+    default: '0',
+    type: 'long',
+    doc: 'the shortest time a record stays uncompacted',
+    validate: whole(0),
+  },
+  'max.compaction.lag.ms': {
+    default: LONG_MAX,
+    type: 'long',
+    doc: 'the longest time a record may stay uncompacted (a pass runs then whatever the dirty ratio)',
+    validate: whole(1),
+  },
+  'min.cleanable.dirty.ratio': {
+    default: '0.5',
+    type: 'double',
+    doc: "the share of a compacted log's cleanable bytes not yet compacted at which a pass runs",
+    validate: ratio,
   },
   'compression.type': {
     default: 'producer',
@@ -174,6 +203,25 @@ export function validate_configs(configs: TopicConfigs): void {
     const problem = entry.validate(value);
     if (problem) throw new BrokerError('invalid_config', `${name}=${value}: ${problem}`);
   }
+}
+
+/** The policies of a cleanup.policy value (delete, compact), or null when it names another. */
+export function cleanup_policies(value: string): Set<string> | null {
+  const policies = new Set(value.split(',').map((p) => p.trim().toLowerCase()));
+  for (const policy of policies) if (policy !== 'delete' && policy !== 'compact') return null;
+  return policies.size > 0 ? policies : null;
+}
+
+/** The compaction configs in force of a compacted topic (its configs with defaults); null when it is not compacted. */
+export function compaction_config_of(configs: TopicConfigs): CompactionConfig | null {
+  const value = (name: string) => configs[name] ?? APPLIED[name]!.default;
+  if (!cleanup_policies(value('cleanup.policy'))?.has('compact')) return null;
+  return {
+    delete_retention_ms: Number(value('delete.retention.ms')),
+    min_compaction_lag_ms: Number(value('min.compaction.lag.ms')),
+    max_compaction_lag_ms: Number(value('max.compaction.lag.ms')),
+    min_cleanable_dirty_ratio: Number(value('min.cleanable.dirty.ratio')),
+  };
 }
 
 export function log_config_of(configs: TopicConfigs): LogConfig {

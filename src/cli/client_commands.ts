@@ -2,6 +2,7 @@
 // protocol through the project's SDK (src/sdk/).
 import readline from 'node:readline';
 import { type ClientFlags, client, print, progress, with_admin } from './client_support.ts';
+import type { Admin, LogCleanerProgress } from '../sdk/index.ts';
 
 function parse_configs(pairs: string[] = []): Array<{ name: string; value: string }> {
   return pairs.map((pair) => {
@@ -44,11 +45,35 @@ export async function topic_list(options: ClientFlags & { internal?: boolean }):
   print(options, topics, () => topics.join('\n'));
 }
 
+/** Each partition's log cleaner progress on its leader, for a compacted topic. */
+async function compaction_on_leaders(admin: Admin, topic: string): Promise<Map<number, LogCleanerProgress>> {
+  const progress = new Map<number, LogCleanerProgress>();
+  const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+  const leaders = new Map(metadata.topics[0]!.partitions.map((p) => [p.partitionId, p.leader]));
+  for (const broker of await admin.describeLogDirs({ topics: [{ topic }] })) {
+    for (const dir of broker.logDirs)
+      for (const p of dir.topics.find((t) => t.topic === topic)?.partitions ?? [])
+        if (p.compaction && leaders.get(p.partition) === broker.brokerId) progress.set(p.partition, p.compaction);
+  }
+  return progress;
+}
+
+function compaction_text(c: LogCleanerProgress | null): string {
+  if (!c) return '';
+  const mb = (bytes: number) => `${(bytes / 1_048_576).toFixed(1)} MB`;
+  return (
+    `  dirty ${c.dirtyRatio.toFixed(2)} (compacted below ${c.firstDirtyOffset}; cleaner read ${mb(c.bytesRead)}, ` +
+    `wrote ${mb(c.bytesWritten)})`
+  );
+}
+
 export async function topic_describe(name: string, options: ClientFlags): Promise<void> {
   const described = await with_admin(options, async (admin) => {
     const metadata = await admin.fetchTopicMetadata({ topics: [name] });
     const offsets = await admin.fetchTopicOffsets(name);
     const configs = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name }] });
+    const config = Object.fromEntries(configs.resources[0]!.configEntries.map((c) => [c.configName, c.configValue]));
+    const compaction = config['cleanup.policy']?.includes('compact') ? await compaction_on_leaders(admin, name) : null;
     return {
       topic: name,
       partitions: metadata.topics[0]!.partitions.map((p) => {
@@ -60,9 +85,10 @@ export async function topic_describe(name: string, options: ClientFlags): Promis
           isr: p.isr,
           start_offset: Number(o.low),
           end_offset: Number(o.high),
+          compaction: compaction?.get(p.partitionId) ?? null,
         };
       }),
-      configs: Object.fromEntries(configs.resources[0]!.configEntries.map((c) => [c.configName, c.configValue])),
+      configs: config,
     };
   });
   print(options, described, () =>
@@ -71,7 +97,7 @@ export async function topic_describe(name: string, options: ClientFlags): Promis
       ...described.partitions.map(
         (p) =>
           `  partition ${p.partition}  leader ${p.leader}  replicas ${p.replicas.join(',')}  isr ${p.isr.join(',')} ` +
-          ` offsets ${p.start_offset}..${p.end_offset}`,
+          ` offsets ${p.start_offset}..${p.end_offset}${compaction_text(p.compaction)}`,
       ),
       ...Object.entries(described.configs).map(([k, v]) => `  ${k}=${v}`),
     ].join('\n'),

@@ -62,6 +62,9 @@ export interface ResolvedSettings {
   transactionMaxTimeoutMs: string;
   transactionalIdExpirationMs: string;
   transactionChecksMax: string;
+  cleanerIntervalMs: string;
+  cleanerMemoryBytesMax: string;
+  cleanerIoBytesPerSMax: string;
   transactionVersion: string;
   autoCreate: boolean;
   logLevel: string;
@@ -363,6 +366,23 @@ function stop_on_signals(running: RunningBroker, logger: pino.Logger): void {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
+/** The transaction coordinator's and the log cleaner's settings. */
+function log_settings(settings: ResolvedSettings) {
+  return {
+    transactions: {
+      timeout_max_ms: Number(settings.transactionMaxTimeoutMs),
+      id_expiration_ms: Number(settings.transactionalIdExpirationMs),
+      checks_max: Number(settings.transactionChecksMax),
+      version: Number(settings.transactionVersion),
+    },
+    cleaner: {
+      interval_ms: Number(settings.cleanerIntervalMs),
+      memory_bytes_max: Number(settings.cleanerMemoryBytesMax),
+      io_bytes_per_s_max: Number(settings.cleanerIoBytesPerSMax),
+    },
+  };
+}
+
 export async function run_start(flags: StartFlags): Promise<void> {
   const settings = resolve_settings(flags);
   const warnings = settings.warnings;
@@ -406,12 +426,7 @@ export async function run_start(flags: StartFlags): Promise<void> {
     kafka_listeners,
     default_partitions: Number(settings.partitions),
     auto_create_topics: settings.autoCreate,
-    transactions: {
-      timeout_max_ms: Number(settings.transactionMaxTimeoutMs),
-      id_expiration_ms: Number(settings.transactionalIdExpirationMs),
-      checks_max: Number(settings.transactionChecksMax),
-      version: Number(settings.transactionVersion),
-    },
+    ...log_settings(settings),
     credentials,
     tls,
     acls: { enabled: settings.authorization, super_users: principals_of(settings.superUsers ?? '') },

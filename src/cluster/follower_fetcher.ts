@@ -214,8 +214,9 @@ export class FollowerFetcher {
   }
 
   private async append(replica: Replica, batches: Buffer): Promise<void> {
+    // At the log's end, or after it where the leader's cleaner removed batches (a compacted log).
     invariant(
-      batch_base_offset(batches, 0) === replica.log.next_offset,
+      batch_base_offset(batches, 0) >= replica.log.next_offset,
       () =>
         `${replica.name}: a copied batch at ${batch_base_offset(batches, 0)} does not continue the log at ` +
         `${replica.log.next_offset}`,

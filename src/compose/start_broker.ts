@@ -9,6 +9,7 @@ import type { AclSettings } from '../broker/acls/acls.ts';
 import { user_principal } from '../core/acls.ts';
 import { DELAYED_SETTINGS_DEFAULT, type DelayedSettings } from '../broker/delayed/delayed_delivery.ts';
 import type { TxnSettings } from '../broker/txn/txn_coordinator.ts';
+import type { CleanerSettings } from '../broker/compaction/log_cleaner.ts';
 import { GROUP_SETTINGS_DEFAULT, type GroupSettings } from '../broker/group_coordinator.ts';
 import { SHARE_GROUP_SETTINGS_DEFAULT, type ShareGroupSettings } from '../broker/queues/group_config.ts';
 import { TopicManager } from '../broker/topics.ts';
@@ -57,6 +58,8 @@ export interface CoreOptions {
   share_groups?: Partial<ShareGroupSettings>;
   delayed?: Partial<DelayedSettings>;
   transactions?: Partial<TxnSettings>;
+  /** Log compaction's settings (the built-in defaults for the rest). */
+  cleaner?: Partial<CleanerSettings>;
   /**
    * The users file's users (SASL PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 on the Kafka listener, AMQP
    * logins, HTTP Basic), beside the users managed while the broker runs; its presence turns SASL on.
@@ -145,6 +148,12 @@ function broker_settings(options: CoreOptions): BrokerSettings {
       checks_max: default_number('transaction_checks_max'),
       version: default_number('transaction_version'),
       ...options.transactions,
+    },
+    cleaner: {
+      interval_ms: default_number('cleaner_interval_ms'),
+      memory_bytes_max: default_number('cleaner_memory_bytes_max'),
+      io_bytes_per_s_max: default_number('cleaner_io_bytes_per_s_max'),
+      ...options.cleaner,
     },
     acls: acl_settings(options),
     started_with: {

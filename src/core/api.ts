@@ -27,6 +27,7 @@ import type {
   JoinRequest,
   JoinResult,
   LocalPartitionState,
+  CompactionProgress,
   OffsetCommitEntry,
   PartitionInfo,
   PartitionLag,
@@ -218,6 +219,8 @@ export interface PartitionsApi {
   active_producers(topic: string, partition: number): ActiveProducer[];
   /** The partition as this broker's own replica has it; null when it holds none. */
   local_state(topic: string, partition: number): LocalPartitionState | null;
+  /** The log cleaner's progress on each compacted partition held here. */
+  compaction(): Array<CompactionProgress & { topic: string; partition: number }>;
   /** Local partitions taken offline by a failed write or fsync. */
   offline(): string[];
   /** Local partitions whose tail recovery cut at start (torn, cut short or corrupt on disk). */

@@ -94,6 +94,21 @@ export interface LocalPartitionState {
   bytes: number;
   segments: number;
   offline: boolean;
+  /** A compacted partition's cleaner progress here; null when it is not compacted (or not yet looked at). */
+  compaction: CompactionProgress | null;
+}
+
+/** What the log cleaner has done to one compacted partition's local log. */
+export interface CompactionProgress {
+  /** Of the cleanable segments' bytes, the share not yet compacted. */
+  dirty_ratio: number;
+  /** Every key below this offset has been compacted. */
+  first_dirty_offset: number;
+  passes: number;
+  bytes_read: number;
+  bytes_written: number;
+  /** When a pass last rewrote a segment (-1: never). */
+  last_cleaned_ms: number;
 }
 
 /** A producer with state on a partition (DescribeProducers). */

@@ -18,12 +18,14 @@
 //   admin_quotas.ts      client quotas
 //   admin_groups.ts      consumer groups: list, describe, delete
 //   admin_cluster.ts     brokers, controller and cluster id
+//   admin_log_dirs.ts    each broker's log directories and partitions (compaction progress)
 //   dead_letters.ts      dead-letter topics of share groups, redrive, reading a whole topic
 //   admin_requests.ts    the request plumbing they share (routing, retries, failures)
 //   admin_types.ts       the public types and AdminError, re-exported here
 import type { Cluster } from './cluster.ts';
 import type {
   AlterConfigsResponse,
+  BrokerLogDirs,
   ClusterDescription,
   DeleteGroupsResult,
   DescribeConfigResponse,
@@ -78,6 +80,7 @@ import {
 } from './admin_quotas.ts';
 import { delete_groups, describe_groups, list_groups } from './admin_groups.ts';
 import { describe_cluster } from './admin_cluster.ts';
+import { describe_log_dirs } from './admin_log_dirs.ts';
 import {
   dead_letter_of,
   list_dead_letter_topics,
@@ -98,6 +101,7 @@ export {
   type AdminFailure,
   type AlterConfigOperationName,
   type AlterConfigsResponse,
+  type BrokerLogDirs,
   type ClusterDescription,
   type ConfigDescription,
   type ConfigEntry,
@@ -111,6 +115,7 @@ export {
   type GroupState,
   type IncrementalConfigEntry,
   type IncrementalResourceConfig,
+  type LogCleanerProgress,
   type MemberDescription,
   type PartitionMetadata,
   type PartitionReassignments,
@@ -399,5 +404,15 @@ export class Admin {
   /** The brokers, the controller and the cluster id (DescribeCluster, or Metadata on older brokers). */
   async describeCluster(): Promise<ClusterDescription> {
     return describe_cluster(this.requests);
+  }
+
+  /**
+   * Each broker's log directories and the partitions it holds (all, or those of `topics`), with
+   * a compacted partition's log cleaner progress.
+   */
+  async describeLogDirs(
+    options: { topics?: Array<{ topic: string; partitions?: number[] }> } = {},
+  ): Promise<BrokerLogDirs[]> {
+    return describe_log_dirs(this.requests, options.topics ?? null);
   }
 }

@@ -130,7 +130,11 @@ async function appends_and_subtracts(): Promise<void> {
   await change('SUBTRACT', throttled, '0:1');
   assert.equal((await entries([throttled])).get(throttled)!.configValue, '0:2');
   await rejects_with(change('APPEND', 'retention.ms', '5'), 'INVALID_CONFIG');
-  await rejects_with(change('APPEND', 'cleanup.policy', 'compact'), 'INVALID_CONFIG');
+  await change('APPEND', 'cleanup.policy', 'compact');
+  assert.equal((await entries(['cleanup.policy'])).get('cleanup.policy')!.configValue, 'delete,compact');
+  await change('SUBTRACT', 'cleanup.policy', 'compact');
+  assert.equal((await entries(['cleanup.policy'])).get('cleanup.policy')!.configValue, 'delete');
+  await rejects_with(change('APPEND', 'cleanup.policy', 'shred'), 'INVALID_CONFIG');
 }
 
 async function check_broker_resources_and_errors(): Promise<void> {

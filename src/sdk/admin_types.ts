@@ -182,6 +182,39 @@ export interface ClusterDescription {
   clusterId: string;
 }
 
+/** A compacted partition's log cleaner progress on one broker (a Sluice broker's DescribeLogDirs). */
+export interface LogCleanerProgress {
+  /** Of the cleanable segments' bytes, the share not compacted yet. */
+  dirtyRatio: number;
+  /** Every key below this offset has been compacted. */
+  firstDirtyOffset: number;
+  bytesRead: number;
+  bytesWritten: number;
+  /** When the cleaner last rewrote a segment of it (-1: never). */
+  lastCleanedMs: number;
+}
+
+/** One broker's log directories and the partitions it holds in them (DescribeLogDirs). */
+export interface BrokerLogDirs {
+  brokerId: number;
+  logDirs: Array<{
+    logDir: string;
+    /** The file system's size and the bytes still free there (-1: not told). */
+    totalBytes: number;
+    usableBytes: number;
+    topics: Array<{
+      topic: string;
+      partitions: Array<{
+        partition: number;
+        sizeBytes: number;
+        offsetLag: number;
+        /** null when the partition is not compacted, or the broker does not tell. */
+        compaction: LogCleanerProgress | null;
+      }>;
+    }>;
+  }>;
+}
+
 /** One resource an admin request failed for. */
 export interface AdminFailure {
   /** What failed: `topic "orders"`, `partition 3 of "orders"`, `group "billing"`, `broker "1"`. */

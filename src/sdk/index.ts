@@ -125,8 +125,10 @@ export {
   AlterConfigOperation,
   ConfigResourceTypes,
   ConfigSource,
+  type BrokerLogDirs,
   type ConfigDescription,
   type DescribeConfigResponse,
+  type LogCleanerProgress,
 } from './admin_types.ts';
 export type {
   ClientQuotaAlteration,

@@ -173,16 +173,19 @@ export function stamp_batches(records: Buffer, stamp: BatchStamp): number {
   return offset;
 }
 
-/** A follower's copy keeps the leader's offsets: it must continue the log at `next_offset` exactly. */
+/**
+ * A follower's copy keeps the leader's offsets: it must continue the log at `next_offset`, or after
+ * it where a compacted leader's log has a gap (batches its cleaner removed), never before it.
+ */
 export function check_batches_continue(records: Buffer, next_offset: number, name: string): number {
   let offset = next_offset;
   for (let position = 0; position < records.length;) {
     const given = batch_base_offset(records, position);
-    if (given !== offset)
+    if (given < offset)
       throw new InvalidArgumentError(
         `${name}: replicated batch at offset ${given} does not continue the log at ${offset}`,
       );
-    offset += batch_last_offset_delta(records, position) + 1;
+    offset = given + batch_last_offset_delta(records, position) + 1;
     position += batch_size_at(records, position);
   }
   return offset;

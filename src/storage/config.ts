@@ -24,6 +24,8 @@ export interface LogConfig {
   retention_bytes: number;
   /** 'log_append' replaces the batch's max timestamp with the broker's clock on append. */
   timestamp_type: 'create' | 'log_append';
+  /** Retention deletes old segments (false: a compacted-only log keeps them; its cleaner works on them). */
+  cleanup_delete: boolean;
 }
 
 export const LOG_CONFIG_DEFAULT: Readonly<LogConfig> = Object.freeze({
@@ -34,6 +36,7 @@ export const LOG_CONFIG_DEFAULT: Readonly<LogConfig> = Object.freeze({
   retention_ms: 7 * 24 * 60 * 60 * 1000,
   retention_bytes: -1,
   timestamp_type: 'create',
+  cleanup_delete: true,
 });
 
 export interface StorageConfig {

@@ -15,6 +15,7 @@ export {
   type LogConfig,
   type StorageConfig,
 } from './config.ts';
+export type { RewriteResult, SegmentRewriter, SegmentView } from './segment_rewriter.ts';
 export * from './errors.ts';
 export type { DiskSpace, FileIO, Fd, FileStat, OpenMode } from './file_io.ts';
 export { NodeFileIO } from './node_file_io.ts';

@@ -14,12 +14,7 @@ import type { TailWindow } from './tail_cache.ts';
 import type { LogConfig } from './config.ts';
 import type { LogContext } from './log_context.ts';
 import { RELATIVE_OFFSET_MAX, check_batches, check_batches_continue, stamp_batches } from './batch.ts';
-import {
-  batch_base_offset,
-  batch_last_offset_delta,
-  batch_max_timestamp,
-  batch_size_at,
-} from '../format/batch_layout.ts';
+import { batch_base_offset, batch_last_offset, batch_max_timestamp, batch_size_at } from '../format/batch_layout.ts';
 import {
   BackpressureError,
   DiskFullError,
@@ -35,6 +30,7 @@ import {
 } from './errors.ts';
 import type { Segment } from './segment.ts';
 import { SegmentFiles } from './segment_files.ts';
+import { SegmentRewriter } from './segment_rewriter.ts';
 import { LeaderEpochCache } from './leader_epochs.ts';
 import { Fifo } from './fifo.ts';
 
@@ -52,6 +48,8 @@ export class PartitionLog implements FlushTarget {
   readonly dir: string;
   config: LogConfig;
   private readonly files: SegmentFiles;
+  /** Compaction's access to closed segments below the high watermark and the flushed offset. */
+  readonly rewriter: SegmentRewriter;
   private state: LogState = 'open';
   private offline_reason = '';
 
@@ -106,6 +104,11 @@ export class PartitionLog implements FlushTarget {
     this.tail = ctx.tail_cache.window();
     this.epochs = new LeaderEpochCache(ctx.io, this.dir);
     this.files = new SegmentFiles(ctx, name, this.dir, () => this.config.index_interval_bytes);
+    this.rewriter = new SegmentRewriter(ctx, this.files, {
+      stable_offset: () => Math.min(this.high_watermark, this.flushed_offset),
+      index_interval_bytes: () => this.config.index_interval_bytes,
+      drop_cached_below: (offset) => this.tail.drop_below(offset),
+    });
   }
 
   // ---------------------------------------------------------------- opening and recovery
@@ -171,11 +174,13 @@ export class PartitionLog implements FlushTarget {
       throw new BackpressureError(this.name, this.pending_bytes, this.ctx.storage.pending_bytes_max);
     }
     const now_ms = this.ctx.clock.now_ms();
-    if (this.should_roll(records.length, span, now_ms)) this.files.roll(this.next_offset, now_ms);
+    // A copy may begin past the log's end, where a compacted leader's log has a gap.
+    const base_offset = options.replicated ? batch_base_offset(records, 0) : this.next_offset;
+    const end = options.replicated ? check_batches_continue(records, this.next_offset, this.name) : base_offset + span;
+    if (this.should_roll(records.length, end - 1, now_ms)) this.files.roll(base_offset, now_ms);
     const log_append_time = this.config.timestamp_type === 'log_append';
-    const base_offset = this.next_offset;
     const offset = options.replicated
-      ? check_batches_continue(records, base_offset, this.name)
+      ? end
       : stamp_batches(records, {
           base_offset,
           leader_epoch: options.leader_epoch ?? this.leader_epoch,
@@ -212,12 +217,12 @@ export class PartitionLog implements FlushTarget {
     if (this.state !== 'open') throw new LogClosedError(this.name);
   }
 
-  private should_roll(size: number, span: number, now_ms: number): boolean {
+  private should_roll(size: number, last_offset: number, now_ms: number): boolean {
     const active = this.active;
     if (active.assigned_bytes === 0) return false;
     return (
       active.assigned_bytes + size > this.config.segment_bytes ||
-      this.next_offset + span - 1 - active.base_offset > RELATIVE_OFFSET_MAX ||
+      last_offset - active.base_offset > RELATIVE_OFFSET_MAX ||
       now_ms - active.created_ms >= this.config.segment_ms
     );
   }
@@ -299,18 +304,12 @@ export class PartitionLog implements FlushTarget {
   private apply_written(segment: Segment, item: PendingAppend): void {
     const buffer = item.buffer;
     let at = item.position;
+    const interval = this.config.index_interval_bytes;
     for (let position = 0; position < buffer.length;) {
       const size = batch_size_at(buffer, position);
       const base_offset = batch_base_offset(buffer, position);
-      const last_offset = base_offset + batch_last_offset_delta(buffer, position);
-      segment.record_batch(
-        base_offset,
-        last_offset,
-        batch_max_timestamp(buffer, position),
-        at,
-        size,
-        this.config.index_interval_bytes,
-      );
+      const last_offset = batch_last_offset(buffer, position);
+      segment.record_batch(base_offset, last_offset, batch_max_timestamp(buffer, position), at, size, interval);
       if (!this.replica_only_)
         this.tail.add(
           position === 0 && size === buffer.length ? buffer : buffer.subarray(position, position + size),
@@ -546,9 +545,9 @@ export class PartitionLog implements FlushTarget {
     return this.log_start_offset;
   }
 
-  /** Applies retention_ms and retention_bytes to closed segments; returns how many were deleted. */
+  /** Applies retention_ms and retention_bytes to closed segments (cleanup_delete); returns how many went. */
   async enforce_retention(now_ms: number): Promise<number> {
-    if (this.state !== 'open') return 0;
+    if (this.state !== 'open' || !this.config.cleanup_delete) return 0;
     const start = await this.files.retention_start(this.config, this.log_start_offset, this.high_watermark, now_ms);
     if (start <= this.log_start_offset) return 0;
     const before = this.files.count;

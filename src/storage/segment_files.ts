@@ -10,7 +10,11 @@ import { write_all } from './file_util.ts';
 import type { Fd } from './file_io.ts';
 import { MAX_TIMESTAMP_LOOKUP } from './log_types.ts';
 import { Segment } from './segment.ts';
+import { ReadGate } from './read_gate.ts';
 import { find_offset_by_time, load_saved_indexes, read_segment, save_indexes, scan_segment } from './segment_io.ts';
+
+/** A compacted copy of a segment's data file, before it is swapped in (segment_rewriter.ts). */
+export const CLEANED_SUFFIX = '.cleaned';
 
 export class SegmentFiles {
   /** Never empty once loaded; the last one is the active segment (it takes appends). */
@@ -19,6 +23,8 @@ export class SegmentFiles {
   recovery_cut: { offset: number; why: string } | null = null;
   /** Told the offset where a read met corrupt data. */
   on_corrupt: ((offset: number) => void) | null = null;
+  /** Reads run together; a segment's file is swapped (compaction), cut or deleted alone. */
+  readonly gate = new ReadGate();
 
   constructor(
     private readonly ctx: LogContext,
@@ -54,7 +60,8 @@ export class SegmentFiles {
     const bases: number[] = [];
     const stems = new Set<string>();
     for (const name of names) {
-      if (name.endsWith('.tmp')) await io.unlink(path.join(this.dir, name));
+      // Unfinished atomic replacements, and compacted copies never swapped in (segment_rewriter.ts).
+      if (name.endsWith('.tmp') || name.endsWith(CLEANED_SUFFIX)) await io.unlink(path.join(this.dir, name));
       const match = /^(\d{20})\.log$/.exec(name);
       if (match) {
         bases.push(Number(match[1]));
@@ -153,7 +160,11 @@ export class SegmentFiles {
   }
 
   /** Whole batches from the one holding `offset`, below `limit`, about `bytes_max` bytes. */
-  async read(offset: number, bytes_max: number, limit: number): Promise<Buffer[]> {
+  read(offset: number, bytes_max: number, limit: number): Promise<Buffer[]> {
+    return this.gate.read(() => this.read_now(offset, bytes_max, limit));
+  }
+
+  private async read_now(offset: number, bytes_max: number, limit: number): Promise<Buffer[]> {
     const { io, handles } = this.ctx;
     for (let i = this.index_of(offset); i < this.list.length; i++) {
       const segment = this.list[i]!;
@@ -213,12 +224,21 @@ export class SegmentFiles {
    * if compressed); for MAX_TIMESTAMP_LOOKUP, the batch with the largest timestamp and that timestamp
    * (max_timestamp). Null when there is none.
    */
-  async offset_for_timestamp(
+  offset_for_timestamp(
     timestamp_ms: number,
     log_start_offset: number,
     high_watermark: number,
   ): Promise<{ offset: number; timestamp_ms: number } | null> {
-    if (timestamp_ms === MAX_TIMESTAMP_LOOKUP) return this.max_timestamp(log_start_offset, high_watermark);
+    if (timestamp_ms === MAX_TIMESTAMP_LOOKUP)
+      return this.gate.read(() => this.max_timestamp(log_start_offset, high_watermark));
+    return this.gate.read(() => this.offset_by_time(timestamp_ms, log_start_offset, high_watermark));
+  }
+
+  private async offset_by_time(
+    timestamp_ms: number,
+    log_start_offset: number,
+    high_watermark: number,
+  ): Promise<{ offset: number; timestamp_ms: number } | null> {
     const { io, handles } = this.ctx;
     for (const segment of [...this.list]) {
       if (segment.end_offset <= log_start_offset || segment.base_offset >= high_watermark) continue;
@@ -315,8 +335,11 @@ export class SegmentFiles {
   }
 
   /** Removes the segments wholly below `log_start_offset` (never the active one). */
-  async delete_below(log_start_offset: number): Promise<void> {
-    while (this.list.length > 1 && this.list[1]!.base_offset <= log_start_offset) await this.remove(this.list.shift()!);
+  delete_below(log_start_offset: number): Promise<void> {
+    return this.gate.alone(async () => {
+      while (this.list.length > 1 && this.list[1]!.base_offset <= log_start_offset)
+        await this.remove(this.list.shift()!);
+    });
   }
 
   /**
@@ -324,7 +347,11 @@ export class SegmentFiles {
    * (segments after it are removed; it becomes active, its indexes in memory) and syncs the cut.
    * Returns the new end offset.
    */
-  async cut_to(from: number, offset: number): Promise<number> {
+  cut_to(from: number, offset: number): Promise<number> {
+    return this.gate.alone(() => this.cut_now(from, offset));
+  }
+
+  private async cut_now(from: number, offset: number): Promise<number> {
     const { io, handles } = this.ctx;
     for (const dropped of this.list.splice(this.index_of(from) + 1)) await this.remove(dropped);
     const segment = this.active;

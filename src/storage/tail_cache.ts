@@ -122,6 +122,15 @@ export class TailWindow {
     this.cache.released(batch.buffer);
   }
 
+  /** Forgets the batches wholly below `offset` (a compacted segment's file now holds what is kept). */
+  drop_below(offset: number): void {
+    while (this.head < this.batches.length && this.batches[this.head]!.last_offset < offset) {
+      this.drop(this.batches[this.head]!);
+      this.batches[this.head] = undefined as never;
+      this.head++;
+    }
+  }
+
   /** Forgets everything (the log was truncated or closed). */
   clear(): void {
     for (let i = this.head; i < this.batches.length; i++) this.drop(this.batches[i]!);

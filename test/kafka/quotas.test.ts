@@ -229,7 +229,9 @@ test('an AMQP publisher over its byte rate is slowed to it', async () => {
     for (let i = 0; i < count; i++) channel.sendToQueue('quota-amqp', body);
     await channel.waitForConfirms();
     const elapsed_s = (Date.now() - start) / 1000;
-    const floor_s = ((count * body.length - RATE) / RATE) * 0.9;
+    // One window's burst comes free, and so may the last socket read (up to 64 KiB): its frames are
+    // confirmed before the hold that pays for them ends (a run once took 1.765 s against 1.8).
+    const floor_s = ((count * body.length - RATE - 64 * 1024) / RATE) * 0.9;
     assert.ok(
       elapsed_s >= floor_s,
       `published ${count * body.length} bytes in ${elapsed_s} s (quota floor ${floor_s} s)`,

@@ -13,6 +13,7 @@ import type { Coordinators } from '../coordinators.ts';
 import type { ProducePath } from '../produce_path.ts';
 import type { ProducerStates } from '../producer_states.ts';
 import type { TopicManager } from '../topics.ts';
+import type { LogCleaner } from '../compaction/log_cleaner.ts';
 
 export interface CoreInternals {
   readonly node_id: number;
@@ -26,6 +27,7 @@ export interface CoreInternals {
   readonly coordinators: Coordinators;
   readonly produce_path: ProducePath;
   readonly producer_states: ProducerStates;
+  readonly cleaner: LogCleaner;
   partition_reader(topic: string, partition: number): Promise<PartitionReader>;
   partition_reader_now(topic: string, partition: number): PartitionReader;
   ensure_topic(name: string, allow_auto_create: boolean): Promise<void>;

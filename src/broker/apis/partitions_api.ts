@@ -62,8 +62,10 @@ export function partitions_api(broker: CoreInternals): PartitionsApi {
         bytes: log.size_bytes,
         segments: log.segment_count,
         offline: log.is_offline,
+        compaction: broker.cleaner.status(log.name),
       };
     },
+    compaction: () => broker.cleaner.statuses_now(),
     offline() {
       const offline: string[] = [];
       for (const name of broker.storage.partition_names())

@@ -68,6 +68,7 @@ function topic_detail(core: Core, topic: TopicRecord) {
       bytes: local?.bytes ?? 0,
       segments: local?.segments ?? 0,
       offline: local?.offline ?? false,
+      compaction: local?.compaction ?? null,
     });
   }
   return {

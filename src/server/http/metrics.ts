@@ -167,6 +167,34 @@ function broker_metrics({ registers, core }: MetricContext, connections: () => n
   });
 }
 
+function compaction_metrics({ registers, core, per_scrape }: MetricContext): void {
+  const statuses = per_scrape(() => core.partitions.compaction());
+  new Gauge({
+    name: 'sluice_log_cleaner_dirty_ratio',
+    help: "Of a compacted partition's cleanable bytes here, the share its log cleaner has not compacted yet",
+    labelNames: ['topic', 'partition'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of statuses()) this.set({ topic: s.topic, partition: String(s.partition) }, s.dirty_ratio);
+    },
+  });
+  new Counter({
+    name: 'sluice_log_cleaner_bytes_total',
+    help: 'Segment bytes the log cleaner read and wrote, per compacted partition',
+    labelNames: ['topic', 'partition', 'direction'],
+    registers,
+    collect() {
+      this.reset();
+      for (const s of statuses()) {
+        const labels = { topic: s.topic, partition: String(s.partition) };
+        if (s.bytes_read > 0) this.inc({ ...labels, direction: 'read' }, s.bytes_read);
+        if (s.bytes_written > 0) this.inc({ ...labels, direction: 'written' }, s.bytes_written);
+      }
+    },
+  });
+}
+
 function amqp_metrics({ registers, per_scrape }: MetricContext, amqp: AmqpSource): void {
   const connections = per_scrape(() => amqp.connections());
   const gauge = (name: string, help: string, pick: () => number) =>
@@ -211,6 +239,7 @@ export class BrokerMetrics {
     });
     const context: MetricContext = { registers, core: sources.core, per_scrape: (compute) => this.per_scrape(compute) };
     traffic_metrics(context);
+    compaction_metrics(context);
     lag_metric(context);
     queue_metrics(context);
     broker_metrics(context, sources.connections);
