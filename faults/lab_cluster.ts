@@ -106,7 +106,13 @@ export class LabCluster {
     const lab = await NetworkLab.create(lab_number, names);
     const cluster = new LabCluster(lab, dir);
     if (!defaults) {
-      cluster.broker_flags = ['--transaction-checks-max', String(TRANSACTION_CHECKS_MAX)];
+      // The log cleaner every second: the compacted topic's segments are rewritten all through a run.
+      cluster.broker_flags = [
+        '--transaction-checks-max',
+        String(TRANSACTION_CHECKS_MAX),
+        '--cleaner-interval-ms',
+        '1000',
+      ];
       const addresses = names.slice(1).map((name) => lab.host(name).address);
       cluster.security = lab_security(path.join(dir, 'security'), addresses);
     }

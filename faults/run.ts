@@ -21,6 +21,7 @@ import { replica_history } from './replicas.ts';
 import { kcat_missing, kcat_producer } from './kcat_workload.ts';
 import { DELAYED_TOPIC, delayed_workload } from './delayed_workload.ts';
 import { TXN_INPUT_TOPIC, TXN_OUTPUT_TOPIC, txn_workload } from './txn_workload.ts';
+import { COMPACTED_CONFIGS, COMPACTED_TOPIC, compaction_workload } from './compaction_workload.ts';
 import { HALF_TOPIC, half_workload } from './half_workload.ts';
 import { QUOTA_TOPIC, SECRET_TOPIC, security_workload } from './security_workload.ts';
 import {
@@ -197,6 +198,7 @@ async function main(): Promise<number> {
     await create_topic(kafka, HALF_TOPIC);
     await create_topic(kafka, SECRET_TOPIC, 1);
     await create_topic(kafka, QUOTA_TOPIC);
+    await create_topic(kafka, COMPACTED_TOPIC, undefined, COMPACTED_CONFIGS);
     await put_secret(kafka);
     const end_ms = Date.now() + minutes * 60_000;
     const until = () => Date.now() < end_ms;
@@ -267,16 +269,21 @@ async function start_workloads(cluster: LabCluster, kafka: Kafka, seed: number, 
   const secure = { plain: cluster.bootstrap, secure: cluster.secure_bootstrap, ca: cluster.security!.ca };
   const security = await security_workload(secure, started_ms, until, history);
   writing.push(security.running);
-  return { writing, consuming, drains: { queue, amqp, delayed, txns, half, security } };
+  const compaction = compaction_workload(kafka, sdk, started_ms, until, history);
+  writing.push(compaction.writing);
+  return { writing, consuming, drains: { queue, amqp, delayed, txns, half, security, compaction } };
 }
 
 /** Lets each workload finish what it still owes (the faults healed), saying what never came. */
 async function drain_workloads(
-  workloads: Record<'queue' | 'amqp' | 'delayed' | 'txns' | 'half' | 'security', { drain(): Promise<number> }>,
+  workloads: Record<
+    'queue' | 'amqp' | 'delayed' | 'txns' | 'half' | 'security' | 'compaction',
+    { drain(): Promise<number> }
+  >,
   dir: string,
   log: (line: string) => void,
 ): Promise<void> {
-  const { queue, amqp, delayed, txns, half, security } = workloads;
+  const { queue, amqp, delayed, txns, half, security, compaction } = workloads;
   log('draining: the queue');
   const unaccepted = await queue.drain();
   if (unaccepted > 0) log(`queue: ${unaccepted} acknowledged writes never accepted`);
@@ -295,6 +302,9 @@ async function drain_workloads(
   log('draining: half messages');
   const unsettled = await half.drain();
   if (unsettled > 0) log(`half messages: ${unsettled} acknowledged never settled (the final reads decide)`);
+  log('draining: the compacted topic');
+  const unread = await compaction.drain();
+  if (unread > 0) log(`compaction: ${unread} partitions of the compacted topic not read to their end`);
   log('draining: users and broker configs on every broker');
   const diverged = await security.drain();
   if (diverged > 0) log(`security: ${diverged} logins or configs went against the last acknowledged change`);

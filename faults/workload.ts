@@ -26,19 +26,18 @@ export function lab_kafka(bootstrap: string[], client_id: string): Kafka {
 }
 
 /** A topic on all three brokers, acknowledged writes on at least two. */
-export async function create_topic(kafka: Kafka, topic = TOPIC, partitions = PARTITIONS): Promise<void> {
+export async function create_topic(
+  kafka: Kafka,
+  topic = TOPIC,
+  partitions = PARTITIONS,
+  configs: Readonly<Record<string, string>> = {},
+): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
+  const entries = Object.entries({ 'min.insync.replicas': '2', ...configs }).map(([name, value]) => ({ name, value }));
   try {
     await admin.createTopics({
-      topics: [
-        {
-          topic,
-          numPartitions: partitions,
-          replicationFactor: 3,
-          configEntries: [{ name: 'min.insync.replicas', value: '2' }],
-        },
-      ],
+      topics: [{ topic, numPartitions: partitions, replicationFactor: 3, configEntries: entries }],
       waitForLeaders: true,
     });
   } finally {

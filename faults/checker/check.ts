@@ -24,6 +24,7 @@ import {
   replicas_diverge,
 } from './log_properties.ts';
 import { amqp_delivery, commits_backwards, delayed_delivery, queue_delivery } from './delivery_properties.ts';
+import { compaction_keeps_latest } from './compaction_properties.ts';
 import { exactly_once } from './txn_properties.ts';
 import { half_messages } from './half_properties.ts';
 import { acl_leaks, broker_configs_diverge, quota_exceeded, users_diverge } from './security_properties.ts';
@@ -72,6 +73,7 @@ export function check_history(ops: readonly HistoryOp[], bounds: CheckBounds = D
     ...users_diverge(of_kind(ops, 'user_login')),
     ...broker_configs_diverge(of_kind(ops, 'broker_config')),
     ...quota_exceeded(of_kind(ops, 'quota_use')),
+    ...compaction_keeps_latest(of_kind(ops, 'compact_write'), of_kind(ops, 'compact_read')),
   ];
   const counts: Record<string, number> = { ...half.counts };
   for (const op of ops) counts[op.kind] = (counts[op.kind] ?? 0) + 1;

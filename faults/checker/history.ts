@@ -254,7 +254,28 @@ export interface QuotaUseOp {
   brokers: number;
 }
 
+/** A keyed write to the compacted topic (a tombstone has no value; `id` travels in a header). */
+export interface CompactWriteOp {
+  kind: 'compact_write';
+  key: string;
+  id: string;
+  tombstone: boolean;
+  outcome: 'ok' | 'unknown';
+  invoked_ms: number;
+}
+
+/** A record of the compacted topic read back at the end, from its start. */
+export interface CompactReadOp {
+  kind: 'compact_read';
+  partition: number;
+  offset: number;
+  key: string;
+  id: string;
+}
+
 export type HistoryOp =
+  | CompactWriteOp
+  | CompactReadOp
   | AclProbeOp
   | UserLoginOp
   | BrokerConfigOp

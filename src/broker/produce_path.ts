@@ -21,6 +21,7 @@ import {
   batch_attributes,
   batch_base_sequence,
   batch_last_offset_delta,
+  batch_max_timestamp,
   batch_producer_epoch,
   batch_producer_id,
   batch_records_count,
@@ -43,6 +44,7 @@ interface BatchHeader {
   producer_epoch: number;
   base_sequence: number;
   last_sequence: number;
+  max_timestamp_ms: number;
 }
 
 export interface ProducePathDeps {
@@ -85,6 +87,7 @@ function read_header(records: Buffer): BatchHeader | null {
     producer_epoch: batch_producer_epoch(records, 0),
     base_sequence,
     last_sequence: last_sequence_of(base_sequence, batch_last_offset_delta(records, 0)),
+    max_timestamp_ms: batch_max_timestamp(records, 0),
   };
 }
 
@@ -190,6 +193,7 @@ export class ProducePath {
       last_sequence: header.last_sequence,
       base_offset,
       last_offset: log.next_offset - 1,
+      max_timestamp_ms: header.max_timestamp_ms,
       settled: appended,
     };
     producers.record(header.producer_id, header.producer_epoch, entry);
@@ -282,6 +286,7 @@ export class ProducePath {
       last_sequence: header.last_sequence,
       base_offset: -1,
       last_offset: -1,
+      max_timestamp_ms: header.max_timestamp_ms,
       settled: scheduling,
     };
     producers.record(header.producer_id, header.producer_epoch, entry);

@@ -14,6 +14,8 @@ export interface BatchEntry {
   last_sequence: number;
   base_offset: number;
   last_offset: number;
+  /** The batch's largest timestamp (-1: not known, a snapshot from before it was kept). */
+  max_timestamp_ms: number;
   /** Resolves when the append is acknowledged; a duplicate is answered only after it. */
   settled: Promise<unknown>;
 }
@@ -43,6 +45,7 @@ export class PartitionProducers {
       producer_id,
       producer_epoch: entry.epoch,
       last_sequence: entry.batches.at(-1)?.last_sequence ?? -1,
+      last_timestamp_ms: entry.batches.at(-1)?.max_timestamp_ms ?? -1,
       current_txn_start_offset: this.txns.open_start(producer_id),
     }));
   }
@@ -126,11 +129,12 @@ export class PartitionProducers {
     for (const [id, entry] of this.producers) {
       const batches = entry.batches
         .filter((b) => b.last_offset < offset)
-        .map(({ first_sequence, last_sequence, base_offset, last_offset }) => ({
+        .map(({ first_sequence, last_sequence, base_offset, last_offset, max_timestamp_ms }) => ({
           first_sequence,
           last_sequence,
           base_offset,
           last_offset,
+          max_timestamp_ms,
         }));
       if (batches.length > 0) out.push({ id, epoch: entry.epoch, batches });
     }
@@ -145,7 +149,11 @@ export class PartitionProducers {
     for (const item of saved.producers) {
       state.producers.set(item.id, {
         epoch: item.epoch,
-        batches: item.batches.map((b) => ({ ...b, settled: Promise.resolve() })),
+        batches: item.batches.map((b) => ({
+          ...b,
+          max_timestamp_ms: b.max_timestamp_ms ?? -1,
+          settled: Promise.resolve(),
+        })),
       });
     }
     return state;
@@ -153,6 +161,11 @@ export class PartitionProducers {
 }
 
 export interface ProducersJson {
-  producers: Array<{ id: number; epoch: number; batches: Omit<BatchEntry, 'settled'>[] }>;
+  /** max_timestamp_ms is absent from snapshots written before it was kept. */
+  producers: Array<{
+    id: number;
+    epoch: number;
+    batches: Array<Omit<BatchEntry, 'settled' | 'max_timestamp_ms'> & { max_timestamp_ms?: number }>;
+  }>;
   txns?: PartitionTxnsJson;
 }

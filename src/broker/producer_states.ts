@@ -17,6 +17,7 @@ import {
   batch_base_offset,
   batch_base_sequence,
   batch_last_offset_delta,
+  batch_max_timestamp,
   batch_producer_epoch,
   batch_producer_id,
   batch_size_at,
@@ -211,6 +212,7 @@ export function record_producer_batches(producers: PartitionProducers, batches: 
       last_sequence: last_sequence_of(sequence, delta),
       base_offset,
       last_offset: base_offset + delta,
+      max_timestamp_ms: batch_max_timestamp(batches, position),
       settled: Promise.resolve(),
     });
   }

@@ -117,6 +117,8 @@ export interface ActiveProducer {
   producer_epoch: number;
   /** The last sequence number it wrote here; -1 when none is retained. */
   last_sequence: number;
+  /** The largest timestamp of its last batch here; -1 when not known. */
+  last_timestamp_ms: number;
   /** The first offset of its open transaction here; -1 when it has none. */
   current_txn_start_offset: number;
 }

@@ -8,11 +8,17 @@
 // batch (the share-state log prunes itself there), the restarted follower got that batch, whose
 // base is below its log start, and stopped on a broken invariant. An empty log now starts at the
 // batch's base and takes it whole; a follower's log start follows its leader's.
+//
+// And a follower away while its leader compacted a compacted topic: the leader's log has gaps
+// where its cleaner removed records; the follower copies across them and, made leader, serves
+// each key's latest value.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { create_replicated_topic, missing, read_until, shared_cluster } from './cluster_support.ts';
+import { Sluice } from '../../src/sdk/index.ts';
 
-const shared = shared_cluster();
+// A short cleaner interval for the compacted topic's test.
+const shared = shared_cluster({ args: ['--cleaner-interval-ms', '300'] });
 const MESSAGES = 200;
 const BATCH = 20;
 
@@ -65,4 +71,57 @@ test(
   'follower_restarted_inside_a_batch: the leader log start within a batch, the follower takes it whole',
   { skip: missing ?? false, timeout: 180_000 },
   () => follower_catches_up_after_delete('behind-log-start-mid-batch', MESSAGES / 2 + BATCH / 2),
+);
+
+test(
+  'follower_copies_a_compacted_leader: across the gaps of its cleaner; made leader, the latest value of each key',
+  { skip: missing ?? false, timeout: 180_000 },
+  async () => {
+    const { cluster, admin } = shared;
+    const topic = 'compacted-follower';
+    await create_replicated_topic(shared, topic, 1, {
+      'cleanup.policy': 'compact',
+      'segment.bytes': String(16 * 1024),
+      'min.cleanable.dirty.ratio': '0.01',
+    });
+    const { leader, replicas } = await cluster.partition(admin, topic, 0);
+    const away = replicas.find((id) => id !== leader && id !== 1)!;
+    await cluster.brokers.get(away)!.kill();
+    const producer = cluster.kafka(`${topic}-producer`).producer({ idempotent: true });
+    await producer.connect();
+    const latest = new Map<string, string>();
+    for (let i = 0; i < 5_000; i += 100) {
+      const messages = Array.from({ length: 100 }, (_, j) => ({ key: `k${(i + j) % 50}`, value: `v${i + j}` }));
+      for (const m of messages) latest.set(m.key, m.value);
+      await producer.send({ topic, acks: -1, messages });
+    }
+    await producer.disconnect();
+    const sdk = new Sluice({ brokers: cluster.bootstrap });
+    const sdk_admin = sdk.admin();
+    await sdk_admin.connect();
+    await cluster.wait_for('the leader compacted', async () => {
+      const dirs = await sdk_admin.describeLogDirs({ topics: [{ topic }] });
+      const mine = dirs.find((d) => d.brokerId === leader)?.logDirs[0]?.topics[0]?.partitions[0];
+      return (mine?.compaction?.lastCleanedMs ?? -1) > 0;
+    });
+    await sdk_admin.disconnect();
+    await cluster.start(away);
+    await cluster.wait_for('the follower back in the ISR', async () =>
+      (await cluster.partition(admin, topic, 0)).isr.includes(away),
+    );
+    await cluster.brokers.get(leader)!.kill();
+    await cluster.wait_for('a new leader', async () => {
+      const state = await cluster.partition(admin, topic, 0);
+      return state.leader >= 0 && state.leader !== leader;
+    });
+    const read = await read_until(shared, topic, `${topic}-check`, (values) => values.includes('v4999'));
+    const last_read = new Map<string, number>();
+    read.forEach((value) => last_read.set(`k${Number(value.slice(1)) % 50}`, Number(value.slice(1))));
+    assert.deepEqual(
+      [...latest].map(([key]) => `${key}=v${last_read.get(key)}`),
+      [...latest].map(([key, value]) => `${key}=${value}`),
+    );
+    assert.ok(read.length < 5_000, `compacted: ${read.length} records read`);
+    await cluster.start(leader);
+  },
 );

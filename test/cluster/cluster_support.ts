@@ -5,7 +5,7 @@ import { before, beforeEach, after } from 'node:test';
 import { spawn } from 'node:child_process';
 import type { Admin } from 'kafkajs';
 import { etcd_missing } from '../support/etcd.ts';
-import { type TestCluster, start_cluster } from '../support/cluster.ts';
+import { type ClusterSettings, type TestCluster, start_cluster } from '../support/cluster.ts';
 import { Connection } from '../../src/protocol/kafka/client_connection.ts';
 import { PRODUCE } from '../../src/protocol/kafka/messages/00_produce.ts';
 import { encode_record_batch } from '../../src/protocol/record_batch.ts';
@@ -23,11 +23,11 @@ export interface SharedCluster {
  * Starts a three-broker cluster before the file's tests and stops it after them (SLUICE_DUMP=1
  * prints each broker's last output first). The fields are set once the `before` hook has run.
  */
-export function shared_cluster(): SharedCluster {
+export function shared_cluster(settings: ClusterSettings = {}): SharedCluster {
   const shared = {} as SharedCluster;
   before(async () => {
     if (missing) return;
-    shared.cluster = await start_cluster(3);
+    shared.cluster = await start_cluster(3, settings);
     shared.admin = shared.cluster.kafka('admin').admin();
     await shared.admin.connect();
   });
@@ -52,21 +52,16 @@ export function shared_cluster(): SharedCluster {
   return shared;
 }
 
-/** A topic with three replicas and min.insync.replicas=2, once every partition has an ISR of 3. */
+/** A topic with three replicas and min.insync.replicas=2 (and `configs`), once every partition has an ISR of 3. */
 export async function create_replicated_topic(
   { cluster, admin }: SharedCluster,
   topic: string,
   partitions = 1,
+  configs: Record<string, string> = {},
 ): Promise<void> {
+  const entries = Object.entries({ 'min.insync.replicas': '2', ...configs }).map(([name, value]) => ({ name, value }));
   await admin.createTopics({
-    topics: [
-      {
-        topic,
-        numPartitions: partitions,
-        replicationFactor: 3,
-        configEntries: [{ name: 'min.insync.replicas', value: '2' }],
-      },
-    ],
+    topics: [{ topic, numPartitions: partitions, replicationFactor: 3, configEntries: entries }],
   });
   for (let p = 0; p < partitions; p++)
     await cluster.wait_for('ISR of 3', async () => (await cluster.partition(admin, topic, p)).isr.length === 3);

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { start_broker_process, type BrokerProcess } from '../support/broker_process.ts';
 import { free_port } from '../support/etcd.ts';
-import { start_tcp_proxy, type TcpProxy } from '../support/tcp_proxy.ts';
+import { request_frames, start_tcp_proxy, type TcpProxy } from '../support/tcp_proxy.ts';
 import { connect_idempotent } from '../../faults/workload.ts';
 import { batch_producer_id } from '../../src/format/batch_layout.ts';
 import { INIT_PRODUCER_ID } from '../../src/protocol/kafka/messages/22_init_producer_id.ts';
@@ -21,27 +21,17 @@ let broker: BrokerProcess;
 /** How many InitProducerId requests the proxy is still to cut off. */
 let cut_init_producer_id = 0;
 
-/** Watches request frames (a 4-byte size, then the API key); drops the connection of a cut one. */
-function watch_frames(): (chunk: Buffer) => void {
-  let pending = Buffer.alloc(0);
-  return (chunk) => {
-    pending = Buffer.concat([pending, chunk]);
-    while (pending.length >= 6) {
-      const size = pending.readInt32BE(0);
-      if (pending.length < 4 + size) break;
-      if (pending.readInt16BE(4) === INIT_PRODUCER_ID.api_key && cut_init_producer_id > 0) {
-        cut_init_producer_id--;
-        proxy.cut();
-        proxy.heal();
-      }
-      pending = pending.subarray(4 + size);
-    }
-  };
-}
-
 before(async () => {
   const broker_port = await free_port();
-  proxy = await start_tcp_proxy(broker_port, watch_frames);
+  proxy = await start_tcp_proxy(
+    broker_port,
+    request_frames((api_key) => {
+      if (api_key !== INIT_PRODUCER_ID.api_key || cut_init_producer_id === 0) return;
+      cut_init_producer_id--;
+      proxy.cut();
+      proxy.heal();
+    }),
+  );
   broker = await start_broker_process({ port: broker_port, args: ['--advertise', `127.0.0.1:${proxy.port}`] });
 });
 

@@ -39,7 +39,9 @@ test('DescribeProducers lists idempotent and transactional producers of a partit
   await admin.disconnect();
   const idempotent = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await idempotent.connect();
-  await idempotent.send({ topic: 'dp', acks: -1, messages: [{ value: 'a' }, { value: 'b' }, { value: 'c' }] });
+  const sent_ms = 1_700_000_000_000;
+  const messages = ['a', 'b', 'c'].map((value, i) => ({ value, timestamp: String(sent_ms + i) }));
+  await idempotent.send({ topic: 'dp', acks: -1, messages });
   const transactional = kafka.producer({ transactionalId: 'dp-txn', maxInFlightRequests: 1, idempotent: true });
   await transactional.connect();
   const txn = await transactional.transaction();
@@ -55,6 +57,7 @@ test('DescribeProducers lists idempotent and transactional producers of a partit
     const by_txn = [...p0!.active_producers].sort((a, b) => a.current_txn_start_offset - b.current_txn_start_offset);
     assert.equal(by_txn.length, 2);
     assert.deepEqual([by_txn[0]!.last_sequence, by_txn[0]!.current_txn_start_offset], [2, -1]);
+    assert.equal(by_txn[0]!.last_timestamp, sent_ms + 2, "its last batch's largest timestamp");
     assert.deepEqual([by_txn[1]!.last_sequence, by_txn[1]!.current_txn_start_offset], [0, 3]);
     assert.equal(p5!.error_code, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
   } finally {

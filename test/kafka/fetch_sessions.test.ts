@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { start_broker_process, type BrokerProcess } from '../support/broker_process.ts';
 import { free_port } from '../support/etcd.ts';
-import { start_tcp_proxy, type TcpProxy } from '../support/tcp_proxy.ts';
+import { request_frames, start_tcp_proxy, type TcpProxy } from '../support/tcp_proxy.ts';
 import { Sluice } from '../../src/sdk/index.ts';
 import { Connection } from '../../src/protocol/kafka/client_connection.ts';
 import { FETCH } from '../../src/protocol/kafka/messages/01_fetch.ts';
@@ -26,24 +26,15 @@ let proxy: TcpProxy;
 let proxy_port: number;
 let broker: BrokerProcess;
 
-/** Counts each request frame's bytes by API key as it passes (frames: a 4-byte size, then the key). */
-function count_frames(): (chunk: Buffer) => void {
-  let pending = Buffer.alloc(0);
-  return (chunk) => {
-    pending = Buffer.concat([pending, chunk]);
-    while (pending.length >= 6) {
-      const size = pending.readInt32BE(0);
-      if (pending.length < 4 + size) break;
-      if (pending.readInt16BE(4) === FETCH.api_key) fetch_request_bytes += 4 + size;
-      pending = pending.subarray(4 + size);
-    }
-  };
-}
-
 before(async () => {
   // The broker advertises the proxy (its ready line, and so `bootstrap`, too): it listens on its own port.
   const broker_port = await free_port();
-  proxy = await start_tcp_proxy(broker_port, count_frames);
+  proxy = await start_tcp_proxy(
+    broker_port,
+    request_frames((api_key, bytes) => {
+      if (api_key === FETCH.api_key) fetch_request_bytes += bytes;
+    }),
+  );
   proxy_port = proxy.port;
   broker = await start_broker_process({ port: broker_port, args: ['--advertise', `127.0.0.1:${proxy_port}`] });
 });

@@ -52,3 +52,22 @@ export async function start_tcp_proxy(target_port: number, observe?: () => (chun
     },
   };
 }
+
+/**
+ * An observer for start_tcp_proxy that parses the Kafka request frames a client sends (a 4-byte
+ * size, then the API key) and tells `on_frame` each one's API key and bytes.
+ */
+export function request_frames(on_frame: (api_key: number, bytes: number) => void): () => (chunk: Buffer) => void {
+  return () => {
+    let pending = Buffer.alloc(0);
+    return (chunk) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 6) {
+        const size = pending.readInt32BE(0);
+        if (pending.length < 4 + size) break;
+        on_frame(pending.readInt16BE(4), 4 + size);
+        pending = pending.subarray(4 + size);
+      }
+    };
+  };
+}

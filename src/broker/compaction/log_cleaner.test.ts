@@ -172,6 +172,7 @@ test("an idempotent producer's retained batch stays, emptied; others of its batc
         last_sequence: 1,
         base_offset,
         last_offset: base_offset,
+        max_timestamp_ms: NOW_MS,
         settled: Promise.resolve(),
       });
     }

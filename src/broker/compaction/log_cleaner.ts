@@ -156,11 +156,24 @@ export class LogCleaner {
       return;
     }
     const horizon_ms = now_ms - config.delete_retention_ms;
+    const before = { read: status.bytes_read, written: status.bytes_written };
     let rewrote = false;
     for (const view of views) {
-      if (view.end_offset > mapped_end || this.stopped) break;
+      if (this.stopped) return;
+      if (view.end_offset > mapped_end) break;
       rewrote = (await this.rewrite(entry, view, map, horizon_ms, status)) || rewrote;
     }
+    this.logger.info(
+      {
+        partition: log.name,
+        keys: map.size,
+        segment_bytes: views.filter((view) => view.end_offset <= mapped_end).reduce((n, v) => n + v.size_bytes, 0),
+        bytes_read: status.bytes_read - before.read,
+        bytes_written: status.bytes_written - before.written,
+        duration_ms: this.clock.now_ms() - now_ms,
+      },
+      'log compaction pass',
+    );
     status.passes++;
     status.first_dirty_offset = mapped_end;
     status.dirty_ratio = dirty_ratio(
