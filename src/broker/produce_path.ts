@@ -131,9 +131,15 @@ export class ProducePath {
     if (producer) await this.deps.check_transactional(producer, { topic, partition }, options?.join_txn === true);
     const configs = this.deps.topics.get(topic)?.configs ?? {};
     const limits = overflow_limits(configs);
-    const needs_keys = !options?.broker_append && header !== null && compacted(configs);
+    // A compacted topic's keys: an uncompressed batch is checked here, a compressed one once decompressed.
+    let keys_checked: Promise<void> | null = null;
+    if (!options?.broker_append && header !== null && compacted(configs)) {
+      check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
+      keys_checked = require_keys(records);
+      keys_checked?.catch(() => undefined); // awaited below, maybe only after the gate: not unhandled meanwhile
+    }
     const gate = this.gates.get(log.name);
-    if (!needs_delay_check && !needs_keys && !limits && !gate)
+    if (!needs_delay_check && !keys_checked && !limits && !gate)
       return this.append_in_order(log, records, header, local_ack);
     // Reading a batch's headers may wait (decompression); later batches of the partition wait for
     // it, so batches are still appended in the order they arrived.
@@ -144,11 +150,10 @@ export class ProducePath {
     try {
       await gate;
       let result: Promise<ProduceResult> | null = null;
-      // Checked before its records are read: a corrupt batch is refused as corrupt.
-      if (needs_delay_check || needs_keys)
-        check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
-      if (needs_keys) await require_keys(records);
+      await keys_checked;
       if (needs_delay_check) {
+        // Checked before its records are read: a corrupt batch is refused as corrupt.
+        check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
         const received_ms = this.deps.clock.now_ms();
         const delayed = await delayed_records(records, received_ms, this.deps.delayed_settings.delay_max_ms);
         // A transaction's delayed records wait in the delay log for its marker there.

@@ -1,5 +1,5 @@
 // Log compaction against a broker process (cleanup.policy=compact): a record without a key is
-// refused (INVALID_RECORD) and the broker goes on; 200,000 records over 2,000 keys, with
+// refused (INVALID_RECORD) and the broker goes on; 1,000,000 records over 10,000 keys, with
 // tombstones, are compacted to each live key's latest value; the broker is killed (kill -9) ten
 // times while the cleaner works on new updates, and after every restart each key reads as a
 // subsequence of what was written to it that ends with its latest write; in the end, with every
@@ -16,8 +16,8 @@ import { free_port } from '../support/etcd.ts';
 import { Sluice } from '../../src/sdk/index.ts';
 
 const TOPIC = 'kv';
-const KEYS = 2_000;
-const FIRST_RECORDS = 200_000;
+const KEYS = 10_000;
+const FIRST_RECORDS = 1_000_000;
 const ROUND_RECORDS = 20_000;
 const KILLS = 10;
 /** One record in this many is a tombstone. */
@@ -137,7 +137,7 @@ test('a record without a key is refused with INVALID_RECORD; the broker goes on'
 });
 
 test(
-  '200,000 records over 2,000 keys, compacted through ten kill -9s: the latest value of each live key',
+  '1,000,000 records over 10,000 keys, compacted through ten kill -9s: the latest value of each live key',
   { timeout: 240_000 },
   async () => {
     await write(FIRST_RECORDS, 0);

@@ -28,8 +28,11 @@ import type { TopicConfigs } from '../../core/types.ts';
 /** One record of a batch: where its bytes lie in the (uncompressed) batch, and what the cleaner asks of it. */
 export interface RecordSlot {
   offset: number;
-  /** A view of the batch's bytes; null for a record without a key. */
-  key: Buffer | null;
+  /**
+   * The key's bytes as latin1 text (one character per byte: equal exactly when the bytes are), or
+   * null for a record without a key. Text, not a Buffer view: the cleaner's map keys by it.
+   */
+  key: string | null;
   /** A record with a null value: it deletes its key. */
   tombstone: boolean;
   timestamp_ms: number;
@@ -40,6 +43,11 @@ export interface RecordSlot {
 /** The uncompressed form of a stored batch and its records, in offset order. */
 export async function records_of(batch: Buffer): Promise<{ plain: Buffer; records: RecordSlot[] }> {
   const plain = batch_compression(batch, 0) === 0 ? batch : await decompress_record_batch(batch);
+  return { plain, records: slots_of(plain) };
+}
+
+/** The records of an uncompressed batch, in offset order. */
+function slots_of(plain: Buffer): RecordSlot[] {
   const base_offset = batch_base_offset(plain, 0);
   const base_timestamp = batch_base_timestamp(plain, 0);
   const count = batch_records_count(plain, 0);
@@ -51,7 +59,9 @@ export async function records_of(batch: Buffer): Promise<{ plain: Buffer; record
     reader.byte();
     const timestamp_delta = reader.varint();
     const offset_delta = reader.varint();
-    const key = reader.bytes();
+    const key_bytes = reader.field_length();
+    const key = key_bytes < 0 ? null : plain.toString('latin1', reader.at, reader.at + key_bytes);
+    if (key_bytes > 0) reader.at += key_bytes;
     const tombstone = reader.field_length() < 0;
     reader.leave_record();
     records.push({
@@ -63,7 +73,7 @@ export async function records_of(batch: Buffer): Promise<{ plain: Buffer; record
       end,
     });
   }
-  return { plain, records };
+  return records;
 }
 
 /**
@@ -98,15 +108,30 @@ export function compacted(configs: TopicConfigs): boolean {
   return configs['cleanup.policy']?.includes('compact') ?? false;
 }
 
-/** Refuses a produced batch holding a record without a key: a compacted topic keeps each key's latest record. */
-export async function require_keys(batch: Buffer): Promise<void> {
-  let records: RecordSlot[];
+/**
+ * Refuses a produced batch holding a record without a key: a compacted topic keeps each key's
+ * latest record. An uncompressed batch is checked at once (null: nothing to wait for); a
+ * compressed one once decompressed (the promise).
+ */
+export function require_keys(batch: Buffer): Promise<void> | null {
+  if (batch_compression(batch, 0) !== 0)
+    return decompress_record_batch(batch).then(
+      (plain) => check_keys(plain),
+      (error: unknown) => {
+        throw unreadable(error);
+      },
+    );
+  check_keys(batch);
+  return null;
+}
+
+function check_keys(plain: Buffer): void {
+  let keyless = -1;
   try {
-    records = (await records_of(batch)).records;
+    keyless = first_keyless(plain);
   } catch (error) {
-    throw new BrokerError('invalid_record', `the batch's records cannot be read: ${(error as Error).message}`);
+    throw unreadable(error);
   }
-  const keyless = records.findIndex((record) => record.key === null);
   if (keyless >= 0)
     throw new BrokerError(
       'invalid_record',
@@ -114,3 +139,21 @@ export async function require_keys(batch: Buffer): Promise<void> {
         'of the batch has none',
     );
 }
+
+/** The index of the uncompressed batch's first record without a key, or -1: the key lengths alone are read. */
+function first_keyless(plain: Buffer): number {
+  const count = batch_records_count(plain, 0);
+  const reader = new RecordReader(plain, BATCH_HEADER_BYTES, batch_size_at(plain, 0));
+  for (let i = 0; i < count; i++) {
+    reader.enter_record();
+    reader.byte();
+    reader.varint();
+    reader.varint();
+    if (reader.field_length() < 0) return i;
+    reader.leave_record();
+  }
+  return -1;
+}
+
+const unreadable = (error: unknown) =>
+  new BrokerError('invalid_record', `the batch's records cannot be read: ${(error as Error).message}`);

@@ -1,6 +1,6 @@
 // The cleaner's map of each key to the offset of its latest record, bounded in memory. Keys are
-// held as text of their bytes (latin1: one character per byte, so two keys are equal exactly when
-// their bytes are); each entry is counted at its key's length plus what a Map entry costs.
+// the text of their bytes (batch_records.ts: latin1, one character per byte); each entry is
+// counted at its key's length plus what a Map entry costs.
 /** Memory a Map entry of a string key and a number costs besides the key's characters (measured: about 60 B in V8). */
 const ENTRY_OVERHEAD_BYTES = 64;
 
@@ -11,20 +11,19 @@ export class KeyMap {
   constructor(private readonly bytes_max: number) {}
 
   /** Records the key's record at `offset` (later offsets come later); false when the memory is full. */
-  put(key: Buffer, offset: number): boolean {
-    const text = key.toString('latin1');
-    if (!this.offsets.has(text)) {
-      const cost = text.length + ENTRY_OVERHEAD_BYTES;
+  put(key: string, offset: number): boolean {
+    if (!this.offsets.has(key)) {
+      const cost = key.length + ENTRY_OVERHEAD_BYTES;
       if (this.bytes + cost > this.bytes_max) return false;
       this.bytes += cost;
     }
-    this.offsets.set(text, offset);
+    this.offsets.set(key, offset);
     return true;
   }
 
   /** The offset of the key's latest record mapped, if any. */
-  latest(key: Buffer): number | undefined {
-    return this.offsets.get(key.toString('latin1'));
+  latest(key: string): number | undefined {
+    return this.offsets.get(key);
   }
 
   get size(): number {
