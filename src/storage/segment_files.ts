@@ -10,6 +10,7 @@ import { write_all } from './file_util.ts';
 import type { Fd } from './file_io.ts';
 import { MAX_TIMESTAMP_LOOKUP } from './log_types.ts';
 import { Segment } from './segment.ts';
+import { batch_records_count } from '../format/batch_layout.ts';
 import { ReadGate } from './read_gate.ts';
 import { find_offset_by_time, load_saved_indexes, read_segment, save_indexes, scan_segment } from './segment_io.ts';
 
@@ -164,13 +165,20 @@ export class SegmentFiles {
     return this.gate.read(() => this.read_now(offset, bytes_max, limit));
   }
 
+  /**
+   * A read that found only empty batches (a compacted segment's producer batches, kept without
+   * records) goes on into the next segment: a client that steps over a response only by its records
+   * (kafkajs) would otherwise ask for the same offset for ever.
+   */
   private async read_now(offset: number, bytes_max: number, limit: number): Promise<Buffer[]> {
     const { io, handles } = this.ctx;
+    const out: Buffer[] = [];
+    let bytes = 0;
     for (let i = this.index_of(offset); i < this.list.length; i++) {
       const segment = this.list[i]!;
       await this.ensure_indexes(segment);
       const batches = await read_segment(io, handles, segment, offset, this.index_interval_bytes(), {
-        bytes_max,
+        bytes_max: Math.max(0, bytes_max - bytes),
         offset_limit: limit,
         verify_crc: this.ctx.storage.verify_reads,
         partition: this.name,
@@ -178,9 +186,11 @@ export class SegmentFiles {
         if (error instanceof CorruptDataError) this.on_corrupt?.(error.offset);
         throw error;
       });
-      if (batches.length > 0 || segment.end_offset >= limit) return batches;
+      for (const batch of batches) bytes += batch.length;
+      out.push(...batches);
+      if (segment.end_offset >= limit || out.some((batch) => batch_records_count(batch, 0) > 0)) return out;
     }
-    return [];
+    return out;
   }
 
   /** Loads a closed segment's indexes from their files, or rebuilds them by scanning. */

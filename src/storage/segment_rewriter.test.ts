@@ -1,12 +1,14 @@
 // Rewriting closed segments (the storage half of log compaction): offsets kept and gaps read
 // across, a follower copying a log with gaps, reads under way during a swap never mixing the two
 // files, and a machine stop at every step of a rewrite leaving the old segment or the new one,
-// whole, after recovery (power loss and process crash alike).
+// whole, after recovery (power loss and process crash alike). And a read that finds only empty
+// batches at a segment's end goes on into the next segment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SimFileIO, type PartitionLog, type Storage } from './index.ts';
 import { make_batch, open_sim, read_all, settle } from '../../test/support/storage.ts';
-import { batch_base_offset } from '../format/batch_layout.ts';
+import { crc32c } from '@node-rs/crc32';
+import { batch_base_offset, batch_records_count } from '../format/batch_layout.ts';
 import type { SegmentView } from './segment_rewriter.ts';
 
 const PARTITION = 'compacted-0';
@@ -187,4 +189,37 @@ test('a machine stop at every step of a rewrite leaves the old or the new segmen
       await reopened.close();
     }
   }
+});
+
+/** The batch with no records left: its header alone (a producer's batch a cleaner keeps empty). */
+function emptied(batch: Buffer): Buffer {
+  const out = Buffer.from(batch.subarray(0, 61));
+  out.writeInt32BE(61 - 12, 8);
+  out.writeInt32BE(0, 57);
+  out.writeUInt32BE(crc32c(out.subarray(21)), 17);
+  return out;
+}
+
+test('a read finding only empty batches goes on into the next segment (kafkajs_stuck_on_empty_batches)', async () => {
+  // A cluster test's kafkajs consumer asked for the same offset for ever: the response held only
+  // the empty batches that ended a compacted segment, and kafkajs steps over records, not batches.
+  const io = new SimFileIO();
+  const storage = await open_sim(io);
+  const log = await filled(storage);
+  const [view] = await log.rewriter.closed_below(Number.POSITIVE_INFINITY);
+  let last_base = -1;
+  await log.rewriter.rewrite(view!, async (write) => {
+    const all: Buffer[] = [];
+    for await (const batches of log.rewriter.batches(view!, 256)) all.push(...batches);
+    const last = all.at(-1)!;
+    last_base = batch_base_offset(last, 0);
+    await write([emptied(last)]);
+    return true;
+  });
+  const { batches } = await log.read(0, 64);
+  assert.equal(batch_base_offset(batches[0]!, 0), last_base, 'the empty batch first');
+  assert.equal(batch_records_count(batches[0]!, 0), 0);
+  assert.equal(batch_base_offset(batches[1]!, 0), view!.end_offset, "then the next segment's first batch");
+  assert.ok(batch_records_count(batches[1]!, 0) > 0);
+  await storage.close();
 });
