@@ -133,14 +133,17 @@ export class ProducePath {
     const limits = overflow_limits(configs);
     // A compacted topic's keys: an uncompressed batch is checked here, a compressed one once decompressed.
     let keys_checked: Promise<void> | null = null;
+    // Whether check_batch has passed the batch here already: the append does not check it again.
+    let checked = false;
     if (!options?.broker_append && header !== null && compacted(configs)) {
       check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
+      checked = true;
       keys_checked = require_keys(records);
       keys_checked?.catch(() => undefined); // awaited below, maybe only after the gate: not unhandled meanwhile
     }
     const gate = this.gates.get(log.name);
     if (!needs_delay_check && !keys_checked && !limits && !gate)
-      return this.append_in_order(log, records, header, local_ack);
+      return this.append_in_order(log, records, header, local_ack, checked);
     // Reading a batch's headers may wait (decompression); later batches of the partition wait for
     // it, so batches are still appended in the order they arrived.
     let open!: () => void;
@@ -153,7 +156,8 @@ export class ProducePath {
       await keys_checked;
       if (needs_delay_check) {
         // Checked before its records are read: a corrupt batch is refused as corrupt.
-        check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
+        if (!checked) check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
+        checked = true;
         const received_ms = this.deps.clock.now_ms();
         const delayed = await delayed_records(records, received_ms, this.deps.delayed_settings.delay_max_ms);
         // A transaction's delayed records wait in the delay log for its marker there.
@@ -162,7 +166,8 @@ export class ProducePath {
       }
       if (!result && limits && header)
         await this.deps.overflow.make_room(topic, partition, log, limits, header.records_count, records.length);
-      result ??= this.append_in_order(log, records, header, local_ack); // issues the append before its first await
+      // append_in_order issues the append before its first await.
+      result ??= this.append_in_order(log, records, header, local_ack, checked);
       open();
       return await result;
     } finally {
@@ -177,11 +182,12 @@ export class ProducePath {
     records: Buffer,
     header: BatchHeader | null,
     local_ack: boolean,
+    checked: boolean,
   ): Promise<ProduceResult> {
-    if (!is_idempotent(header)) return result_of(await log.append(records, { local_ack }));
+    if (!is_idempotent(header)) return result_of(await log.append(records, { local_ack, checked }));
     // Check the batch (CRC, size) before trusting its producer fields: a corrupt retry must be
     // refused as corrupt, not answered as a duplicate or a sequence error.
-    check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
+    if (!checked) check_batch(records, 0, { message_bytes_max: log.config.message_bytes_max, client_batch: true });
     const producers = this.deps.producers.of(log.name);
     const duplicate = producers.check(
       header.producer_id,
