@@ -1,6 +1,7 @@
-// The fault suite's consumer-group workload: the SDK's consumers in one group read the topic while
-// faults happen, committing offsets as they go; each member leaves and joins again now and then
-// (a rebalance each time, as deployments do), after a seeded lifetime. Every record a member is
+// The fault suite's consumer-group workload: the SDK's consumers in a classic group and in a KIP-848
+// group (groupProtocol 'consumer') read the topic while faults happen, committing offsets as they
+// go; each member leaves and joins again now and then (a rebalance each time, as deployments do),
+// after a seeded lifetime. Every record a member is
 // handed is recorded as a read (so no offset may show two records to any reader), and every
 // commit the broker acknowledged as a commit (so no committed offset may go back).
 //
@@ -13,6 +14,8 @@ import type { HistoryOp } from './checker/history.ts';
 import { TOPIC } from './workload.ts';
 
 export const GROUP = 'faults-group';
+/** The group whose members use the KIP-848 protocol. */
+export const CONSUMER_PROTOCOL_GROUP = 'faults-group-848';
 /** A member stays between these many milliseconds before it leaves and joins again. */
 const LIFETIME_MS = { min: 10_000, max: 30_000 } as const;
 const AUTO_COMMIT_INTERVAL_MS = 500;
@@ -30,14 +33,21 @@ export async function group_member(
   until: () => boolean,
   next: () => number,
   history: HistoryOp[],
+  protocol: 'classic' | 'consumer' = 'classic',
 ): Promise<void> {
   const at = () => Date.now() - started_ms;
+  const group = protocol === 'classic' ? GROUP : CONSUMER_PROTOCOL_GROUP;
   while (until()) {
-    const consumer = sluice.consumer({ groupId: GROUP, sessionTimeout: 10_000, heartbeatInterval: 1000 });
+    const consumer = sluice.consumer({
+      groupId: group,
+      groupProtocol: protocol,
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1000,
+    });
     consumer.on(consumer.events.COMMIT_OFFSETS, (event: { payload: CommitPayload }) => {
       for (const topic of event.payload.topics) {
         for (const { partition_index: partition, committed_offset: offset } of topic.partitions)
-          history.push({ kind: 'commit', group: GROUP, topic: topic.name, partition, offset, at_ms: at() });
+          history.push({ kind: 'commit', group, topic: topic.name, partition, offset, at_ms: at() });
       }
     });
     try {

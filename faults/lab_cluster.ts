@@ -107,10 +107,13 @@ export class LabCluster {
     const cluster = new LabCluster(lab, dir);
     if (!defaults) {
       // The log cleaner every second: the compacted topic's segments are rewritten all through a run.
+      // KIP-848 members heartbeat every second, as the classic members do.
       cluster.broker_flags = [
         '--transaction-checks-max',
         String(TRANSACTION_CHECKS_MAX),
         '--cleaner-interval-ms',
+        '1000',
+        '--group-consumer-heartbeat-interval-ms',
         '1000',
       ];
       const addresses = names.slice(1).map((name) => lab.host(name).address);

@@ -261,6 +261,8 @@ async function start_workloads(cluster: LabCluster, kafka: Kafka, seed: number, 
   const consuming = Array.from({ length: GROUP_MEMBERS }, (_, i) =>
     group_member(sdk, `member-${i}`, started_ms, until, lifetimes, history),
   );
+  for (let i = 0; i < GROUP_MEMBERS; i++)
+    consuming.push(group_member(sdk, `member-848-${i}`, started_ms, until, lifetimes, history, 'consumer'));
   const delayed = delayed_workload(sdk, started_ms, until, random_from(seed + 2), history, log);
   const txns = txn_workload(kafka, sdk, started_ms, until, history);
   writing.push(txns.writing);

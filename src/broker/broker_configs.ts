@@ -22,6 +22,8 @@ const KAFKA_NAMES: Readonly<Record<string, string>> = {
   auto_create: 'auto.create.topics.enable',
   transaction_max_timeout_ms: 'transaction.max.timeout.ms',
   cleaner_interval_ms: 'log.cleaner.backoff.ms',
+  group_consumer_session_timeout_ms: 'group.consumer.session.timeout.ms',
+  group_consumer_heartbeat_interval_ms: 'group.consumer.heartbeat.interval.ms',
   cleaner_memory_bytes_max: 'log.cleaner.dedupe.buffer.size',
   cleaner_io_bytes_per_s_max: 'log.cleaner.io.max.bytes.per.second',
   transactional_id_expiration_ms: 'transactional.id.expiration.ms',

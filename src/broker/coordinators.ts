@@ -126,7 +126,7 @@ export class Coordinators {
     if (kind === 'group') {
       const offsets = new OffsetStore(log, deps.clock);
       await offsets.load();
-      return { offsets, groups: new GroupCoordinator(offsets, deps.settings.groups, deps.clock) };
+      return { offsets, groups: new GroupCoordinator(offsets, deps.settings.groups, deps.clock, deps.topics) };
     }
     if (kind === 'share') {
       const shares = new ShareCoordinator(

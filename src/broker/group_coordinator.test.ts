@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GroupCoordinator } from './group_coordinator.ts';
+import { CONSUMER_GROUP_SETTINGS_DEFAULT } from './consumer_groups/consumer_group_coordinator.ts';
 import { type JoinRequest } from '../core/types.ts';
 import { BrokerError } from '../core/errors.ts';
 import type { OffsetStore } from './offset_store.ts';
@@ -20,6 +21,7 @@ const settings = {
   session_timeout_ms_max: 60_000,
   initial_rebalance_delay_ms: 0,
   members_max: 10,
+  consumer: CONSUMER_GROUP_SETTINGS_DEFAULT,
 };
 
 function join(overrides: Partial<JoinRequest> = {}): JoinRequest {

@@ -1,6 +1,8 @@
 // The classic consumer-group protocol: members join, one rebalance per generation, the leader's
 // assignment handed out by SyncGroup, liveness by heartbeats within the session timeout, static
 // membership by group.instance.id. Committed offsets are in OffsetStore; this file owns membership.
+// Groups on the KIP-848 protocol are the ConsumerGroupCoordinator's (`consumer`): one group id is
+// one kind of group while it has members; listing, describing, deleting and commits see both.
 //
 // States: empty -> preparing_rebalance (members re-join) -> completing_rebalance (waiting for the
 // leader's SyncGroup) -> stable; any join, leave or expiry in completing/stable starts a rebalance.
@@ -9,7 +11,13 @@ import crypto from 'node:crypto';
 import { BrokerError, MemberIdRequiredError } from '../core/errors.ts';
 import type { OffsetStore } from './offset_store.ts';
 import type { Clock } from '../core/clock.ts';
-import type { GroupState, GroupSummary, JoinRequest, JoinResult } from '../core/types.ts';
+import type { ConsumerGroupDescription, GroupState, GroupSummary, JoinRequest, JoinResult } from '../core/types.ts';
+import {
+  CONSUMER_GROUP_SETTINGS_DEFAULT,
+  ConsumerGroupCoordinator,
+  type ConsumerGroupDeps,
+  type ConsumerGroupSettings,
+} from './consumer_groups/consumer_group_coordinator.ts';
 
 export interface GroupSettings {
   session_timeout_ms_min: number;
@@ -18,6 +26,8 @@ export interface GroupSettings {
   initial_rebalance_delay_ms: number;
   /** Members per group; a join beyond it is refused. */
   members_max: number;
+  /** Groups on the KIP-848 protocol. */
+  consumer: ConsumerGroupSettings;
 }
 
 export const GROUP_SETTINGS_DEFAULT: GroupSettings = {
@@ -25,7 +35,10 @@ export const GROUP_SETTINGS_DEFAULT: GroupSettings = {
   session_timeout_ms_max: 30 * 60 * 1000,
   initial_rebalance_delay_ms: 0,
   members_max: 1000,
+  consumer: CONSUMER_GROUP_SETTINGS_DEFAULT,
 };
+
+const NO_TOPICS: ConsumerGroupDeps['topics'] = { get: () => undefined, list: () => [] };
 
 interface Member {
   member_id: string;
@@ -65,12 +78,20 @@ function rebalance_error(): BrokerError {
 
 export class GroupCoordinator {
   private readonly groups = new Map<string, Group>();
+  /** Groups on the KIP-848 protocol. */
+  readonly consumer: ConsumerGroupCoordinator;
 
   constructor(
     private readonly offsets: OffsetStore,
     private readonly settings: GroupSettings,
     private readonly clock: Clock,
-  ) {}
+    topics: ConsumerGroupDeps['topics'] = NO_TOPICS,
+  ) {
+    this.consumer = new ConsumerGroupCoordinator(
+      { topics, classic_has_members: (id) => (this.groups.get(id)?.members.size ?? 0) > 0 },
+      settings.consumer,
+    );
+  }
 
   private group(id: string, create: boolean): Group | undefined {
     let group = this.groups.get(id);
@@ -92,6 +113,11 @@ export class GroupCoordinator {
         `session timeout ${request.session_timeout_ms} ms is outside [${min}, ${max}]`,
       );
     }
+    if (this.consumer.has_members(request.group_id))
+      throw new BrokerError(
+        'inconsistent_group_protocol',
+        `group ${request.group_id} has members on the consumer protocol (KIP-848); its consumers must all use one`,
+      );
     const group = this.group(request.group_id, true)!;
     if (
       group.members.size > 0 &&
@@ -388,6 +414,7 @@ export class GroupCoordinator {
   /** Checks that a member may commit (Kafka's rules); generation -1 on a memberless group is an admin commit. */
   validate_commit(group_id: string, member_id: string, generation_id: number, instance_id: string | null): void {
     if (group_id === '') throw new BrokerError('invalid_group_id', 'the group id is empty');
+    if (this.consumer.validate_commit(group_id, member_id, generation_id)) return;
     const group = this.groups.get(group_id);
     if (generation_id < 0 && (!group || group.members.size === 0)) return;
     if (!group || group.members.size === 0)
@@ -398,6 +425,8 @@ export class GroupCoordinator {
 
   describe(group_id: string): GroupSummary {
     const group = this.groups.get(group_id);
+    const consumer = group ? null : this.consumer.describe(group_id);
+    if (consumer) return classic_summary(consumer);
     if (!group) {
       const state: GroupState = this.offsets.has_group(group_id) ? 'empty' : 'dead';
       return { group_id, state, protocol_type: '', protocol_name: '', generation_id: 0, members: [] };
@@ -420,16 +449,17 @@ export class GroupCoordinator {
   }
 
   list(): Array<{ group_id: string; protocol_type: string; state: GroupState }> {
-    const ids = new Set([...this.groups.keys(), ...this.offsets.group_ids()]);
+    const ids = new Set([...this.groups.keys(), ...this.consumer.group_ids(), ...this.offsets.group_ids()]);
     return [...ids].map((id) => {
       const group = this.groups.get(id);
-      return { group_id: id, protocol_type: group?.protocol_type || 'consumer', state: group?.state ?? 'empty' };
+      const state = group?.state ?? (this.consumer.has_members(id) ? this.describe(id).state : 'empty');
+      return { group_id: id, protocol_type: group?.protocol_type || 'consumer', state };
     });
   }
 
   async delete(group_id: string): Promise<void> {
     const group = this.groups.get(group_id);
-    if (group && group.members.size > 0)
+    if ((group && group.members.size > 0) || this.consumer.has_members(group_id))
       throw new BrokerError('non_empty_group', `group ${group_id} still has members`);
     if (!group && !this.offsets.has_group(group_id))
       throw new BrokerError('group_id_not_found', `unknown group ${group_id}`);
@@ -446,9 +476,9 @@ export class GroupCoordinator {
     partitions: ReadonlyArray<{ topic: string; partition: number }>,
   ): Promise<Array<BrokerError | null>> {
     const group = this.groups.get(group_id);
-    if (!group && !this.offsets.has_group(group_id))
+    if (!group && !this.offsets.has_group(group_id) && !this.consumer.has_members(group_id))
       throw new BrokerError('group_id_not_found', `unknown group ${group_id}`);
-    const subscribed = new Set<string>();
+    const subscribed = this.consumer.subscribed_topics(group_id);
     for (const member of group?.members.values() ?? []) {
       const metadata = member.protocols.find((p) => p.name === group!.protocol_name)?.metadata;
       for (const topic of (metadata && subscribed_topics(metadata)) ?? []) subscribed.add(topic);
@@ -466,6 +496,7 @@ export class GroupCoordinator {
   }
 
   close(): void {
+    this.consumer.close();
     for (const group of this.groups.values()) {
       if (group.rebalance_timer) clearTimeout(group.rebalance_timer);
       for (const member of group.members.values()) {
@@ -476,4 +507,29 @@ export class GroupCoordinator {
     }
     this.groups.clear();
   }
+}
+
+/** A KIP-848 group as DescribeGroups (the classic API) shows it: no member metadata or assignment bytes. */
+function classic_summary(group: ConsumerGroupDescription): GroupSummary {
+  const states: Record<ConsumerGroupDescription['state'], GroupState> = {
+    empty: 'empty',
+    assigning: 'preparing_rebalance',
+    reconciling: 'completing_rebalance',
+    stable: 'stable',
+  };
+  return {
+    group_id: group.group_id,
+    state: states[group.state],
+    protocol_type: 'consumer',
+    protocol_name: group.assignor,
+    generation_id: group.epoch,
+    members: group.members.map((m) => ({
+      member_id: m.member_id,
+      group_instance_id: m.instance_id,
+      client_id: m.client_id,
+      client_host: m.client_host,
+      metadata: Buffer.alloc(0),
+      assignment: Buffer.alloc(0),
+    })),
+  };
 }

@@ -63,6 +63,8 @@ export interface ResolvedSettings {
   transactionalIdExpirationMs: string;
   transactionChecksMax: string;
   cleanerIntervalMs: string;
+  groupConsumerSessionTimeoutMs: string;
+  groupConsumerHeartbeatIntervalMs: string;
   cleanerMemoryBytesMax: string;
   cleanerIoBytesPerSMax: string;
   transactionVersion: string;
@@ -366,9 +368,15 @@ function stop_on_signals(running: RunningBroker, logger: pino.Logger): void {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-/** The transaction coordinator's and the log cleaner's settings. */
+/** The transaction coordinator's, the log cleaner's and KIP-848 consumer groups' settings. */
 function log_settings(settings: ResolvedSettings) {
   return {
+    groups: {
+      consumer: {
+        session_timeout_ms: Number(settings.groupConsumerSessionTimeoutMs),
+        heartbeat_interval_ms: Number(settings.groupConsumerHeartbeatIntervalMs),
+      },
+    },
     transactions: {
       timeout_max_ms: Number(settings.transactionMaxTimeoutMs),
       id_expiration_ms: Number(settings.transactionalIdExpirationMs),

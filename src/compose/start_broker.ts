@@ -54,7 +54,7 @@ export interface CoreOptions {
   storage?: Partial<StorageConfig>;
   auto_create_topics?: boolean;
   default_partitions?: number;
-  groups?: Partial<GroupSettings>;
+  groups?: Partial<Omit<GroupSettings, 'consumer'>> & { consumer?: Partial<GroupSettings['consumer']> };
   share_groups?: Partial<ShareGroupSettings>;
   delayed?: Partial<DelayedSettings>;
   transactions?: Partial<TxnSettings>;
@@ -135,7 +135,16 @@ function broker_settings(options: CoreOptions): BrokerSettings {
   return {
     auto_create_topics: options.auto_create_topics ?? default_boolean('auto_create'),
     default_partitions: options.default_partitions ?? default_number('partitions'),
-    groups: { ...GROUP_SETTINGS_DEFAULT, ...options.groups },
+    groups: {
+      ...GROUP_SETTINGS_DEFAULT,
+      ...options.groups,
+      consumer: {
+        ...GROUP_SETTINGS_DEFAULT.consumer,
+        session_timeout_ms: default_number('group_consumer_session_timeout_ms'),
+        heartbeat_interval_ms: default_number('group_consumer_heartbeat_interval_ms'),
+        ...options.groups?.consumer,
+      },
+    },
     share_groups: {
       ...SHARE_GROUP_SETTINGS_DEFAULT,
       ...shares,

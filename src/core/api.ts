@@ -22,6 +22,9 @@ import type {
   GroupConfigs,
   GroupState,
   GroupSummary,
+  ConsumerGroupDescription,
+  ConsumerHeartbeatRequest,
+  ConsumerHeartbeatResult,
   HeartbeatRequest,
   HeartbeatResult,
   JoinRequest,
@@ -332,6 +335,12 @@ export interface GroupsApi {
     leavers: Array<{ member_id: string; group_instance_id: string | null }>,
   ): Array<BrokerError | null>;
   describe(group_id: string): GroupSummary;
+  /** A ConsumerGroupHeartbeat of a KIP-848 consumer group. */
+  consumer_heartbeat(request: ConsumerHeartbeatRequest): ConsumerHeartbeatResult;
+  /** A KIP-848 consumer group with members; null when there is none of that id. */
+  consumer_describe(group_id: string): ConsumerGroupDescription | null;
+  /** An OffsetFetch from a KIP-848 member: it must be in the group at that epoch. */
+  validate_offset_fetch(group_id: string, member_id: string, member_epoch: number): void;
   list(): Array<{ group_id: string; protocol_type: string; state: GroupState }>;
   delete(group_id: string): Promise<void>;
   /** Removes committed offsets (OffsetDelete): per partition null, or why it was kept. */

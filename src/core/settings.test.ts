@@ -206,6 +206,8 @@ test('defaults are the ones the broker has always had, and the code takes them f
     transactional_id_expiration_ms: 604_800_000,
     transaction_checks_max: 15,
     transaction_version: 2,
+    group_consumer_session_timeout_ms: 45_000,
+    group_consumer_heartbeat_interval_ms: 5_000,
     cleaner_interval_ms: 15_000,
     cleaner_memory_bytes_max: 134_217_728,
     cleaner_io_bytes_per_s_max: 0,

@@ -17,6 +17,7 @@ import { PARTITIONS_MAX } from './names.ts';
 import { read_json, refusal, type SettingValue, type TextFormat } from './setting_values.ts';
 import { CLI, choice, integer, ms, text, type SettingAlias, type SettingSpec } from './setting_spec.ts';
 import { SECURITY_SETTINGS } from './security_settings.ts';
+import { BACKGROUND_SETTINGS } from './background_settings.ts';
 
 export type { SettingAlias } from './setting_spec.ts';
 
@@ -280,34 +281,7 @@ const TOP_LEVEL: SettingSpec[] = [
     option: 'transactions.version',
     description: 'transaction.version offered to clients: 2 (KIP-890: a new epoch per transaction) or 1',
   },
-  {
-    key: 'cleaner_interval_ms',
-    type: ms(100),
-    default: 15_000,
-    on: CLI,
-    placeholder: '<ms>',
-    option: 'cleaner.interval_ms',
-    description: 'how often the log cleaner looks for compacted logs to compact (log.cleaner.backoff.ms)',
-  },
-  {
-    key: 'cleaner_memory_bytes_max',
-    type: integer(1024 * 1024),
-    default: 128 * 1024 * 1024,
-    on: CLI,
-    placeholder: '<bytes>',
-    option: 'cleaner.memory_bytes_max',
-    description: "the log cleaner's map of keys to their latest offsets, at most (log.cleaner.dedupe.buffer.size)",
-  },
-  {
-    key: 'cleaner_io_bytes_per_s_max',
-    type: integer(0),
-    default: 0,
-    on: CLI,
-    placeholder: '<bytes>',
-    option: 'cleaner.io_bytes_per_s_max',
-    description:
-      'bytes per second the log cleaner reads and writes at most, 0 for no limit (log.cleaner.io.max.bytes.per.second)',
-  },
+  ...BACKGROUND_SETTINGS,
   {
     key: 'auto_create',
     type: { kind: 'boolean' },

@@ -187,6 +187,56 @@ export interface GroupSummary {
   }>;
 }
 
+/** A ConsumerGroupHeartbeat (KIP-848); each nullable field is null when unchanged. */
+export interface ConsumerHeartbeatRequest {
+  group_id: string;
+  /** Empty on a v0 join: the coordinator makes one. */
+  member_id: string;
+  /** 0 joins, -1 leaves, -2 leaves for now (a static member), else the member's epoch. */
+  member_epoch: number;
+  instance_id: string | null;
+  rack_id: string | null;
+  /** -1: unchanged. */
+  rebalance_timeout_ms: number;
+  subscribed_topic_names: string[] | null;
+  subscribed_topic_regex: string | null;
+  server_assignor: string | null;
+  /** Topic name -> partitions the member owns now. */
+  owned: Map<string, number[]> | null;
+  client_id: string;
+  client_host: string;
+}
+
+export interface ConsumerHeartbeatResult {
+  member_id: string;
+  member_epoch: number;
+  heartbeat_interval_ms: number;
+  /** Topic name -> partitions, when the member is to hear it; null otherwise. */
+  assignment: Map<string, number[]> | null;
+}
+
+export type ConsumerGroupState = 'empty' | 'assigning' | 'reconciling' | 'stable';
+
+export interface ConsumerGroupDescription {
+  group_id: string;
+  state: ConsumerGroupState;
+  epoch: number;
+  assignment_epoch: number;
+  assignor: string;
+  members: Array<{
+    member_id: string;
+    instance_id: string | null;
+    rack_id: string | null;
+    member_epoch: number;
+    client_id: string;
+    client_host: string;
+    topics: string[];
+    regex: string | null;
+    assignment: Map<string, number[]>;
+    target: Map<string, number[]>;
+  }>;
+}
+
 export interface CommittedOffset {
   offset: number;
   metadata: string | null;

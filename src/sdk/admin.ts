@@ -27,6 +27,7 @@ import type {
   AlterConfigsResponse,
   BrokerLogDirs,
   ClusterDescription,
+  ConsumerGroupDescription,
   DeleteGroupsResult,
   DescribeConfigResponse,
   FetchOffsetsPartition,
@@ -78,7 +79,7 @@ import {
   type ClientQuotaEntry,
   type ClientQuotaFilterComponent,
 } from './admin_quotas.ts';
-import { delete_groups, describe_groups, list_groups } from './admin_groups.ts';
+import { delete_groups, describe_consumer_groups, describe_groups, list_groups } from './admin_groups.ts';
 import { describe_cluster } from './admin_cluster.ts';
 import { describe_log_dirs } from './admin_log_dirs.ts';
 import {
@@ -107,6 +108,7 @@ export {
   type ConfigEntry,
   type ConfigResourceType,
   type ConfigSynonym,
+  type ConsumerGroupDescription,
   type DeleteGroupsResult,
   type DescribeConfigResponse,
   type FetchOffsetsPartition,
@@ -313,6 +315,14 @@ export class Admin {
    */
   async describeGroups(groupIds: string[]): Promise<{ groups: GroupDescription[] }> {
     return describe_groups(this.requests, groupIds);
+  }
+
+  /**
+   * Consumer groups on the KIP-848 protocol: state, epochs, assignor, and each member's
+   * subscription, assignment and target assignment; a group that does not exist is state Dead.
+   */
+  async describeConsumerGroups(groupIds: string[]): Promise<{ groups: ConsumerGroupDescription[] }> {
+    return describe_consumer_groups(this.requests, groupIds);
   }
 
   /**

@@ -1,8 +1,9 @@
-// Admin: consumer groups. ListGroups (asked of every broker), DescribeGroups and DeleteGroups
-// (asked of each group's coordinator). Their committed offsets are admin_offsets.ts's; finding
-// coordinators, routing and retries admin_requests.ts's.
+// Admin: consumer groups. ListGroups (asked of every broker), DescribeGroups, ConsumerGroupDescribe
+// (KIP-848 groups) and DeleteGroups (asked of each group's coordinator). Their committed offsets are
+// admin_offsets.ts's; finding coordinators, routing and retries admin_requests.ts's.
 import {
   AdminError,
+  type ConsumerGroupDescription,
   type DeleteGroupsResult,
   type GroupDescription,
   type GroupOverview,
@@ -14,6 +15,7 @@ import { ErrorCode } from '../protocol/kafka/error_codes.ts';
 import { DESCRIBE_GROUPS } from '../protocol/kafka/messages/15_describe_groups.ts';
 import { LIST_GROUPS } from '../protocol/kafka/messages/16_list_groups.ts';
 import { DELETE_GROUPS } from '../protocol/kafka/messages/42_delete_groups.ts';
+import { CONSUMER_GROUP_DESCRIBE } from '../protocol/kafka/messages/69_consumer_group_describe.ts';
 
 type DescribedGroup = Row<ResponseOf<typeof DESCRIBE_GROUPS>['groups']>;
 
@@ -122,4 +124,60 @@ export async function delete_groups(admin: AdminRequests, group_ids: string[]): 
   });
   for (const id of ids) admin.forget_coordinator(id);
   return ids.map((groupId) => ({ groupId, errorCode: ErrorCode.NONE }));
+}
+
+type ConsumerGroupRow = Row<ResponseOf<typeof CONSUMER_GROUP_DESCRIBE>['groups']>;
+
+function consumer_group_of(g: ConsumerGroupRow): ConsumerGroupDescription {
+  const by_topic = (a: { topic_partitions: Array<{ topic_name: string; partitions: number[] }> }) =>
+    a.topic_partitions.map((t) => ({ topic: t.topic_name, partitions: [...t.partitions] }));
+  return {
+    groupId: g.group_id,
+    state: g.group_state,
+    groupEpoch: g.group_epoch,
+    assignmentEpoch: g.assignment_epoch,
+    assignor: g.assignor_name,
+    members: g.members.map((m) => ({
+      memberId: m.member_id,
+      instanceId: m.instance_id ?? null,
+      rackId: m.rack_id ?? null,
+      memberEpoch: m.member_epoch,
+      clientId: m.client_id,
+      clientHost: m.client_host,
+      subscribedTopics: [...m.subscribed_topic_names],
+      subscribedTopicRegex: m.subscribed_topic_regex ?? null,
+      assignment: by_topic(m.assignment),
+      targetAssignment: by_topic(m.target_assignment),
+    })),
+  };
+}
+
+/** KIP-848 consumer groups: state, epochs, assignor and members; an unknown group is state Dead. */
+export async function describe_consumer_groups(
+  admin: AdminRequests,
+  group_ids: string[],
+): Promise<{ groups: ConsumerGroupDescription[] }> {
+  check_group_ids('describeConsumerGroups', group_ids);
+  const found = new Map<string, ConsumerGroupDescription>();
+  await admin.on_coordinators('ConsumerGroupDescribe', [...new Set(group_ids)], async (connection, groups) => {
+    const { response } = await connection.send(CONSUMER_GROUP_DESCRIBE, 0, 0, {
+      group_ids: groups,
+      include_authorized_operations: false,
+    });
+    const outcomes: Outcomes<string> = new Map();
+    for (const g of response.groups) {
+      const code = g.error_code;
+      if (code !== ErrorCode.NONE && code !== ErrorCode.GROUP_ID_NOT_FOUND) {
+        outcomes.set(g.group_id, coded_failure(group_label(g.group_id), code, g.error_message ?? null));
+        continue;
+      }
+      outcomes.set(g.group_id, null);
+      found.set(
+        g.group_id,
+        code === ErrorCode.NONE ? consumer_group_of(g) : { ...consumer_group_of(g), state: 'Dead' },
+      );
+    }
+    return outcomes;
+  });
+  return { groups: group_ids.map((id) => found.get(id)!) };
 }

@@ -2,6 +2,7 @@
 // offsets, reassignments, the cluster), the config constants, and AdminError, which names every
 // resource a request failed for. admin.ts re-exports them; the requests are in admin_*.ts.
 import { KafkaProtocolError } from './errors.ts';
+import type { TopicPartitions } from './consumer_types.ts';
 
 /** Resource types of DescribeConfigs / AlterConfigs (kafkajs's ConfigResourceTypes). */
 export const ConfigResourceTypes = { UNKNOWN: 0, TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8, GROUP: 32 } as const;
@@ -161,6 +162,29 @@ export interface GroupDescription {
   protocolType: string;
   state: GroupState;
   errorCode: number;
+}
+
+/** A KIP-848 consumer group (ConsumerGroupDescribe). */
+export interface ConsumerGroupDescription {
+  groupId: string;
+  /** Empty, Assigning, Reconciling or Stable (Dead: no such group). */
+  state: string;
+  groupEpoch: number;
+  assignmentEpoch: number;
+  assignor: string;
+  members: Array<{
+    memberId: string;
+    instanceId: string | null;
+    rackId: string | null;
+    memberEpoch: number;
+    clientId: string;
+    clientHost: string;
+    subscribedTopics: string[];
+    subscribedTopicRegex: string | null;
+    /** What the member owns now, and what the assignor wants it to own. */
+    assignment: TopicPartitions[];
+    targetAssignment: TopicPartitions[];
+  }>;
 }
 
 export interface DeleteGroupsResult {

@@ -67,6 +67,15 @@ export interface TopicInfo {
   partitions: PartitionInfo[];
 }
 
+/** Turns a failure to open a connection into a ConnectionError (retriable). */
+function connect_failed(address: BrokerAddress): (error: unknown) => never {
+  return (error: unknown) => {
+    throw new ConnectionError(`cannot connect to ${address.host}:${address.port}: ${String(error)}`, {
+      cause: error,
+    });
+  };
+}
+
 /** A connection with the API versions its broker supports. */
 export class BrokerConnection {
   constructor(
@@ -176,11 +185,7 @@ export class Cluster {
   }
 
   private async open(address: BrokerAddress): Promise<BrokerConnection> {
-    const connection = await this.connect(address).catch((error: unknown) => {
-      throw new ConnectionError(`cannot connect to ${address.host}:${address.port}: ${String(error)}`, {
-        cause: error,
-      });
-    });
+    const connection = await this.connect(address).catch(connect_failed(address));
     // ApiVersions v3 first; a broker that does not know it answers UNSUPPORTED_VERSION in v0 form.
     let response = await connection
       .call(API_VERSIONS, 3, { client_software_name: 'sluice-sdk', client_software_version: '0.1.0' })
@@ -190,14 +195,20 @@ export class Cluster {
         connection.close();
         return this.open_v0(address);
       }
-      response = await connection.call(API_VERSIONS, 0, {});
+      response = await connection.call(API_VERSIONS, 0, {}).catch(connect_failed(address));
     }
     return this.ready(address, connection, response, 'ApiVersions');
   }
 
+  /**
+   * A broker that closed the connection during ApiVersions v3 (one stopping, or one that does not
+   * know v3): a new connection with v0. Its failures are connection errors too, which callers retry
+   * (a consumer whose coordinator was killed gave up on the plain error before).
+   */
   private async open_v0(address: BrokerAddress): Promise<BrokerConnection> {
-    const connection = await this.connect(address);
-    return this.ready(address, connection, await connection.call(API_VERSIONS, 0, {}), 'ApiVersions v0');
+    const connection = await this.connect(address).catch(connect_failed(address));
+    const response = await connection.call(API_VERSIONS, 0, {}).catch(connect_failed(address));
+    return this.ready(address, connection, response, 'ApiVersions v0');
   }
 
   /** Reads the broker's API ranges and authenticates when SASL is configured. */

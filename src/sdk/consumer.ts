@@ -62,6 +62,7 @@ import {
   type SeekTarget,
 } from './consumer_state.ts';
 import { GroupMembership } from './consumer_group.ts';
+import { ConsumerProtocolMembership, reconcile } from './consumer_group_protocol.ts';
 import { OffsetCommitter } from './consumer_committer.ts';
 import { Fetcher } from './consumer_fetcher.ts';
 import { Runner } from './consumer_runner.ts';
@@ -108,7 +109,11 @@ export class Consumer {
     const factories =
       config.partitionAssigners && config.partitionAssigners.length > 0 ? config.partitionAssigners : [roundRobin];
     const assigners = factories.map((factory) => factory({ cluster, groupId: ctx.group_id ?? '' }));
-    this.group = new GroupMembership(ctx, assigners, (error) => this.fenced(error));
+    const fenced = (error: KafkaProtocolError) => this.fenced(error);
+    this.group =
+      config.groupProtocol === 'consumer'
+        ? new ConsumerProtocolMembership(ctx, fenced)
+        : new GroupMembership(ctx, assigners, fenced);
     this.committer = new OffsetCommitter(ctx, this.group);
     this.fetcher = new Fetcher(ctx, this.committer, new Runner(ctx, this.group, this.committer));
   }
@@ -448,6 +453,7 @@ export class Consumer {
   private async rebalance(): Promise<void> {
     const ctx = this.ctx;
     const group = this.group;
+    if (group instanceof ConsumerProtocolMembership) return this.reconcile(group);
     group.wake_heartbeats();
     if (ctx.assignment.size > 0) {
       if (ctx.run_config?.autoCommit && group.generation_id >= 0) {
@@ -482,6 +488,26 @@ export class Consumer {
       duration: Date.now() - started,
     });
     await ctx.call_listener('onPartitionsAssigned', list);
+  }
+
+  /** KIP-848: only the partitions that move are revoked or added; the others keep their positions. */
+  private async reconcile(group: ConsumerProtocolMembership): Promise<void> {
+    const ctx = this.ctx;
+    const started = Date.now();
+    const { assigned } = await reconcile(ctx, group, this.committer);
+    if (!ctx.running) return;
+    this.apply_pending_seeks();
+    const list = ctx.assignment_list();
+    ctx.emit(ConsumerEvents.GROUP_JOIN, {
+      groupId: ctx.group_id,
+      memberId: group.member_id,
+      leaderId: '',
+      isLeader: false,
+      memberAssignment: Object.fromEntries(list.map((t) => [t.topic, t.partitions])),
+      groupProtocol: ctx.config.groupRemoteAssignor ?? 'consumer',
+      duration: Date.now() - started,
+    });
+    if (assigned.length > 0) await ctx.call_listener('onPartitionsAssigned', assigned);
   }
 
   /** Broadcast mode: every partition of every subscribed topic, positions kept across refreshes. */

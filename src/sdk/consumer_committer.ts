@@ -111,7 +111,7 @@ export class OffsetCommitter {
       'OffsetCommit',
       OFFSET_COMMIT,
       instance_id ? 7 : 2,
-      8,
+      9,
       body,
       (r) => partition_codes(r.topics),
       () => {},

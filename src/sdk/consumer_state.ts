@@ -34,6 +34,9 @@ export const REJOIN_CODES = new Set<number>([
   ErrorCode.REBALANCE_IN_PROGRESS,
   ErrorCode.ILLEGAL_GENERATION,
   ErrorCode.UNKNOWN_MEMBER_ID,
+  // KIP-848 members: a commit with an epoch the coordinator moved past; a member out of the group.
+  ErrorCode.STALE_MEMBER_EPOCH,
+  ErrorCode.FENCED_MEMBER_EPOCH,
 ]);
 /** The coordinator moved or is not ready: find it again. */
 export const COORDINATOR_CODES = new Set<number>([

@@ -26,8 +26,17 @@ export interface TopicPartitionOffsetAndMetadata extends TopicPartitionOffset {
 export interface ConsumerConfig {
   /** The consumer group. Without it the consumer runs in broadcast mode (see consumer.ts). */
   groupId?: string;
-  /** Assignors offered to the group, most preferred first. Default [roundRobin]. */
+  /** Assignors offered to the group, most preferred first. Default [roundRobin]. Classic protocol only. */
   partitionAssigners?: PartitionAssigner[];
+  /**
+   * 'classic' (the default): JoinGroup and SyncGroup, the group's leader assigns, every rebalance
+   * revokes every partition first. 'consumer' (KIP-848): the broker assigns (`groupRemoteAssignor`)
+   * and a member gives up or gets only the partitions that move, while it keeps reading the rest.
+   * `sessionTimeout` and `heartbeatInterval` are then the broker's (group.consumer.*).
+   */
+  groupProtocol?: 'classic' | 'consumer';
+  /** With groupProtocol 'consumer': the broker's assignor, 'uniform' or 'range'. Default: the broker's. */
+  groupRemoteAssignor?: string;
   /** Default 30000. */
   sessionTimeout?: number;
   /** Default 60000. */

@@ -127,6 +127,7 @@ export {
   ConfigSource,
   type BrokerLogDirs,
   type ConfigDescription,
+  type ConsumerGroupDescription,
   type DescribeConfigResponse,
   type LogCleanerProgress,
 } from './admin_types.ts';

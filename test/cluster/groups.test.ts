@@ -8,7 +8,8 @@ import type { Producer } from 'kafkajs';
 import { Sluice } from '../../src/sdk/index.ts';
 import { type SharedCluster, create_replicated_topic, missing, read_until, shared_cluster } from './cluster_support.ts';
 
-const shared = shared_cluster();
+// KIP-848 members hear of assignment changes on their heartbeats: every half second here.
+const shared = shared_cluster({ args: ['--group-consumer-heartbeat-interval-ms', '500'] });
 
 const RETRY = { retries: 60, initialRetryTime: 100, maxRetryTime: 1000 };
 
@@ -86,6 +87,66 @@ test(
     );
     await consumer.disconnect();
     await queue.disconnect();
+    await producer.disconnect();
+    await cluster.start(coordinator);
+  },
+);
+
+/** An SDK member of the KIP-848 group `ledgers`, collecting what it reads. */
+async function kip848_member({ cluster }: SharedCluster, topic: string, seen: Set<string>) {
+  const sluice = new Sluice({ brokers: cluster.bootstrap, clientId: 'kip848-member', retry: RETRY });
+  const consumer = sluice.consumer({ groupId: 'ledgers', groupProtocol: 'consumer', maxWaitTimeInMs: 200 });
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  await consumer.run({
+    autoCommitInterval: 200,
+    eachMessage: async ({ message }) => void seen.add(message.value!.toString()),
+  });
+  return { sluice, consumer };
+}
+
+test(
+  'a KIP-848 consumer group shares partitions and keeps going when its coordinator is killed',
+  { skip: missing ?? false, timeout: 180_000 },
+  async () => {
+    const { cluster, admin } = shared;
+    const topic = 'ledger-entries';
+    await create_replicated_topic(shared, topic, 4);
+    const producer = cluster.kafka('kip848-producer').producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    await send_to_each(producer, topic, 4, 'a', 50);
+    const seen = new Set<string>();
+    const members = [await kip848_member(shared, topic, seen), await kip848_member(shared, topic, seen)];
+    const owned = () => members.map((m) => m.consumer.assignments().flatMap((t) => t.partitions).length);
+    await cluster.wait_for(
+      'two members with two partitions each, every message read',
+      async () => {
+        return owned().join() === '2,2' && seen.size === 200;
+      },
+      60_000,
+    );
+    const coordinator = (await cluster.partition(admin, '__consumer_offsets', 0)).leader;
+    await cluster.brokers.get(coordinator)!.kill();
+    await send_to_each(producer, topic, 4, 'b', 50);
+    await cluster.wait_for('every message read after the coordinator died', async () => seen.size === 400, 90_000);
+    const check = members[0]!.sluice.admin();
+    await cluster.wait_for(
+      'the group back to two members at the new coordinator',
+      async () => {
+        const [group] = (await check.describeConsumerGroups(['ledgers']).catch(() => ({ groups: [] }))).groups;
+        return group?.state === 'Stable' && group.members.length === 2 && owned().join() === '2,2';
+      },
+      60_000,
+    );
+    await cluster.wait_for(
+      'the commits cover every message',
+      async () => {
+        const offsets = await admin.fetchOffsets({ groupId: 'ledgers', topics: [topic] });
+        return offsets[0]!.partitions.reduce((sum, p) => sum + Number(p.offset), 0) === 400;
+      },
+      30_000,
+    );
+    await check.disconnect();
+    for (const m of members) await m.consumer.disconnect();
     await producer.disconnect();
     await cluster.start(coordinator);
   },

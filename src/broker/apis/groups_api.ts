@@ -24,6 +24,10 @@ export function groups_api(broker: CoreInternals): GroupsApi {
     heartbeat: (group_id, member_id, generation_id, instance_id) =>
       coordinators.groups.heartbeat(group_id, member_id, generation_id, instance_id),
     leave: (group_id, leavers) => coordinators.groups.leave(group_id, leavers),
+    consumer_heartbeat: (request) => coordinators.groups.consumer.heartbeat(request),
+    consumer_describe: (group_id) => coordinators.groups.consumer.describe(group_id),
+    validate_offset_fetch: (group_id, member_id, member_epoch) =>
+      coordinators.groups.consumer.validate_fetch(group_id, member_id, member_epoch),
     describe: (group_id) => coordinators.groups.describe(group_id),
     list: () => coordinators.groups.list(),
     delete: (group_id) => coordinators.groups.delete(group_id),

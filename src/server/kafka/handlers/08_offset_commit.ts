@@ -1,4 +1,4 @@
-// OffsetCommit 2-8: committed offsets, checked against group membership first, answered once the
+// OffsetCommit 2-9: committed offsets, checked against group membership first, answered once the
 // commit is durable in __consumer_offsets. Metadata longer than OFFSET_METADATA_BYTES_MAX and
 // unknown topics are refused per partition.
 import { OFFSET_COMMIT } from '../../../protocol/kafka/messages/08_offset_commit.ts';
@@ -13,7 +13,11 @@ const OFFSET_METADATA_BYTES_MAX = 4096;
 
 export const offset_commit_handler = kafka_handler(
   OFFSET_COMMIT,
-  { min: 2, max: 8, notes: 'generation -1 on a memberless group is an admin commit' },
+  {
+    min: 2,
+    max: 9,
+    notes: 'generation -1 on a memberless group is an admin commit; a KIP-848 member commits with its member epoch',
+  },
   async (request, ctx) => {
     const { group_id, topics } = request;
     const answer = (code_of: (topic: string, partition: number) => number) => ({

@@ -31,7 +31,8 @@ function without_offset(partition_index: number, error_code: number) {
 interface GroupAsked {
   group_id: string;
   topics: ReadonlyArray<{ name: string; partition_indexes: readonly number[] }> | null;
-  /** v9: a consumer-protocol member's epoch (-1: none). */
+  /** v9: a consumer-protocol member and its epoch (-1: none). */
+  member_id?: string | null;
   member_epoch: number;
 }
 
@@ -40,8 +41,13 @@ function group_offsets(ctx: RequestContext, asked: GroupAsked, require_stable: b
   const { group_id } = asked;
   if (!ctx.core.groups.is_coordinator) return { topics: [], error_code: ErrorCode.NOT_COORDINATOR };
   if (!allowed(ctx, 'describe', 'group', group_id)) return { topics: [], error_code: REFUSED.group };
-  // Sluice's groups are classic ones: a KIP-848 member epoch names a member no group has.
-  if (asked.member_epoch >= 0) return { topics: [], error_code: ErrorCode.UNKNOWN_MEMBER_ID };
+  if (asked.member_epoch >= 0) {
+    try {
+      ctx.core.groups.validate_offset_fetch(group_id, asked.member_id ?? '', asked.member_epoch);
+    } catch (error) {
+      return { topics: [], error_code: kafka_error_code(error) };
+    }
+  }
   // All of a group's offsets: those of topics the client may not describe are left out.
   const topics =
     asked.topics ?? committed_partitions(ctx, group_id).filter((t) => allowed(ctx, 'describe', 'topic', t.name));
@@ -74,7 +80,7 @@ export const offset_fetch_handler = kafka_handler(
     max: 9,
     notes:
       'require_stable (v7): UNSTABLE_OFFSET_COMMIT while a transaction holds the offset; several groups at once ' +
-      '(v8+); a member epoch (v9, KIP-848 members) is UNKNOWN_MEMBER_ID',
+      "(v8+); a member epoch (v9, KIP-848 members) must be the member's current one (STALE_MEMBER_EPOCH)",
   },
   (request, ctx) => {
     if (ctx.version < 8) {

@@ -54,6 +54,8 @@ import { describe_transactions_handler } from './65_describe_transactions.ts';
 import { list_transactions_handler } from './66_list_transactions.ts';
 import { share_group_heartbeat_handler } from './76_share_group_heartbeat.ts';
 import { share_group_describe_handler } from './77_share_group_describe.ts';
+import { consumer_group_heartbeat_handler } from './68_consumer_group_heartbeat.ts';
+import { consumer_group_describe_handler } from './69_consumer_group_describe.ts';
 import { share_fetch_handler } from './78_share_fetch.ts';
 import { share_acknowledge_handler } from './79_share_acknowledge.ts';
 
@@ -109,6 +111,8 @@ export function handler_table(): ReadonlyMap<number, KafkaHandler> {
     describe_cluster_handler,
     describe_transactions_handler,
     list_transactions_handler,
+    consumer_group_heartbeat_handler,
+    consumer_group_describe_handler,
     share_group_heartbeat_handler,
     share_group_describe_handler,
     share_fetch_handler,
