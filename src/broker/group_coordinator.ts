@@ -6,7 +6,11 @@
 //
 // States: empty -> preparing_rebalance (members re-join) -> completing_rebalance (waiting for the
 // leader's SyncGroup) -> stable; any join, leave or expiry in completing/stable starts a rebalance.
-import { subscribed_topics } from '../protocol/kafka/consumer_protocol.ts';
+import {
+  encode_member_assignment,
+  encode_member_metadata,
+  subscribed_topics,
+} from '../protocol/kafka/consumer_protocol.ts';
 import crypto from 'node:crypto';
 import { BrokerError, MemberIdRequiredError } from '../core/errors.ts';
 import type { OffsetStore } from './offset_store.ts';
@@ -448,12 +452,14 @@ export class GroupCoordinator {
     };
   }
 
-  list(): Array<{ group_id: string; protocol_type: string; state: GroupState }> {
+  list(): Array<{ group_id: string; protocol_type: string; state: GroupState; type: 'classic' | 'consumer' }> {
     const ids = new Set([...this.groups.keys(), ...this.consumer.group_ids(), ...this.offsets.group_ids()]);
     return [...ids].map((id) => {
       const group = this.groups.get(id);
-      const state = group?.state ?? (this.consumer.has_members(id) ? this.describe(id).state : 'empty');
-      return { group_id: id, protocol_type: group?.protocol_type || 'consumer', state };
+      const consumer = !group && this.consumer.has_members(id);
+      const state = group?.state ?? (consumer ? this.describe(id).state : 'empty');
+      const type = consumer ? 'consumer' : 'classic';
+      return { group_id: id, protocol_type: group?.protocol_type || 'consumer', state, type };
     });
   }
 
@@ -509,7 +515,7 @@ export class GroupCoordinator {
   }
 }
 
-/** A KIP-848 group as DescribeGroups (the classic API) shows it: no member metadata or assignment bytes. */
+/** A KIP-848 group as DescribeGroups (the classic API) shows it: version 0 subscriptions and assignments. */
 function classic_summary(group: ConsumerGroupDescription): GroupSummary {
   const states: Record<ConsumerGroupDescription['state'], GroupState> = {
     empty: 'empty',
@@ -528,8 +534,8 @@ function classic_summary(group: ConsumerGroupDescription): GroupSummary {
       group_instance_id: m.instance_id,
       client_id: m.client_id,
       client_host: m.client_host,
-      metadata: Buffer.alloc(0),
-      assignment: Buffer.alloc(0),
+      metadata: encode_member_metadata(0, m.topics, null),
+      assignment: encode_member_assignment(0, Object.fromEntries(m.assignment), null),
     })),
   };
 }

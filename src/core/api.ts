@@ -341,7 +341,8 @@ export interface GroupsApi {
   consumer_describe(group_id: string): ConsumerGroupDescription | null;
   /** An OffsetFetch from a KIP-848 member: it must be in the group at that epoch. */
   validate_offset_fetch(group_id: string, member_id: string, member_epoch: number): void;
-  list(): Array<{ group_id: string; protocol_type: string; state: GroupState }>;
+  /** Every group: its protocol type, state and kind (classic, or KIP-848 consumer group). */
+  list(): Array<{ group_id: string; protocol_type: string; state: GroupState; type: 'classic' | 'consumer' }>;
   delete(group_id: string): Promise<void>;
   /** Removes committed offsets (OffsetDelete): per partition null, or why it was kept. */
   delete_offsets(

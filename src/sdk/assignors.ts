@@ -9,6 +9,7 @@
 // Later versions of both add fields at the end; decoding reads the v0 fields and ignores the rest.
 // Strings are int16-length-prefixed, arrays int32-count-prefixed, bytes int32-length-prefixed.
 import type { Cluster } from './cluster.ts';
+import { encode_member_assignment, encode_member_metadata } from '../protocol/kafka/consumer_protocol.ts';
 
 /** A member of the group as the leader sees it after JoinGroup. */
 export interface GroupMember {
@@ -62,37 +63,6 @@ export interface MemberAssignment {
   userData: Buffer | null;
 }
 
-class Encoder {
-  private readonly chunks: Buffer[] = [];
-  int16(value: number): this {
-    const b = Buffer.alloc(2);
-    b.writeInt16BE(value);
-    this.chunks.push(b);
-    return this;
-  }
-  int32(value: number): this {
-    const b = Buffer.alloc(4);
-    b.writeInt32BE(value);
-    this.chunks.push(b);
-    return this;
-  }
-  string(value: string): this {
-    const bytes = Buffer.from(value, 'utf8');
-    this.int16(bytes.length);
-    this.chunks.push(bytes);
-    return this;
-  }
-  bytes(value: Buffer | null): this {
-    if (value === null) return this.int32(-1);
-    this.int32(value.length);
-    this.chunks.push(value);
-    return this;
-  }
-  finish(): Buffer {
-    return Buffer.concat(this.chunks);
-  }
-}
-
 class Decoder {
   private at = 0;
   constructor(private readonly buffer: Buffer) {}
@@ -143,9 +113,7 @@ export const AssignerProtocol = {
       topics: string[];
       userData?: Buffer | null;
     }): Buffer {
-      const encoder = new Encoder().int16(version).int32(topics.length);
-      for (const topic of topics) encoder.string(topic);
-      return encoder.bytes(userData ?? Buffer.alloc(0)).finish();
+      return encode_member_metadata(version, topics, userData);
     },
     /** Null for an empty buffer. */
     decode(buffer: Buffer): MemberMetadata | null {
@@ -164,14 +132,7 @@ export const AssignerProtocol = {
       assignment: Assignment;
       userData?: Buffer | null;
     }): Buffer {
-      const topics = Object.keys(assignment);
-      const encoder = new Encoder().int16(version).int32(topics.length);
-      for (const topic of topics) {
-        const partitions = assignment[topic]!;
-        encoder.string(topic).int32(partitions.length);
-        for (const partition of partitions) encoder.int32(partition);
-      }
-      return encoder.bytes(userData ?? Buffer.alloc(0)).finish();
+      return encode_member_assignment(version, assignment, userData);
     },
     /** Null for an empty buffer (the coordinator's answer for a member the leader left out). */
     decode(buffer: Buffer): MemberAssignment | null {

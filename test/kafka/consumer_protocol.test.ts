@@ -6,8 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { Consumer as PltConsumer, stringDeserializers, type Message } from '@platformatic/kafka';
+import { Admin as PltAdmin, Consumer as PltConsumer, stringDeserializers, type Message } from '@platformatic/kafka';
 import { Sluice, type Consumer } from '../../src/sdk/index.ts';
+import { AssignerProtocol } from '../../src/sdk/assignors.ts';
 import { start_broker_process, type BrokerProcess } from '../support/broker_process.ts';
 
 const TEST_TIMEOUT_MS = 120_000;
@@ -132,6 +133,13 @@ async function join_second(sluice: Sluice, cleanup: Cleanup, a: Platformatic, ev
     assert.deepEqual(member.assignment, member.targetAssignment);
     assert.deepEqual(member.subscribedTopics, [TOPIC]);
   }
+  // DescribeGroups, the classic API, shows the members' assignments in the classic format.
+  const [described] = (await admin.describeGroups([GROUP])).groups;
+  assert.equal(described!.protocolType, 'consumer');
+  const assigned = described!.members.flatMap(
+    (m) => AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[TOPIC] ?? [],
+  );
+  assert.deepEqual(assigned.sort(), [0, 1, 2, 3, 4, 5]);
   return b;
 }
 
@@ -182,6 +190,16 @@ test(
       await until(WAIT_MS, 'member a reads the first 600', () => a.received.length >= 600);
       assert.deepEqual(a.owned(), [0, 1, 2, 3, 4, 5]);
       assert.deepEqual(new Set(a.received.map((m) => m.value)), new Set(first));
+
+      // ListGroups v5 names the group's type, and filters by it.
+      const plt_admin = new PltAdmin({ clientId: 'kip848-admin', bootstrapBrokers: [broker.bootstrap], ...CLIENT });
+      cleanup.push(() => plt_admin.close());
+      const listed = await plt_admin.listGroups({ types: ['consumer'] });
+      assert.deepEqual(
+        [...listed.values()].map((g) => [g.id, g.groupType, g.state]),
+        [[GROUP, 'consumer', 'Stable']],
+      );
+      assert.equal((await plt_admin.listGroups({ types: ['classic'] })).size, 0);
 
       // A classic member cannot join while the group is on the consumer protocol.
       const classic_early = sluice.consumer({ groupId: GROUP });

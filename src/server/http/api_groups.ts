@@ -1,4 +1,4 @@
-// /api/v1/groups: consumer groups (the classic protocol) with their members, committed offsets and
+// /api/v1/groups: consumer groups (either protocol) with their members, committed offsets and
 // lag, and resetting a memberless group's offsets.
 import type { Core, OffsetCommitEntry, PartitionLag } from '../../core/index.ts';
 import { HttpError, invalid_body, not_found } from './http_errors.ts';
