@@ -205,6 +205,8 @@ export interface ConsumerHeartbeatRequest {
   owned: Map<string, number[]> | null;
   client_id: string;
   client_host: string;
+  /** Which topics its regex may match (the principal's DESCRIBE permission); absent: every topic. */
+  may_describe?: (topic: string) => boolean;
 }
 
 export interface ConsumerHeartbeatResult {

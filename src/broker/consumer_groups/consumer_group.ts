@@ -28,6 +28,8 @@ export interface ConsumerMember {
   regex: string | null;
   /** The regex compiled (whole names). */
   pattern: RegExp | null;
+  /** The topics its regex may match (its principal's DESCRIBE permission); null: every topic. */
+  may_describe: ((topic: string) => boolean) | null;
   assignor: string | null;
   rebalance_timeout_ms: number;
   /** The partitions it may use. */

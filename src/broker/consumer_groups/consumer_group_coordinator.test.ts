@@ -193,6 +193,11 @@ test('a regex subscription follows the topics that match it', () => {
   const groups = coordinator();
   const result = groups.heartbeat(beat({ subscribed_topic_names: [], subscribed_topic_regex: 'or.*|aud.t' }));
   assert.deepEqual([...result.assignment!.keys()].sort(), ['audit', 'orders']);
+  // Only topics its principal may describe (ACLs) are matched.
+  const limited = coordinator().heartbeat(
+    beat({ subscribed_topic_names: [], subscribed_topic_regex: '.*', may_describe: (topic) => topic !== 'audit' }),
+  );
+  assert.deepEqual([...limited.assignment!.keys()].sort(), ['orders', 'payments']);
 });
 
 test('the session timeout removes a silent member, the rebalance timeout one keeping revoked partitions', async () => {

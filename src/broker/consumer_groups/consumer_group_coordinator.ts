@@ -15,6 +15,7 @@ import type {
   ConsumerHeartbeatResult,
 } from '../../core/types.ts';
 import { ASSIGNORS, type AssignorMember, type TopicAssignment } from './assignors.ts';
+import { compile_topic_regex } from './topic_regex.ts';
 import {
   AWAY_EPOCH,
   ConsumerGroup,
@@ -139,6 +140,7 @@ export class ConsumerGroupCoordinator {
       topic_names: holder.topic_names,
       regex: holder.regex,
       pattern: holder.pattern,
+      may_describe: request.may_describe ?? null,
       assignor: holder.assignor,
       assigned: holder.assigned,
       revoking: holder.revoking,
@@ -216,6 +218,7 @@ export class ConsumerGroupCoordinator {
   private update_member(group: ConsumerGroup, member: ConsumerMember, request: ConsumerHeartbeatRequest): void {
     member.client_id = request.client_id;
     member.client_host = request.client_host;
+    member.may_describe = request.may_describe ?? null;
     if (request.rack_id !== null) member.rack_id = request.rack_id;
     if (request.rebalance_timeout_ms > 0) member.rebalance_timeout_ms = request.rebalance_timeout_ms;
     let changed = false;
@@ -227,7 +230,7 @@ export class ConsumerGroupCoordinator {
     if (request.subscribed_topic_regex !== null) {
       const regex = request.subscribed_topic_regex === '' ? null : request.subscribed_topic_regex;
       changed ||= regex !== member.regex;
-      member.pattern = regex === null ? null : compile(regex);
+      member.pattern = regex === null ? null : compile_topic_regex(regex);
       member.regex = regex;
     }
     if (request.server_assignor !== null) {
@@ -248,9 +251,10 @@ export class ConsumerGroupCoordinator {
   private topics_of(member: ConsumerMember): string[] {
     const topics = new Set(member.topic_names.filter((name) => this.deps.topics.get(name) !== undefined));
     const pattern = member.pattern;
+    const may = member.may_describe;
     if (pattern !== null) {
       for (const { name } of this.deps.topics.list())
-        if (!is_internal_topic(name) && pattern.test(name)) topics.add(name);
+        if (!is_internal_topic(name) && pattern.test(name) && (may === null || may(name))) topics.add(name);
     }
     return [...topics].sort();
   }
@@ -394,6 +398,7 @@ function new_member(id: string, request: ConsumerHeartbeatRequest): ConsumerMemb
     topic_names: [],
     regex: null,
     pattern: null,
+    may_describe: null,
     assignor: null,
     rebalance_timeout_ms: request.rebalance_timeout_ms,
     assigned: new Map(),
@@ -408,15 +413,6 @@ function stop_timer(member: ConsumerMember, which: 'session_timer' | 'rebalance_
   const timer = member[which];
   if (timer) clearTimeout(timer);
   member[which] = null;
-}
-
-/** A subscription regex matches whole topic names (RE2/J in Kafka; JavaScript's syntax here). */
-function compile(regex: string): RegExp {
-  try {
-    return new RegExp(`^(?:${regex})$`);
-  } catch (error) {
-    throw new BrokerError('invalid_regular_expression', `invalid topic regex ${regex}: ${(error as Error).message}`);
-  }
 }
 
 function state_of(group: ConsumerGroup): ConsumerGroupState {

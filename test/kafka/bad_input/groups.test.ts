@@ -11,6 +11,7 @@ import { OFFSET_FETCH } from '../../../src/protocol/kafka/messages/09_offset_fet
 import { JOIN_GROUP } from '../../../src/protocol/kafka/messages/11_join_group.ts';
 import { HEARTBEAT } from '../../../src/protocol/kafka/messages/12_heartbeat.ts';
 import { SYNC_GROUP } from '../../../src/protocol/kafka/messages/14_sync_group.ts';
+import { CONSUMER_GROUP_HEARTBEAT } from '../../../src/protocol/kafka/messages/68_consumer_group_heartbeat.ts';
 import type { RawClient } from './raw_client.ts';
 import { V, bad_input_broker, create_topic, only_partition, type Row } from './support.ts';
 
@@ -108,5 +109,71 @@ test('6. group membership errors', async () => {
   const offsets = { group_id: GROUP, topics: [{ name: TOPIC, partition_indexes: [0] }], require_stable: false };
   const fetched = await client.call(OFFSET_FETCH, V.offset_fetch, offsets);
   assert.equal(only_partition(fetched, 'topics', 'partitions').committed_offset, 7);
+  await broker.assert_healthy();
+});
+
+// ---------------------------------------------------------------- 6b. KIP-848 consumer group errors
+
+test('6b. consumer group (KIP-848) heartbeat errors', async () => {
+  const GROUP = 'bad-input-848';
+  const TOPIC = 'group-848-topic';
+  await create_topic(broker.canary, TOPIC);
+  const client = await broker.connect();
+  const beat = (fields: Record<string, unknown>) =>
+    client.call(CONSUMER_GROUP_HEARTBEAT, 1, {
+      group_id: GROUP,
+      member_id: 'member-848',
+      member_epoch: 0,
+      instance_id: null,
+      rack_id: null,
+      rebalance_timeout_ms: 30_000,
+      subscribed_topic_names: [TOPIC],
+      subscribed_topic_regex: null,
+      server_assignor: null,
+      topic_partitions: [],
+      ...fields,
+    });
+  const code = async (fields: Record<string, unknown>) => (await beat(fields)).error_code;
+
+  // A regex that could take exponential time is refused at once, without running it.
+  assert.equal(await code({ subscribed_topic_regex: '(a+)+$' }), ErrorCode.INVALID_REGULAR_EXPRESSION);
+  assert.equal(await code({ subscribed_topic_regex: '[' }), ErrorCode.INVALID_REGULAR_EXPRESSION);
+  assert.equal(await code({ server_assignor: 'sticky' }), ErrorCode.UNSUPPORTED_ASSIGNOR);
+  assert.equal(await code({ member_id: '' }), ErrorCode.INVALID_REQUEST);
+  assert.equal(await code({ group_id: '' }), ErrorCode.INVALID_GROUP_ID);
+  assert.equal(await code({ subscribed_topic_names: null }), ErrorCode.INVALID_REQUEST);
+  assert.equal(await code({ member_epoch: 7 }), ErrorCode.FENCED_MEMBER_EPOCH);
+
+  const joined = await beat({});
+  assert.equal(joined.error_code, 0);
+  const epoch = joined.member_epoch as number;
+  assert.equal(await code({ member_epoch: epoch + 3, subscribed_topic_names: null }), ErrorCode.FENCED_MEMBER_EPOCH);
+  // A classic member of the same group is refused while it is a consumer group.
+  const classic = await client.call(JOIN_GROUP, V.join_group, group_calls(client, GROUP, TOPIC).join_body(''));
+  assert.equal(classic.error_code, ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
+  // A commit at a stale epoch; then at the member's epoch.
+  const commit = (member_epoch: number) =>
+    client.call(OFFSET_COMMIT, V.offset_commit, {
+      group_id: GROUP,
+      generation_id_or_member_epoch: member_epoch,
+      member_id: 'member-848',
+      group_instance_id: null,
+      topics: [
+        {
+          name: TOPIC,
+          partitions: [
+            { partition_index: 0, committed_offset: 3, committed_leader_epoch: -1, committed_metadata: null },
+          ],
+        },
+      ],
+    });
+  assert.equal(
+    only_partition(await commit(epoch - 1), 'topics', 'partitions').error_code,
+    ErrorCode.STALE_MEMBER_EPOCH,
+  );
+  assert.equal(only_partition(await commit(epoch), 'topics', 'partitions').error_code, 0);
+  const left = await beat({ member_epoch: -1, subscribed_topic_names: null });
+  assert.equal(left.error_code, 0);
+  assert.equal(left.member_epoch, -1);
   await broker.assert_healthy();
 });

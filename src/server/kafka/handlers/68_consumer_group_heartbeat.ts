@@ -4,7 +4,7 @@
 import { CONSUMER_GROUP_HEARTBEAT } from '../../../protocol/kafka/messages/68_consumer_group_heartbeat.ts';
 import { BrokerError } from '../../../core/index.ts';
 import { kafka_handler, type RequestContext } from '../handler.ts';
-import { require_allowed } from '../authorize.ts';
+import { allowed, require_allowed } from '../authorize.ts';
 import { top_level_error } from './share_common.ts';
 
 type TopicIds = ReadonlyArray<{ topic_id: string; partitions: readonly number[] }>;
@@ -51,6 +51,8 @@ export const consumer_group_heartbeat_handler = kafka_handler(
         owned: owned_by_name(ctx, request.topic_partitions),
         client_id: ctx.header.client_id ?? '',
         client_host: ctx.client_host,
+        // A regex matches only topics the member's principal may describe, as in Kafka.
+        may_describe: (topic) => allowed(ctx, 'describe', 'topic', topic),
       });
       const assignment = result.assignment && {
         topic_partitions: [...result.assignment]
