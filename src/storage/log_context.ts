@@ -19,4 +19,6 @@ export interface LogContext {
   storage: StorageConfig;
   /** Makes the current log start offsets durable (delete-records, retention). */
   persist_log_start(): Promise<void>;
+  /** Makes where each log's cleaner stopped durable (cleaner-offset-checkpoint). */
+  persist_cleaner_offsets(): Promise<void>;
 }

@@ -44,11 +44,24 @@ export interface RewrittenLog {
 }
 
 export class SegmentRewriter {
+  /**
+   * Where the log's cleaner stopped: the segments below were compacted against every key they
+   * hold (0: unknown, all dirty). Kept in cleaner-offset-checkpoint, so a restart does not map
+   * them again; a log truncated below it only means less compaction, never a wrong one.
+   */
+  cleaned_below = 0;
+
   constructor(
     private readonly ctx: LogContext,
     private readonly files: SegmentFiles,
     private readonly log: RewrittenLog,
   ) {}
+
+  /** Records where the cleaner stopped, durably. */
+  async mark_cleaned_below(offset: number): Promise<void> {
+    this.cleaned_below = offset;
+    await this.ctx.persist_cleaner_offsets();
+  }
 
   /** The closed segments wholly below the stable offset and `offset_limit`, oldest first. */
   async closed_below(offset_limit: number): Promise<SegmentView[]> {

@@ -32,6 +32,7 @@ import { replace_file_atomically } from './file_util.ts';
 
 const RECOVERY_POINTS_FILE = 'recovery-point-offset-checkpoint';
 const LOG_STARTS_FILE = 'log-start-offset-checkpoint';
+const CLEANER_OFFSETS_FILE = 'cleaner-offset-checkpoint';
 const CLEAN_SHUTDOWN_FILE = '.clean-shutdown';
 const DELETED_SUFFIX = '.deleted';
 /** Partition names: letters, digits, '.', '_', '-'; the same alphabet as Kafka topic names. */
@@ -56,6 +57,8 @@ export class Storage {
   private readonly ctx: LogContext;
   private readonly recovery_points: CheckpointFile;
   private readonly log_starts: CheckpointFile;
+  /** Where each compacted log's cleaner stopped (SegmentRewriter.cleaned_below). */
+  private readonly cleaner_offsets: CheckpointFile;
   private timers: NodeJS.Timeout[] = [];
   /** Bounds partition creations and deletions in flight (each briefly opens directories). */
   private readonly admin_slots: Semaphore;
@@ -81,6 +84,7 @@ export class Storage {
   ) {
     this.recovery_points = new CheckpointFile(io, config.data_dir, RECOVERY_POINTS_FILE);
     this.log_starts = new CheckpointFile(io, config.data_dir, LOG_STARTS_FILE);
+    this.cleaner_offsets = new CheckpointFile(io, config.data_dir, CLEANER_OFFSETS_FILE);
     this.admin_slots = new Semaphore(config.open_parallelism_max);
     this.data_dir_sync = new DirectorySync((dir) => io.fsync_dir(dir));
     this.ctx = {
@@ -93,6 +97,7 @@ export class Storage {
       logger,
       storage: config,
       persist_log_start: () => this.write_log_starts(),
+      persist_cleaner_offsets: () => this.write_cleaner_offsets(),
     };
   }
 
@@ -123,6 +128,8 @@ export class Storage {
     }
     const recovery = await this.recovery_points.read();
     const starts = await this.log_starts.read();
+    // A damaged cleaner checkpoint only costs a full pass: every log is taken as dirty.
+    const cleaned = await this.cleaner_offsets.read();
     if (recovery.damaged || starts.damaged) {
       this.logger.warn(
         { recovery_points: recovery.damaged, log_starts: starts.damaged },
@@ -153,6 +160,7 @@ export class Storage {
           clean_shutdown: this.opened_clean,
         },
       );
+      if (!cleaned.damaged) log.rewriter.cleaned_below = cleaned.offsets.get(name) ?? 0;
       this.logs.set(name, log);
     });
     await this.write_recovery_points();
@@ -267,6 +275,15 @@ export class Storage {
     return this.log_starts.write(() => {
       const offsets = new Map<string, number>();
       for (const [name, log] of this.logs) offsets.set(name, log.log_start_offset);
+      return offsets;
+    });
+  }
+
+  private write_cleaner_offsets(): Promise<void> {
+    return this.cleaner_offsets.write(() => {
+      const offsets = new Map<string, number>();
+      for (const [name, log] of this.logs)
+        if (log.rewriter.cleaned_below > 0) offsets.set(name, log.rewriter.cleaned_below);
       return offsets;
     });
   }

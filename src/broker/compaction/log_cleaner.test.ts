@@ -211,3 +211,36 @@ test('a pass waits for the dirty ratio and min.compaction.lag.ms; the memory bou
   assert.equal(settled.dirty_ratio, 0);
   await storage.close();
 });
+
+test('where the cleaner stopped survives a restart: the next pass maps only what came since', async () => {
+  const io = new SimFileIO();
+  const clock = new ManualClock(NOW_MS);
+  const log_config = { segment_bytes: 400, index_interval_bytes: 64 };
+  const storage = await open_sim(io, {}, { clock, log_config: () => log_config });
+  const log = await storage.create_partition('kv-0', log_config);
+  const write = async (into: PartitionLog, from: number) => {
+    for (let i = from; i < from + 120; i += 3)
+      await into.append(batch_of([0, 1, 2].map((j) => [`k${(i + j) % 10}`, `v${i + j}`] as Write)));
+  };
+  await write(log, 0);
+  const first = cleaner_of(log, clock).cleaner;
+  await first.run_once();
+  const stopped_at = first.statuses_now()[0]!.first_dirty_offset;
+  assert.ok(stopped_at > 0);
+  await storage.close();
+
+  const reopened = await open_sim(io, {}, { clock, log_config: () => log_config });
+  const again = reopened.partition('kv-0')!;
+  assert.equal(again.rewriter.cleaned_below, stopped_at);
+  await write(again, 120);
+  const second = cleaner_of(again, clock).cleaner;
+  assert.equal(second.status('kv-0'), null);
+  await second.run_once();
+  const status = second.statuses_now()[0]!;
+  assert.equal(status.passes, 1);
+  const mapped = (await again.rewriter.closed_below(Number.POSITIVE_INFINITY)).filter((v) => v.end_offset > stopped_at);
+  const all = await again.rewriter.closed_below(Number.POSITIVE_INFINITY);
+  assert.ok(mapped.length < all.length, 'segments below the checkpoint were not dirty');
+  assert.ok(again.rewriter.cleaned_below > stopped_at, 'the new stop is recorded');
+  await reopened.close();
+});

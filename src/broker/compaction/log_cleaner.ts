@@ -127,7 +127,8 @@ export class LogCleaner {
         topic: entry.topic,
         partition: entry.partition,
         dirty_ratio: 0,
-        first_dirty_offset: entry.log.log_start_offset,
+        // Where it stopped before a restart (cleaner-offset-checkpoint), else the log's start.
+        first_dirty_offset: Math.max(entry.log.log_start_offset, entry.log.rewriter.cleaned_below),
         passes: 0,
         bytes_read: 0,
         bytes_written: 0,
@@ -176,6 +177,7 @@ export class LogCleaner {
     );
     status.passes++;
     status.first_dirty_offset = mapped_end;
+    await log.rewriter.mark_cleaned_below(mapped_end);
     status.dirty_ratio = dirty_ratio(
       views,
       dirty.filter((view) => view.end_offset > mapped_end),
