@@ -126,7 +126,8 @@ export class Coordinators {
     if (kind === 'group') {
       const offsets = new OffsetStore(log, deps.clock);
       await offsets.load();
-      return { offsets, groups: new GroupCoordinator(offsets, deps.settings.groups, deps.clock, deps.topics) };
+      const groups = new GroupCoordinator(offsets, deps.settings.groups, deps.clock, deps.topics, deps.group_configs);
+      return { offsets, groups };
     }
     if (kind === 'share') {
       const shares = new ShareCoordinator(

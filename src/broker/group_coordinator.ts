@@ -90,9 +90,10 @@ export class GroupCoordinator {
     private readonly settings: GroupSettings,
     private readonly clock: Clock,
     topics: ConsumerGroupDeps['topics'] = NO_TOPICS,
+    group_configs?: ConsumerGroupDeps['group_configs'],
   ) {
     this.consumer = new ConsumerGroupCoordinator(
-      { topics, classic_has_members: (id) => (this.groups.get(id)?.members.size ?? 0) > 0 },
+      { topics, classic_has_members: (id) => (this.groups.get(id)?.members.size ?? 0) > 0, group_configs },
       settings.consumer,
     );
   }

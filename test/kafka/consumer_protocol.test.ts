@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { Admin as PltAdmin, Consumer as PltConsumer, stringDeserializers, type Message } from '@platformatic/kafka';
-import { Sluice, type Consumer } from '../../src/sdk/index.ts';
+import { ConfigResourceTypes, Sluice, type Consumer } from '../../src/sdk/index.ts';
 import { AssignerProtocol } from '../../src/sdk/assignors.ts';
 import { start_broker_process, type BrokerProcess } from '../support/broker_process.ts';
 
@@ -177,6 +177,28 @@ async function classic_reads_on(sluice: Sluice, cleanup: Cleanup) {
   assert.deepEqual(after.sort(), [...fourth].sort(), `re-read: ${after.filter((v) => !v.startsWith('fourth'))}`);
 }
 
+/** The group's own heartbeat interval (a group config); its session timeout is the broker's. */
+async function group_configs(admin: ReturnType<Sluice['admin']>) {
+  const resource = { type: ConfigResourceTypes.GROUP, name: GROUP };
+  await admin.incrementalAlterConfigs({
+    resources: [
+      { ...resource, configEntries: [{ name: 'consumer.heartbeat.interval.ms', value: '150', operation: 0 }] },
+    ],
+  });
+  const described = await admin.describeConfigs({
+    resources: [{ ...resource, configNames: ['consumer.heartbeat.interval.ms', 'consumer.session.timeout.ms'] }],
+  });
+  const values = described.resources[0]!.configEntries.map((e) => [e.configName, e.configValue]);
+  assert.deepEqual(values, [
+    ['consumer.session.timeout.ms', '10000'],
+    ['consumer.heartbeat.interval.ms', '150'],
+  ]);
+  const refused = admin.incrementalAlterConfigs({
+    resources: [{ ...resource, configEntries: [{ name: 'consumer.session.timeout.ms', value: '5', operation: 0 }] }],
+  });
+  await assert.rejects(refused, /INVALID_CONFIG/);
+}
+
 test(
   'platformatic and SDK members share a KIP-848 group incrementally; a classic consumer reads on from their commits',
   { timeout: TEST_TIMEOUT_MS },
@@ -185,6 +207,7 @@ test(
       const admin = sluice.admin();
       cleanup.push(() => admin.disconnect());
       await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: PARTITIONS }] });
+      await group_configs(admin);
       const first = await send(sluice, cleanup, 'first', 600);
       const a = await platformatic_member(broker, cleanup, 'member-a');
       await until(WAIT_MS, 'member a reads the first 600', () => a.received.length >= 600);

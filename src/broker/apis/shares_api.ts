@@ -6,6 +6,7 @@ import { BrokerError } from '../../core/errors.ts';
 import type { GroupConfigs } from '../../core/types.ts';
 import type { CoreInternals } from './internals.ts';
 import { group_config_default, group_config_names, validate_group_configs } from '../queues/group_config.ts';
+import { consumer_group_config_default } from '../consumer_groups/group_configs.ts';
 
 export function shares_api(broker: CoreInternals): SharesApi {
   const coordinators = broker.coordinators;
@@ -32,7 +33,11 @@ export function shares_api(broker: CoreInternals): SharesApi {
       const set = broker.metadata.group_configs(group_id);
       return group_config_names().map((name) => ({
         name,
-        value: set[name] ?? group_config_default(name, broker.settings.share_groups) ?? '',
+        value:
+          set[name] ??
+          group_config_default(name, broker.settings.share_groups) ??
+          consumer_group_config_default(name, broker.settings.groups.consumer) ??
+          '',
         is_set: set[name] !== undefined,
       }));
     },

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BrokerError } from '../../core/errors.ts';
-import type { ConsumerHeartbeatRequest } from '../../core/types.ts';
+import type { ConsumerHeartbeatRequest, GroupConfigs } from '../../core/types.ts';
+import { validate_group_configs } from '../queues/group_config.ts';
 import {
   CONSUMER_GROUP_SETTINGS_DEFAULT,
   ConsumerGroupCoordinator,
@@ -245,4 +246,25 @@ test('uniform spreads evenly and keeps partitions in place; range gives co-parti
     for (const [topic, partitions] of first.get(id)!)
       moved += partitions.filter((p) => !(grown.get(id)!.get(topic) ?? []).includes(p)).length;
   assert.equal(moved, 4, 'only what the new member gets moves');
+});
+
+test("a group's own configs set its members' heartbeat interval and session timeout", async () => {
+  const configs: Record<string, GroupConfigs> = {
+    quick: { 'consumer.heartbeat.interval.ms': '700', 'consumer.session.timeout.ms': '1000' },
+  };
+  const groups = new ConsumerGroupCoordinator(
+    { topics, classic_has_members: () => false, group_configs: (id) => configs[id] ?? {} },
+    { ...CONSUMER_GROUP_SETTINGS_DEFAULT, session_timeout_ms: 60_000 },
+  );
+  assert.equal(groups.heartbeat(beat({ group_id: 'quick' })).heartbeat_interval_ms, 700);
+  assert.equal(groups.heartbeat(beat({ group_id: 'other' })).heartbeat_interval_ms, 5_000);
+  await new Promise((resolve) => setTimeout(resolve, 1_200));
+  assert.equal(groups.describe('quick'), null, 'its member timed out after 1 s');
+  assert.equal(groups.describe('other')!.members.length, 1);
+  groups.close();
+  assert.throws(
+    () => validate_group_configs({ 'consumer.session.timeout.ms': '10' }),
+    (error: unknown) => error instanceof BrokerError && error.kind === 'invalid_config',
+  );
+  validate_group_configs({ 'consumer.heartbeat.interval.ms': '250' });
 });

@@ -13,9 +13,11 @@ import type {
   ConsumerGroupState,
   ConsumerHeartbeatRequest,
   ConsumerHeartbeatResult,
+  GroupConfigs,
 } from '../../core/types.ts';
 import { ASSIGNORS, type AssignorMember, type TopicAssignment } from './assignors.ts';
 import { compile_topic_regex } from './topic_regex.ts';
+import { consumer_group_timing, type ConsumerGroupTiming } from './group_configs.ts';
 import {
   AWAY_EPOCH,
   ConsumerGroup,
@@ -47,6 +49,8 @@ export interface ConsumerGroupDeps {
   topics: { get(name: string): { partitions: number } | undefined; list(): ReadonlyArray<{ name: string }> };
   /** Whether a classic group of this id has members: one id is one kind of group at a time. */
   classic_has_members(group_id: string): boolean;
+  /** The group's own configs (consumer.session.timeout.ms, consumer.heartbeat.interval.ms); none when absent. */
+  group_configs?(group_id: string): GroupConfigs;
 }
 
 const EMPTY: TopicAssignment = new Map();
@@ -86,7 +90,7 @@ export class ConsumerGroupCoordinator {
     return {
       member_id: member.id,
       member_epoch: member.epoch,
-      heartbeat_interval_ms: this.settings.heartbeat_interval_ms,
+      heartbeat_interval_ms: this.timing(group.id).heartbeat_interval_ms,
       assignment: send ? member.assigned : null,
     };
   }
@@ -172,7 +176,7 @@ export class ConsumerGroupCoordinator {
     return {
       member_id: request.member_id,
       member_epoch: request.member_epoch,
-      heartbeat_interval_ms: this.settings.heartbeat_interval_ms,
+      heartbeat_interval_ms: this.timing(request.group_id).heartbeat_interval_ms,
       assignment: null,
     };
   }
@@ -293,11 +297,16 @@ export class ConsumerGroupCoordinator {
 
   // ------------------------------------------------------------------ timers
 
+  /** The broker's session timeout and heartbeat interval, or the group's own configs. */
+  private timing(group_id: string): ConsumerGroupTiming {
+    return consumer_group_timing(this.settings, this.deps.group_configs?.(group_id) ?? {});
+  }
+
   private touch(group: ConsumerGroup, member: ConsumerMember): void {
     stop_timer(member, 'session_timer');
     member.session_timer = setTimeout(() => {
       if (group.members.get(member.id) === member) this.remove_member(group, member);
-    }, this.settings.session_timeout_ms);
+    }, this.timing(group.id).session_timeout_ms);
     member.session_timer.unref();
   }
 

@@ -13,6 +13,7 @@ import {
 } from '../../core/settings.ts';
 import { kafka_refusal, read_text, text_of, type SettingValue } from '../../core/setting_values.ts';
 import type { SharePartitionSettings } from './share_partition.ts';
+import { consumer_group_config_names, consumer_group_config_setting } from '../consumer_groups/group_configs.ts';
 import type { GroupConfigs, Ordering, QueueSettings, ShareIsolation } from '../../core/types.ts';
 
 /** The broker-wide defaults of share groups (the config file's shareGroups); groups override them. */
@@ -69,8 +70,9 @@ function queue_defaults(defaults: ShareGroupSettings): QueueSettings {
   };
 }
 
+/** Every group config: share groups', then KIP-848 consumer groups' (consumer_groups/group_configs.ts). */
 export function group_config_names(): string[] {
-  return GROUP_CONFIGS.map((s) => s.kafka!);
+  return [...GROUP_CONFIGS.map((s) => s.kafka!), ...consumer_group_config_names()];
 }
 
 export function group_config_default(name: string, defaults: ShareGroupSettings): string | undefined {
@@ -82,7 +84,7 @@ export function group_config_default(name: string, defaults: ShareGroupSettings)
 /** Throws invalid_config naming the first unknown or invalid setting. */
 export function validate_group_configs(configs: GroupConfigs): void {
   for (const [name, value] of Object.entries(configs)) {
-    const found = setting_of_group_config(name);
+    const found = setting_of_group_config(name) ?? consumer_group_config_setting(name);
     if (!found) {
       const known = group_config_names().join(', ');
       throw new BrokerError('invalid_config', `unknown group config ${name} (known: ${known})`);
