@@ -182,3 +182,32 @@ test('deleting offsets keeps those of topics a member is subscribed to (group_su
   );
   groups.close();
 });
+
+test('a group id used by classic members, then by KIP-848 ones, is described and listed as what it is now', async () => {
+  const groups = new GroupCoordinator(no_offsets, settings, SYSTEM_CLOCK);
+  const joined = await groups.join(join());
+  groups.leave('g', [{ member_id: joined.member_id, group_instance_id: null }]);
+  groups.consumer.heartbeat({
+    group_id: 'g',
+    member_id: 'x',
+    member_epoch: 0,
+    instance_id: null,
+    rack_id: null,
+    rebalance_timeout_ms: 1000,
+    subscribed_topic_names: [],
+    subscribed_topic_regex: null,
+    server_assignor: null,
+    owned: null,
+    client_id: 'c',
+    client_host: 'h',
+  });
+  const described = groups.describe('g');
+  assert.equal(described.protocol_type, 'consumer');
+  assert.equal(described.members.length, 1);
+  assert.deepEqual(
+    groups.list().map((g) => [g.group_id, g.type]),
+    [['g', 'consumer']],
+  );
+  assert.throws(() => groups.join(join()), kind('inconsistent_group_protocol'));
+  groups.close();
+});

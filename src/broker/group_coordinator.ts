@@ -429,9 +429,10 @@ export class GroupCoordinator {
   }
 
   describe(group_id: string): GroupSummary {
-    const group = this.groups.get(group_id);
-    const consumer = group ? null : this.consumer.describe(group_id);
+    // A KIP-848 group with members is the one of that id (a classic group left behind is empty).
+    const consumer = this.consumer.has_members(group_id) ? this.consumer.describe(group_id) : null;
     if (consumer) return classic_summary(consumer);
+    const group = this.groups.get(group_id);
     if (!group) {
       const state: GroupState = this.offsets.has_group(group_id) ? 'empty' : 'dead';
       return { group_id, state, protocol_type: '', protocol_name: '', generation_id: 0, members: [] };
@@ -457,8 +458,8 @@ export class GroupCoordinator {
     const ids = new Set([...this.groups.keys(), ...this.consumer.group_ids(), ...this.offsets.group_ids()]);
     return [...ids].map((id) => {
       const group = this.groups.get(id);
-      const consumer = !group && this.consumer.has_members(id);
-      const state = group?.state ?? (consumer ? this.describe(id).state : 'empty');
+      const consumer = this.consumer.has_members(id);
+      const state = consumer ? this.describe(id).state : (group?.state ?? 'empty');
       const type = consumer ? 'consumer' : 'classic';
       return { group_id: id, protocol_type: group?.protocol_type || 'consumer', state, type };
     });

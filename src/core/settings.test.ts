@@ -164,7 +164,7 @@ test("every name in use before the table is a setting's name or a recorded alias
 test('Kafka group configs: the names and order DescribeConfigs lists, share groups first', () => {
   // Then KIP-848 consumer groups' two, which override top-level settings (consumer_groups/group_configs.ts).
   const consumer = ['consumer.session.timeout.ms', 'consumer.heartbeat.interval.ms'];
-  assert.deepEqual(group_config_names(), [...NAMES_IN_USE.kafka, ...consumer]);
+  assert.deepEqual(group_config_names(), [...NAMES_IN_USE.kafka!, ...consumer]);
   assert.equal(setting_of_group_config('share.delivery.count.limit')!.name, 'share_groups.delivery_count_limit');
   assert.equal(setting_of_group_config('share.no.such'), undefined);
   for (const s of SETTINGS) if (s.kafka !== undefined) assert.equal(s.group, 'share_groups', s.name);
