@@ -183,7 +183,7 @@ test('deleting offsets keeps those of topics a member is subscribed to (group_su
   groups.close();
 });
 
-test('a group id used by classic members, then by KIP-848 ones, is described and listed as what it is now', async () => {
+test('a group id used by classic members, then KIP-848 ones, is described and listed as what it is now', async () => {
   const groups = new GroupCoordinator(no_offsets, settings, SYSTEM_CLOCK);
   const joined = await groups.join(join());
   groups.leave('g', [{ member_id: joined.member_id, group_instance_id: null }]);
