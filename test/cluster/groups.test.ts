@@ -149,8 +149,26 @@ test(
     for (const m of members) await m.consumer.disconnect();
     await producer.disconnect();
     await cluster.start(coordinator);
+    await settled(shared);
   },
 );
+
+/**
+ * The restarted broker back in every coordinator partition's ISR and leading where it is the
+ * preferred replica: the controller would otherwise move coordinators under the next test.
+ */
+async function settled({ cluster, admin }: SharedCluster) {
+  for (const topic of ['__consumer_offsets', '__share_group_state']) {
+    await cluster.wait_for(
+      `${topic} settled after the restart`,
+      async () => {
+        const state = await cluster.partition(admin, topic, 0);
+        return state.isr.length === cluster.brokers.size && state.leader === state.replicas[0];
+      },
+      60_000,
+    );
+  }
+}
 
 /** Sends `per_partition` messages `${prefix}-${partition}-${i}` to each partition. */
 async function send_to_each(
@@ -212,7 +230,7 @@ async function assert_dead_lettered({ cluster, admin }: SharedCluster, topic: st
 test(
   'a share group reads partitions that have no replica on its coordinator',
   { skip: missing ?? false, timeout: 120_000 },
-  async () => {
+  async (t) => {
     const { cluster, admin } = shared;
     const topic = 'spread';
     const partitions = cluster.brokers.size;
@@ -227,6 +245,8 @@ test(
     await producer.connect();
     await send_to_each(producer, topic, partitions, 'a', 50);
     const { accepted, released, rejected, queue } = await start_picky_queue(shared, topic);
+    // A failure below must not leave the queue consumer running: the file would never end.
+    t.after(() => Promise.all([queue.disconnect(), producer.disconnect()]).catch(() => undefined));
     const total = 50 * partitions;
     const rejected_count = 2 * partitions;
     await cluster.wait_for('every message settled', async () => accepted.size + rejected.size === total, 60_000);
